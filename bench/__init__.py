@@ -1,0 +1,1 @@
+"""Benchmarks of memkeeper against the baselines its goals are stated in (see bench/README.md)."""

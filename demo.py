@@ -1,0 +1,195 @@
+"""The memkeeper demo: several agents share one repository's memory files at the same time.
+
+Run it with the README's first command. It copies ``sample-repo/`` to a temporary directory,
+makes it a git repository, and drives the real ``memkeeper`` CLI from several agent
+processes at once, printing what happens so a person can follow it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+MEMKEEPER = str(Path(sys.executable).parent / "memkeeper")
+AGENTS = ("agent-a", "agent-b", "agent-c")
+_print_lock = threading.Lock()
+
+
+def say(text: str = "") -> None:
+    with _print_lock:
+        print(text, flush=True)
+
+
+def step(title: str) -> None:
+    say()
+    say(f"== {title} " + "=" * max(0, 70 - len(title)))
+
+
+def mk(root: Path, *args: str, agent: str = "human", stdin: str | None = None) -> tuple[int, Any]:
+    """Run ``memkeeper ARGS --json`` as ``agent``; return the exit code and the JSON."""
+    done = subprocess.run(
+        [MEMKEEPER, *args, "--json", "--agent", agent],
+        cwd=root,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = done.stdout.splitlines()
+    if args[0] == "events":
+        return done.returncode, [json.loads(line) for line in lines]
+    return done.returncode, json.loads(done.stdout) if done.stdout else {}
+
+
+def agent_adds_a_line(root: Path, agent: str, ref: str, line: str) -> None:
+    """read → patch --expect-rev, re-reading and retrying whenever another write wins."""
+    attempt = 1
+    while True:
+        _, sec = mk(root, "read", ref, agent=agent)
+        say(f"  [{agent}] read {ref} at rev {sec['rev']}")
+        code, out = mk(
+            root,
+            "patch",
+            ref,
+            "--expect-rev",
+            str(sec["rev"]),
+            "--body-file",
+            "-",
+            agent=agent,
+            stdin=sec["content"].rstrip("\n") + f"\n{line}\n\n",
+        )
+        if code == 0:
+            say(f"  [{agent}] patch landed: rev {sec['rev']} -> {out['rev']}")
+            return
+        if code != 3:
+            raise SystemExit(f"{agent}: unexpected exit {code}: {out}")
+        say(
+            f"  [{agent}] conflict: expected rev {sec['rev']}, it is now rev "
+            f"{out['current']['rev']} (attempt {attempt}); re-reading, not overwriting"
+        )
+        attempt += 1
+
+
+def naive_agent(path: Path, barrier: threading.Barrier, line: str) -> None:
+    """What agents do without memkeeper: read the file, edit, write it back."""
+    text = path.read_text()
+    barrier.wait()
+    path.write_text(text.replace("## Testing\n", f"## Testing\n\n{line}\n", 1))
+
+
+def show_section(root: Path, ref: str) -> None:
+    _, sec = mk(root, "read", ref)
+    say(f"  {ref} is at rev {sec['rev']}:")
+    for line in (sec["heading"] + sec["content"]).rstrip("\n").splitlines():
+        say(f"    | {line}")
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory(prefix="memkeeper-demo-") as tmp:
+        root = Path(tmp) / "inventory"
+        shutil.copytree(HERE / "sample-repo", root)
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+        run_demo(root)
+    return 0
+
+
+def run_demo(root: Path) -> None:
+    step("1. A repository whose memory files several agents share")
+    _, init = mk(root, "init")
+    say(f"  memkeeper init in {root}")
+    for f in init["files"]:
+        extra = f" ({f['sections']} sections)" if "sections" in f else ""
+        say(f"    {f['class']:<14} {f['path']}{extra}")
+
+    step("2. Without memkeeper: three agents edit CLAUDE.md at once (read, edit, write)")
+    barrier = threading.Barrier(3)
+    naive_copy = root / "naive-CLAUDE.md"
+    shutil.copy(root / "CLAUDE.md", naive_copy)
+    threads = [
+        threading.Thread(target=naive_agent, args=(naive_copy, barrier, f"- note by {a}"))
+        for a in AGENTS
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    kept = [a for a in AGENTS if f"- note by {a}" in naive_copy.read_text()]
+    say(
+        f"  each wrote the whole file; notes that survived: {kept} — "
+        f"{3 - len(kept)} of 3 silently lost"
+    )
+    naive_copy.unlink()
+
+    step("3. With memkeeper: the same three agents patch CLAUDE.md#conventions at once")
+    threads = [
+        threading.Thread(
+            target=agent_adds_a_line, args=(root, a, "CLAUDE.md#conventions", f"- {a}: convention")
+        )
+        for a in AGENTS
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    show_section(root, "CLAUDE.md#conventions")
+    say("  every agent's line is there exactly once: losers re-read instead of overwriting")
+
+    step("4. A human edits CLAUDE.md#build in an editor; an agent's stale patch is refused")
+    _, before = mk(root, "read", "CLAUDE.md#build", agent="agent-a")
+    path = root / "CLAUDE.md"
+    path.write_text(path.read_text().replace("make build", "make wheel"))
+    say("  human saved: 'make build' -> 'make wheel' (memkeeper was not asked)")
+    code, out = mk(
+        root,
+        "patch",
+        "CLAUDE.md#build",
+        "--expect-rev",
+        str(before["rev"]),
+        "--body-file",
+        "-",
+        agent="agent-a",
+        stdin="- agent-a's rewrite\n\n",
+    )
+    say(f"  agent-a patches with --expect-rev {before['rev']}: exit {code}, {out['reason']}")
+    say(f"  the conflict carries the human's text (rev {out['current']['rev']}):")
+    for line in out["current"]["content"].strip().splitlines():
+        say(f"    | {line}")
+    say(f"  and what to do next: {out['recover']}")
+
+    step("5. A patch that would break the file's structure is refused")
+    _, sec = mk(root, "read", "CLAUDE.md#testing", agent="agent-b")
+    code, out = mk(
+        root,
+        "patch",
+        "CLAUDE.md#testing",
+        "--expect-rev",
+        str(sec["rev"]),
+        "--body-file",
+        "-",
+        agent="agent-b",
+        stdin="- tests\n```bash\nmake test\n",
+    )
+    say(f"  agent-b's body opens a code fence it never closes: exit {code} ({out['reason']})")
+    say(f"  {out['message']}")
+
+    step("6. The event log: who changed what, hash-chained")
+    _, events = mk(root, "events")
+    for e in events:
+        where = e["path"] + (f"#{e['section']}" if e["section"] else "")
+        say(f"  {e['id']:>3} {e['actor']:<9} {e['type']:<22} {where} -> rev {e['data'].get('rev')}")
+    code, out = mk(root, "verify")
+    say(
+        f"  memkeeper verify: exit {code}, {out['events']} events chained, "
+        f"{out['files']} files match the index"
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

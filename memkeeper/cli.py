@@ -1,0 +1,196 @@
+"""The ``memkeeper`` command: argparse, one function per verb, one boundary for exit codes.
+
+``--root``, ``--agent`` and ``--json`` work before or after the command name. Each verb
+returns a JSON-able payload; the boundary prints it (JSON or for people) and maps
+``MemkeeperError`` subclasses onto the contract's exit codes. Only ``main`` exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from memkeeper.errors import Invalid, MemkeeperError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any, NoReturn
+
+    from memkeeper.memory import Memory
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise Invalid(f"{self.prog}: {message} — see {self.prog} --help")
+
+
+def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    default: Any = None if top else argparse.SUPPRESS
+    parser.add_argument("--root", default=default, help="memory root (default: git main worktree)")
+    parser.add_argument("--agent", default=default, help="who is acting ($MEMKEEPER_AGENT)")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=False if top else argparse.SUPPRESS,
+        help="print one JSON object",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="memkeeper", description="Safe shared memory files for AI agents.")
+    _common(parser, top=True)
+    verbs = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def verb(name: str, help: str) -> argparse.ArgumentParser:
+        sub = verbs.add_parser(name, help=help, description=help)
+        _common(sub, top=False)
+        return sub
+
+    init = verb("init", "write .memkeeper.yaml (if absent) and .memkeeper/, index managed files")
+    init.add_argument("--preset", help="policy preset to copy (default: default)")
+    verb("status", "root, managed files, their classes and section counts")
+    verb("sections", "list a file's sections").add_argument("path")
+    verb("read", "read a section (PATH#KEY) or a whole file (PATH)").add_argument("ref")
+    patch = verb("patch", "compare-and-swap one section's body")
+    patch.add_argument("ref", metavar="PATH#KEY")
+    patch.add_argument("--expect-rev", type=int, required=True)
+    patch.add_argument("--expect-file-hash")
+    patch.add_argument("--claim", metavar="ID")
+    source = patch.add_mutually_exclusive_group(required=True)
+    source.add_argument("--body-file", metavar="F", help="new body ('-' for stdin)")
+    source.add_argument("--dmp-file", metavar="F", help="diff-match-patch payload ('-': stdin)")
+    events = verb("events", "the event log, oldest first")
+    events.add_argument("--since", type=int, default=0, metavar="ID")
+    verb("verify", "check the event log's hash chain and the index against the files")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    as_json = "--json" in (sys.argv[1:] if argv is None else argv)
+    try:
+        args = build_parser().parse_args(argv)
+        as_json = args.json
+        payload = _dispatch(args)
+    except MemkeeperError as exc:
+        return _fail(exc, as_json)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # the boundary: an unexpected failure is exit 1, never a traceback
+        return _fail(MemkeeperError(f"internal error: {type(exc).__name__}: {exc}"), as_json)
+    _emit(args.command, payload, as_json)
+    return 0
+
+
+def _dispatch(args: argparse.Namespace) -> dict[str, Any]:
+    from memkeeper.memory import Memory
+
+    memory = Memory.open(args.root, args.agent)
+    try:
+        return COMMANDS[args.command](memory, args)
+    finally:
+        memory.close()
+
+
+def _fail(exc: MemkeeperError, as_json: bool) -> int:
+    if as_json:
+        print(json.dumps(exc.to_json(), ensure_ascii=False))
+    else:
+        print(f"memkeeper: {exc.message}", file=sys.stderr)
+        for item in getattr(exc, "violations", None) or ():
+            where = f"{item['path']}:{item['line']}" if item.get("line") else item.get("path")
+            print(
+                f"  {where or '-'}: [{item['rule']}] {item['message']} (fix: {item['fix']})",
+                file=sys.stderr,
+            )
+        recover = getattr(exc, "recover", None)
+        if recover:
+            print(f"next: {recover}", file=sys.stderr)
+    return exc.exit_code
+
+
+def _emit(command: str, payload: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        if command == "events":
+            for event in payload["events"]:
+                print(json.dumps({"status": "ok", **event}, ensure_ascii=False))
+        else:
+            print(json.dumps({"status": "ok", **payload}, ensure_ascii=False))
+        return
+    from memkeeper import humane
+
+    sys.stdout.write(humane.render(command, payload))
+
+
+def _read_input(name: str) -> bytes:
+    if name == "-":
+        return sys.stdin.buffer.read()
+    try:
+        with open(name, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise Invalid(
+            f"{name}: cannot read ({exc.strerror}) — give an existing file or '-'", path=name
+        ) from None
+
+
+# -- verbs ------------------------------------------------------------------------------------
+
+
+def cmd_init(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
+    from memkeeper.home import init
+
+    return init(memory, args.preset)
+
+
+def cmd_status(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
+    from memkeeper.home import status
+
+    return status(memory)
+
+
+def cmd_sections(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
+    rel = memory.relpath(args.path)
+    return {"path": rel, "sections": [s.to_json() for s in memory.sections(args.path)]}
+
+
+def cmd_read(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
+    return memory.read(args.ref).to_json()
+
+
+def cmd_patch(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
+    body = _read_input(args.body_file) if args.body_file is not None else None
+    dmp = None
+    if args.dmp_file is not None:
+        from memkeeper.patching import text_bytes
+
+        dmp = text_bytes(_read_input(args.dmp_file), args.dmp_file)
+    result = memory.patch(
+        args.ref,
+        body,
+        expect_rev=args.expect_rev,
+        expect_file_hash=args.expect_file_hash,
+        dmp=dmp,
+        claim=args.claim,
+    )
+    return result.to_json()
+
+
+def cmd_events(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
+    return {"events": [e.to_json() for e in memory.events(since=args.since)]}
+
+
+def cmd_verify(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
+    return memory.verify()
+
+
+COMMANDS: dict[str, Callable[[Memory, argparse.Namespace], dict[str, Any]]] = {
+    "init": cmd_init,
+    "status": cmd_status,
+    "sections": cmd_sections,
+    "read": cmd_read,
+    "patch": cmd_patch,
+    "events": cmd_events,
+    "verify": cmd_verify,
+}

@@ -1,0 +1,101 @@
+"""The event log's records and hash chain (contract §8): pure functions, no storage.
+
+``hash = sha256(prev + canonical JSON of the event without its hash)``, so editing,
+deleting or reordering any stored event breaks every hash after it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+
+from memkeeper.records import Event
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
+GENESIS = "sha256:" + "0" * 64
+
+
+def digest(data: bytes) -> str:
+    """The contract's hash form: ``sha256:`` and the hex digest."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def iso_utc(seconds: float) -> str:
+    """UTC ISO-8601 with milliseconds, e.g. ``2026-11-29T13:27:07.120Z``."""
+    whole, millis = divmod(round(seconds * 1000), 1000)  # round: 1.001 is 1.00099999…
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{millis:03d}Z"
+
+
+def canonical(fields: dict[str, Any]) -> bytes:
+    return json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def chain_hash(
+    id: int,
+    ts: str,
+    actor: str,
+    type: str,
+    path: str | None,
+    section: str | None,
+    data: dict[str, Any],
+    prev: str,
+) -> str:
+    body = {
+        "id": id,
+        "ts": ts,
+        "actor": actor,
+        "type": type,
+        "path": path,
+        "section": section,
+        "data": data,
+        "prev": prev,
+    }
+    return digest(prev.encode() + canonical(body))
+
+
+def make_event(
+    prev_event: Event | None,
+    ts: str,
+    actor: str,
+    type: str,
+    path: str | None,
+    section: str | None,
+    data: dict[str, Any],
+) -> Event:
+    """The next event after ``prev_event`` (``None`` for the first), with its chain hash."""
+    event_id = 1 if prev_event is None else prev_event.id + 1
+    prev = GENESIS if prev_event is None else prev_event.hash
+    hashed = chain_hash(event_id, ts, actor, type, path, section, data, prev)
+    return Event(event_id, ts, actor, type, path, section, data, prev, hashed)
+
+
+def chain_breaks(events: Iterable[Event]) -> list[tuple[int, str]]:
+    """``(event id, what is wrong)`` for every link of the chain that does not hold."""
+    problems: list[tuple[int, str]] = []
+    expected_id, prev = 1, GENESIS
+    for event in events:
+        if event.id != expected_id:
+            problems.append(
+                (event.id, f"expected event id {expected_id}: an event is missing or reordered")
+            )
+        if event.prev != prev:
+            problems.append((event.id, "its prev does not match the previous event's hash"))
+        recomputed = chain_hash(
+            event.id,
+            event.ts,
+            event.actor,
+            event.type,
+            event.path,
+            event.section,
+            event.data,
+            event.prev,
+        )
+        if recomputed != event.hash:
+            problems.append((event.id, "its hash does not match its content: the event was edited"))
+        expected_id, prev = event.id + 1, event.hash
+    return problems

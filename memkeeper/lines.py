@@ -1,0 +1,37 @@
+"""Lines of bytes as markdown-it counts them: ``\\r\\n``, ``\\r`` and ``\\n`` each end a line.
+
+Never ``str.splitlines()``: it also splits on form feeds, ``\\x85``, ``\\u2028`` and others,
+which Markdown treats as ordinary characters. Hot path: stdlib only.
+"""
+
+from __future__ import annotations
+
+import re
+
+LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+def line_starts(data: bytes) -> list[int]:
+    """Byte offset of each line's start (an empty input has no lines)."""
+    starts = [0] + [m.end() for m in LINE_END.finditer(data)]
+    if starts[-1] == len(data):
+        starts.pop()
+    return starts
+
+
+def count_lines(data: bytes) -> int:
+    """Number of lines, counting a last line without a line ending."""
+    crlf = data.count(b"\r\n")
+    breaks = data.count(b"\n") + data.count(b"\r") - crlf
+    return breaks + (1 if data and not data.endswith((b"\n", b"\r")) else 0)
+
+
+def detect_newline(data: bytes) -> bytes:
+    """The most frequent line ending (ties go to the one seen first); ``\\n`` if none."""
+    first = LINE_END.search(data)
+    if first is None:
+        return b"\n"
+    crlf = data.count(b"\r\n")
+    counts = {b"\r\n": crlf, b"\r": data.count(b"\r") - crlf, b"\n": data.count(b"\n") - crlf}
+    best = max(counts.values())
+    return first.group() if counts[first.group()] == best else max(counts, key=counts.__getitem__)

@@ -1,0 +1,420 @@
+"""``Memory``: the Python API (contract §9) that composes parsing, policy, store and files.
+
+The CLI is a thin shell over this class. Reads of an unchanged, already indexed file are
+answered from the index without parsing Markdown or YAML; every write re-reads the file under
+its lock and indexes any change memkeeper did not make *before* comparing revisions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from memkeeper import fsio, refs, repo
+from memkeeper.errors import Conflict, Failed, Invalid, Refused
+from memkeeper.events import digest, iso_utc
+from memkeeper.lines import count_lines
+from memkeeper.records import Event, PatchResult, SectionInfo, SectionText
+from memkeeper.store import FileState, SectionRow, Store
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from memkeeper.clock import Clock
+    from memkeeper.sections import Document
+
+POLICY_FILE = ".memkeeper.yaml"
+HOME_DIR = ".memkeeper"
+AGENT_ENV = "MEMKEEPER_AGENT"
+WRITABLE_CLASSES = ("section-owned", "generated")
+_GENERATED_MARK = b"<!-- memkeeper:generated"
+
+
+class Memory:
+    """Shared memory files under one root, seen by one agent."""
+
+    def __init__(self, root: Path, agent: str, clock: Clock | None = None) -> None:
+        self.root = root
+        self.agent = agent
+        self.home = os.path.join(root, HOME_DIR)
+        self._clock = clock
+        self._db: Store | None = None
+
+    @classmethod
+    def open(
+        cls,
+        root: str | os.PathLike[str] | None = None,
+        agent: str | None = None,
+        clock: Clock | None = None,
+    ) -> Memory:
+        """Find the root like the CLI does; the agent defaults to ``$MEMKEEPER_AGENT``."""
+        chosen = agent or os.environ.get(AGENT_ENV) or "human"
+        return cls(repo.find_root(root), chosen, clock)
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def sections(self, path: str) -> list[SectionInfo]:
+        return self.indexed_sections(self.relpath(path))
+
+    def indexed_sections(self, rel: str) -> list[SectionInfo]:
+        """The sections of a root-relative path, indexing it first if it changed."""
+        self._fresh(rel)
+        rows = self.store.sections(rel)
+        out, line = [], 1
+        for row in rows:
+            assert row.hash is not None
+            out.append(
+                SectionInfo(
+                    row.key, row.title, row.level, row.rev, row.hash, line, line + row.lines - 1
+                )
+            )
+            line += row.lines
+        return out
+
+    def read(self, ref: str) -> SectionText:
+        """A section (``PATH#KEY``) or a whole file (``PATH``) with its revisions."""
+        path, key = refs.split_ref(ref)
+        rel = self.relpath(path)
+        data = fsio.read_bytes(self.root, rel)
+        answer = self._read_indexed(rel, key, digest(data), data)
+        if answer is None:
+            self._fresh(rel)
+            answer = self._read_indexed(rel, key, None, None)
+        assert answer is not None
+        return answer
+
+    def _read_indexed(
+        self, rel: str, key: str | None, file_hash: str | None, data: bytes | None
+    ) -> SectionText | None:
+        """Answer from the index, if it holds ``file_hash`` (``None``: whatever it holds)."""
+        with self.store.reading():
+            state = self.store.file_state(rel)
+            if state is None or file_hash not in (None, state.file_hash):
+                return None
+            if key is None:
+                whole = data if data is not None else fsio.read_bytes(self.root, rel)
+                return SectionText(
+                    rel,
+                    None,
+                    "",
+                    whole.decode("utf-8"),
+                    state.file_rev,
+                    state.file_hash,
+                    state.file_rev,
+                    state.file_hash,
+                )
+            found = self._section(rel, key)
+        return _section_text(rel, state, found)
+
+    def _section(self, rel: str, ref_key: str) -> SectionRow:
+        hit = self.store.indexed_section(rel, ref_key)
+        if hit is None:
+            key = refs.resolve_key(rel, ref_key, self.store.section_keys(rel))
+            hit = self.store.indexed_section(rel, key)
+        assert hit is not None
+        return hit[1]
+
+    def events(self, since: int = 0, limit: int | None = None) -> list[Event]:
+        return self.store.events(since, limit)
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def patch(
+        self,
+        ref: str,
+        body: str | bytes | None = None,
+        *,
+        expect_rev: int,
+        expect_file_hash: str | None = None,
+        dmp: str | None = None,
+        claim: str | None = None,
+    ) -> PatchResult:
+        """Compare-and-swap one section's body; see contract §4 "Patch rules"."""
+        path, ref_key = refs.split_ref(ref)
+        if ref_key is None:
+            raise Invalid(
+                f"{ref}: patch needs a section — write PATH#KEY "
+                f"(list them with: memkeeper sections {path})"
+            )
+        if (body is None) == (dmp is None):
+            raise Invalid("patch needs exactly one of a body or a diff-match-patch payload")
+        rel = self.relpath(path)
+        new_body = None
+        if body is not None:
+            raw = body.encode("utf-8") if isinstance(body, str) else body
+            from memkeeper.patching import text_bytes
+
+            text_bytes(raw, "body")
+            new_body = raw
+        rule = self._rule(rel)
+        _check_class(rel, rule.get("class"))
+        if claim is not None:
+            raise Invalid("--claim needs the lease core, which this version does not have yet")
+        with self._locked(rel):
+            data = fsio.read_bytes(self.root, rel)
+            lost: Conflict | None = None
+            with self.store.writing():
+                self._sync(rel, data)
+                row = self._section(rel, ref_key)
+                self._check_owner(rel, row.key)
+                state = self.store.file_state(rel)
+                assert state is not None
+                lost = _compare(rel, row, state, expect_rev, expect_file_hash)
+                if lost is None:
+                    return self._apply(rel, data, row, state, new_body, dmp)
+            raise lost
+
+    def _apply(
+        self,
+        rel: str,
+        data: bytes,
+        row: SectionRow,
+        state: FileState,
+        new_body: bytes | None,
+        dmp: str | None,
+    ) -> PatchResult:
+        from memkeeper import patching
+
+        if dmp is not None:
+            patched = patching.apply_dmp(row.body.decode("utf-8"), dmp, f"{rel}#{row.key}")
+            new_body = patched.encode("utf-8")
+        assert new_body is not None
+        if _GENERATED_MARK in row.body or _GENERATED_MARK in new_body:
+            raise Refused(
+                f"{rel}#{row.key}: holds a generated region — edit outside the "
+                "markers, or run memkeeper regen",
+                reason="class",
+            )
+        start = self.store.bytes_before(rel, row.ord)
+        cut = patching.splice(data, start, row.heading, row.body, new_body, row.level > 0)
+        heading, body = cut.heading, cut.body
+        following = self.store.heading_at(rel, row.ord + 1)
+        if not patching.body_is_inert(row.body, body, row.heading, following):
+            self._check_structure(rel, data, cut.data, row.key, cut.body_start, cut.body_end)
+        if heading + body == row.heading + row.body:
+            return PatchResult(
+                rel, row.key, row.rev, row.hash or "", state.file_rev, state.file_hash, 0
+            )
+        fsio.crashpoint("patch.before_write")
+        fsio.atomic_write(self.root, rel, cut.data)
+        fsio.crashpoint("patch.after_write")
+        new_row = row._replace(
+            rev=row.rev + 1,
+            hash=digest(heading + body),
+            heading=heading,
+            body=body,
+            lines=count_lines(heading + body),
+        )
+        new_state = FileState(state.file_rev + 1, digest(cut.data))
+        self.store.put_sections(rel, [new_row])
+        self.store.put_file(rel, new_state)
+        event = self._event(
+            "section.patched",
+            rel,
+            row.key,
+            {"rev": new_row.rev, "hash": new_row.hash, "file_rev": new_state.file_rev},
+        )
+        return PatchResult(
+            rel,
+            row.key,
+            new_row.rev,
+            new_row.hash or "",
+            new_state.file_rev,
+            new_state.file_hash,
+            event.id,
+        )
+
+    def _check_structure(
+        self, rel: str, old: bytes, new: bytes, key: str, body_start: int, body_end: int
+    ) -> None:
+        from memkeeper.patching import structure_problem
+        from memkeeper.sections import split
+
+        problem = structure_problem(split(old, rel), split(new, rel), key, body_start, body_end)
+        if problem is not None:
+            raise Refused(f"{rel}#{key}: {problem}", reason="structure")
+
+    def _check_owner(self, rel: str, key: str) -> None:
+        owners = self._rule(rel, key).get("owners")
+        if owners is not None and self.agent not in owners:
+            raise Refused(
+                f"{rel}#{key}: only {', '.join(owners)} may patch this section "
+                f"(policy {POLICY_FILE}); you are {self.agent!r}",
+                reason="owner",
+            )
+
+    # -- indexing ----------------------------------------------------------------------------
+
+    def _fresh(self, rel: str) -> None:
+        """Bring the index of ``rel`` up to date with the file on disk."""
+        data = fsio.read_bytes(self.root, rel)
+        state = self.store.file_state(rel)
+        if state is not None and state.file_hash == digest(data):
+            return
+        with self._locked(rel):
+            data = fsio.read_bytes(self.root, rel)
+            with self.store.writing():
+                self._sync(rel, data)
+
+    def _sync(self, rel: str, data: bytes) -> Document | None:
+        """Index a change memkeeper did not make. Call under the file lock, inside writing()."""
+        state = self.store.file_state(rel)
+        file_hash = digest(data)
+        if state is not None and state.file_hash == file_hash:
+            return None
+        from memkeeper import index
+        from memkeeper.sections import split
+
+        doc = split(data, rel)
+        change = index.reindex(self.store.sections(rel, with_absent=True), doc)
+        self.store.put_sections(rel, change.rows)
+        self.store.put_file(rel, FileState(1 if state is None else state.file_rev + 1, file_hash))
+        if state is not None and self._rule(rel).get("class") != "private":
+            revs = {row.key: row.rev for row in change.rows}
+            for key in change.changed:
+                self._event(
+                    "section.external_edit",
+                    rel,
+                    key,
+                    {"rev": revs[key], "noticed_by": self.agent},
+                    actor="external",
+                )
+        return doc
+
+    def _event(
+        self,
+        type: str,
+        path: str | None,
+        section: str | None,
+        data: dict[str, Any],
+        actor: str | None = None,
+    ) -> Event:
+        return self.store.append_event(
+            iso_utc(self.now()), actor or self.agent, type, path, section, data
+        )
+
+    # -- policy ---------------------------------------------------------------------------------
+
+    def _rule(self, rel: str, key: str | None = None) -> dict[str, Any]:
+        """The policy's verdict for a file (and section), cached by the policy's hash."""
+        policy_bytes = self._policy_bytes()
+        cache_key = f"rule:{digest(policy_bytes)}:{rel}#{key or ''}"
+        cached = self.store.cached(cache_key)
+        if cached is not None:
+            return dict(json.loads(cached))
+        verdict = _verdict(policy_bytes, rel, key)
+        self.store.cache(cache_key, json.dumps(verdict))
+        return verdict
+
+    def _policy_bytes(self) -> bytes:
+        try:
+            with open(os.path.join(self.root, POLICY_FILE), "rb") as handle:
+                return handle.read()
+        except FileNotFoundError:
+            return b""
+
+    # -- plumbing -------------------------------------------------------------------------------
+
+    @property
+    def store(self) -> Store:
+        if self._db is None:
+            self._db = Store.open(self.home)
+        return self._db
+
+    def relpath(self, user_path: str) -> str:
+        return fsio.confine(self.root, repo.relative_path(self.root, user_path))
+
+    def now(self) -> float:
+        if self._clock is not None:
+            return self._clock.now()
+        import time
+
+        return time.time()
+
+    def _locked(self, rel: str) -> Any:
+        _ = self.store  # the home (and its lock directory) exists once the store is open
+        lock = os.path.join(self.home, "locks", digest(rel.encode())[7:31] + ".lock")
+        return fsio.file_lock(lock)
+
+    def verify(self) -> dict[str, Any]:
+        """Check the event chain and every indexed file against the index; raise ``Failed``."""
+        from memkeeper.verify import problems
+
+        found = problems(self)
+        if found:
+            raise Failed(f"verify found {len(found)} problem(s)", violations=found)
+        return {"events": len(self.events()), "files": len(self.store.indexed_paths())}
+
+
+def _section_text(rel: str, state: FileState, row: SectionRow) -> SectionText:
+    return SectionText(
+        rel,
+        row.key,
+        row.heading.decode("utf-8"),
+        row.body.decode("utf-8"),
+        row.rev,
+        row.hash or "",
+        state.file_rev,
+        state.file_hash,
+    )
+
+
+def _compare(
+    rel: str, row: SectionRow, state: FileState, expect_rev: int, expect_file_hash: str | None
+) -> Conflict | None:
+    """The conflict a compare-and-swap at ``expect_rev`` loses with, if any."""
+    if row.rev == expect_rev and expect_file_hash in (None, state.file_hash):
+        return None
+    stale_rev = row.rev != expect_rev
+    reason = "stale_revision" if stale_rev else "stale_file_hash"
+    expected: dict[str, Any] = {"rev": expect_rev}
+    if expect_file_hash is not None:
+        expected["file_hash"] = expect_file_hash
+    what = (
+        f"expected rev {expect_rev}, it is at rev {row.rev}"
+        if stale_rev
+        else f"expected file hash {expect_file_hash}, it is {state.file_hash}"
+    )
+    return Conflict(
+        f"{rel}#{row.key}: changed since you read it ({what}) — merge your edit into the "
+        "current content and retry with the current rev",
+        reason=reason,
+        expected=expected,
+        current=_section_text(rel, state, row),
+        retryable=True,
+        recover=f"memkeeper patch '{rel}#{row.key}' --expect-rev {row.rev} --body-file FILE",
+    )
+
+
+def _check_class(rel: str, file_class: str | None) -> None:
+    if file_class is None:
+        raise Refused(
+            f"{rel}: not managed by the policy ({POLICY_FILE}) — memkeeper only "
+            "patches managed files; add a rule for it",
+            reason="unmanaged",
+        )
+    if file_class not in WRITABLE_CLASSES:
+        hint = " — add an entry with memkeeper append" if file_class == "append-only" else ""
+        raise Refused(f"{rel}: is {file_class}; patch is not allowed{hint}", reason="class")
+
+
+def _verdict(policy_bytes: bytes, rel: str, key: str | None) -> dict[str, Any]:
+    from memkeeper.policy import empty_policy, load_policy
+
+    policy = load_policy(policy_bytes, POLICY_FILE) if policy_bytes else empty_policy()
+    rule = policy.classify(rel)
+    if rule is None:
+        return {"class": None, "strict": False, "owners": None}
+    section = rule.section_rule(key) if key is not None else None
+    return {
+        "class": rule.file_class,
+        "strict": rule.strict or (section is not None and section.strict),
+        "owners": list(section.owners) if section and section.owners is not None else None,
+    }

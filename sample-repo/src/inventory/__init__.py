@@ -1,0 +1,1 @@
+"""The sample inventory service (a prop for the memkeeper demo)."""

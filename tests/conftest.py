@@ -1,0 +1,96 @@
+"""Shared fixtures: a copy of sample-repo, and a runner for the installed ``memkeeper`` CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memkeeper import Memory
+
+SAMPLE_REPO = Path(__file__).resolve().parent.parent / "sample-repo"
+MEMKEEPER = str(Path(sys.executable).parent / "memkeeper")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One finished CLI invocation."""
+
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def json(self) -> dict[str, Any]:
+        loaded = json.loads(self.stdout)
+        assert isinstance(loaded, dict)
+        return loaded
+
+
+Cli = Callable[..., Run]
+
+
+def run_cli(
+    root: Path,
+    *args: str,
+    stdin: str | bytes | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Run:
+    """Run the installed console script with ``--root`` unset; ``cwd`` defaults to ``root``."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("MEMKEEPER_")}
+    full_env.update(env or {})
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    done = subprocess.run(
+        [MEMKEEPER, *args],
+        cwd=cwd or root,
+        input=data,
+        capture_output=True,
+        env=full_env,
+        timeout=120,
+        check=False,
+    )
+    return Run(done.returncode, done.stdout.decode(), done.stderr.decode())
+
+
+@pytest.fixture
+def sample(tmp_path: Path) -> Path:
+    """A fresh copy of sample-repo in its own git repository (memkeeper not yet initialised)."""
+    root = tmp_path / "repo"
+    shutil.copytree(SAMPLE_REPO, root)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+@pytest.fixture
+def memory(sample: Path) -> Memory:
+    """A ``Memory`` on the sample copy, as agent ``agent-a``."""
+    return Memory.open(sample, agent="agent-a")
+
+
+@pytest.fixture
+def cli(sample: Path) -> Cli:
+    """``cli("read", "CLAUDE.md#build", "--json")`` runs memkeeper in the sample copy."""
+
+    def run(*args: str, **kwargs: Any) -> Run:
+        return run_cli(sample, *args, **kwargs)
+
+    return run
+
+
+def tree_bytes(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` except memkeeper's state, for "nothing changed" checks."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_file() and not rel.startswith(".memkeeper/"):
+            out[rel] = path.read_bytes()
+    return out

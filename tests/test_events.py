@@ -1,0 +1,156 @@
+from __future__ import annotations
+
+import hashlib
+import itertools
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memkeeper.events import GENESIS, chain_breaks, chain_hash, digest, iso_utc, make_event
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memkeeper.records import Event
+
+ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+
+def chain(count: int) -> list[Event]:
+    events: list[Event] = []
+    for n in range(count):
+        previous = events[-1] if events else None
+        events.append(
+            make_event(
+                previous,
+                iso_utc(n),
+                f"agent-{n % 2}",
+                "section.patched",
+                "CLAUDE.md",
+                "build",
+                {"rev": n + 1},
+            )
+        )
+    return events
+
+
+def test_digest_is_sha256_prefixed_hex() -> None:
+    assert digest(b"abc") == "sha256:" + hashlib.sha256(b"abc").hexdigest()
+    assert re.fullmatch(r"sha256:[0-9a-f]{64}", digest(b""))
+
+
+def test_genesis_is_a_digest_shaped_string_of_zeros() -> None:
+    assert GENESIS == "sha256:" + "0" * 64
+
+
+@pytest.mark.parametrize(
+    ("seconds", "expected"),
+    [
+        (0, "1970-01-01T00:00:00.000Z"),
+        (0.5, "1970-01-01T00:00:00.500Z"),
+        (1_795_000_000.25, "2026-11-18T11:06:40.250Z"),
+        (1.001, "1970-01-01T00:00:01.001Z"),
+        (86_399.999, "1970-01-01T23:59:59.999Z"),
+        (59.9996, "1970-01-01T00:01:00.000Z"),
+    ],
+)
+def test_iso_utc_renders_utc_with_milliseconds(seconds: float, expected: str) -> None:
+    assert iso_utc(seconds) == expected
+
+
+@given(st.floats(min_value=0, max_value=4_000_000_000, allow_nan=False))
+def test_iso_utc_always_has_the_contract_shape(seconds: float) -> None:
+    assert ISO.match(iso_utc(seconds))
+
+
+@given(st.floats(min_value=0, max_value=4_000_000_000), st.floats(min_value=0, max_value=10))
+def test_iso_utc_never_goes_backwards(seconds: float, later_by: float) -> None:
+    assert iso_utc(seconds) <= iso_utc(seconds + later_by)
+
+
+def test_first_event_has_id_one_and_the_genesis_prev() -> None:
+    first = make_event(None, "t", "human", "emit", None, None, {})
+    assert (first.id, first.prev) == (1, GENESIS)
+    assert first.hash == chain_hash(1, "t", "human", "emit", None, None, {}, GENESIS)
+
+
+def test_each_event_links_to_the_hash_of_the_one_before() -> None:
+    events = chain(4)
+    assert [e.id for e in events] == [1, 2, 3, 4]
+    for before, after in itertools.pairwise(events):
+        assert after.prev == before.hash
+    assert len({e.hash for e in events}) == 4
+
+
+def test_the_hash_covers_every_field() -> None:
+    base = ("2026-01-01T00:00:00.000Z", "a", "emit", "p.md", "k", {"x": 1}, GENESIS)
+    original = chain_hash(1, *base)
+    for index, changed in enumerate(["ts2", "b", "other", "q.md", "j", {"x": 2}, "sha256:1"]):
+        fields = list(base)
+        fields[index] = changed
+        assert chain_hash(1, *fields) != original  # type: ignore[arg-type]
+    assert chain_hash(2, *base) != original
+
+
+def test_the_hash_does_not_depend_on_data_key_order() -> None:
+    one = chain_hash(1, "t", "a", "emit", None, None, {"a": 1, "b": 2}, GENESIS)
+    assert one == chain_hash(1, "t", "a", "emit", None, None, {"b": 2, "a": 1}, GENESIS)
+
+
+def test_an_intact_chain_reports_nothing() -> None:
+    assert chain_breaks(chain(5)) == []
+    assert chain_breaks([]) == []
+
+
+def test_an_edited_field_breaks_that_event() -> None:
+    events = chain(4)
+    events[2] = events[2]._replace(actor="mallory")
+    breaks = chain_breaks(events)
+    assert [event_id for event_id, _ in breaks] == [3]
+    assert "edited" in breaks[0][1]
+
+
+def test_edited_data_breaks_that_event() -> None:
+    events = chain(3)
+    events[1] = events[1]._replace(data={"rev": 99})
+    assert [event_id for event_id, _ in chain_breaks(events)] == [2]
+
+
+def test_a_recomputed_edit_still_breaks_the_next_link() -> None:
+    events = chain(3)
+    forged = events[1]._replace(actor="mallory")
+    forged = forged._replace(hash=chain_hash(*forged[:8]))
+    events[1] = forged
+    breaks = chain_breaks(events)
+    assert [event_id for event_id, _ in breaks] == [3]
+    assert "prev" in breaks[0][1]
+
+
+def test_a_deleted_event_is_reported_where_the_gap_is() -> None:
+    events = chain(5)
+    del events[2]
+    breaks = chain_breaks(events)
+    assert {event_id for event_id, _ in breaks} == {4}
+    assert any("missing" in what for _, what in breaks)
+    assert any("prev" in what for _, what in breaks)
+
+
+def test_a_deleted_first_event_is_reported() -> None:
+    assert chain_breaks(chain(3)[1:])[0][0] == 2
+
+
+def test_reordered_events_are_reported() -> None:
+    events = chain(4)
+    events[1], events[2] = events[2], events[1]
+    breaks = chain_breaks(events)
+    assert {event_id for event_id, _ in breaks} >= {2, 3}
+    assert any("reordered" in what for _, what in breaks)
+
+
+@given(st.integers(min_value=1, max_value=8), st.data())
+def test_changing_any_one_event_is_always_detected(count: int, data: st.DataObject) -> None:
+    events = chain(count)
+    index = data.draw(st.integers(min_value=0, max_value=count - 1))
+    events[index] = events[index]._replace(ts=events[index].ts + "!")
+    assert chain_breaks(events)
