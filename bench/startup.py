@@ -30,7 +30,7 @@ PROBES: list[tuple[str, str | None]] = [
     (f"`import {STDLIB}`", STDLIB),
     ("… + `typing, pathlib, argparse`", f"{STDLIB}, typing, pathlib, argparse"),
     ("`import re, memkeeper.cli` (what `read` imports)", "re, memkeeper.cli"),
-    ("… + `memkeeper.sections` (what `patch` adds)", "re, memkeeper.cli, memkeeper.sections"),
+    ("… + `memkeeper.sections` (the Markdown parser)", "re, memkeeper.cli, memkeeper.sections"),
     ("`memkeeper read CLAUDE.md#build --json`", None),
 ]
 

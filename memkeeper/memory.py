@@ -65,7 +65,7 @@ class Memory:
 
     def indexed_sections(self, rel: str) -> list[SectionInfo]:
         """The sections of a root-relative path, indexing it first if it changed."""
-        self._fresh(rel)
+        self.refresh(rel)
         rows = self.store.sections(rel)
         out, line = [], 1
         for row in rows:
@@ -85,7 +85,7 @@ class Memory:
         data = fsio.read_bytes(self.root, rel)
         answer = self._read_indexed(rel, key, digest(data), data)
         if answer is None:
-            self._fresh(rel)
+            self.refresh(rel)
             answer = self._read_indexed(rel, key, None, None)
         assert answer is not None
         return answer
@@ -153,15 +153,15 @@ class Memory:
 
             text_bytes(raw, "body")
             new_body = raw
-        rule = self._rule(rel)
+        rule = self.rule(rel)
         _check_class(rel, rule.get("class"))
         if claim is not None:
             raise Invalid("--claim needs the lease core, which this version does not have yet")
-        with self._locked(rel):
+        with self.locked(rel):
             data = fsio.read_bytes(self.root, rel)
             lost: Conflict | None = None
             with self.store.writing():
-                self._sync(rel, data)
+                self.index_file(rel, data)
                 row = self._section(rel, ref_key)
                 self._check_owner(rel, row.key)
                 state = self.store.file_state(rel)
@@ -215,7 +215,7 @@ class Memory:
         new_state = FileState(state.file_rev + 1, digest(cut.data))
         self.store.put_sections(rel, [new_row])
         self.store.put_file(rel, new_state)
-        event = self._event(
+        event = self.record(
             "section.patched",
             rel,
             row.key,
@@ -242,7 +242,7 @@ class Memory:
             raise Refused(f"{rel}#{key}: {problem}", reason="structure")
 
     def _check_owner(self, rel: str, key: str) -> None:
-        owners = self._rule(rel, key).get("owners")
+        owners = self.rule(rel, key).get("owners")
         if owners is not None and self.agent not in owners:
             raise Refused(
                 f"{rel}#{key}: only {', '.join(owners)} may patch this section "
@@ -252,18 +252,18 @@ class Memory:
 
     # -- indexing ----------------------------------------------------------------------------
 
-    def _fresh(self, rel: str) -> None:
+    def refresh(self, rel: str) -> None:
         """Bring the index of ``rel`` up to date with the file on disk."""
         data = fsio.read_bytes(self.root, rel)
         state = self.store.file_state(rel)
         if state is not None and state.file_hash == digest(data):
             return
-        with self._locked(rel):
+        with self.locked(rel):
             data = fsio.read_bytes(self.root, rel)
             with self.store.writing():
-                self._sync(rel, data)
+                self.index_file(rel, data)
 
-    def _sync(self, rel: str, data: bytes) -> Document | None:
+    def index_file(self, rel: str, data: bytes) -> Document | None:
         """Index a change memkeeper did not make. Call under the file lock, inside writing()."""
         state = self.store.file_state(rel)
         file_hash = digest(data)
@@ -276,10 +276,10 @@ class Memory:
         change = index.reindex(self.store.sections(rel, with_absent=True), doc)
         self.store.put_sections(rel, change.rows)
         self.store.put_file(rel, FileState(1 if state is None else state.file_rev + 1, file_hash))
-        if state is not None and self._rule(rel).get("class") != "private":
+        if state is not None and self.rule(rel).get("class") != "private":
             revs = {row.key: row.rev for row in change.rows}
             for key in change.changed:
-                self._event(
+                self.record(
                     "section.external_edit",
                     rel,
                     key,
@@ -288,7 +288,7 @@ class Memory:
                 )
         return doc
 
-    def _event(
+    def record(
         self,
         type: str,
         path: str | None,
@@ -302,7 +302,7 @@ class Memory:
 
     # -- policy ---------------------------------------------------------------------------------
 
-    def _rule(self, rel: str, key: str | None = None) -> dict[str, Any]:
+    def rule(self, rel: str, key: str | None = None) -> dict[str, Any]:
         """The policy's verdict for a file (and section), cached by the policy's hash."""
         policy_bytes = self._policy_bytes()
         cache_key = f"rule:{digest(policy_bytes)}:{rel}#{key or ''}"
@@ -338,7 +338,7 @@ class Memory:
 
         return time.time()
 
-    def _locked(self, rel: str) -> Any:
+    def locked(self, rel: str) -> Any:
         _ = self.store  # the home (and its lock directory) exists once the store is open
         lock = os.path.join(self.home, "locks", digest(rel.encode())[7:31] + ".lock")
         return fsio.file_lock(lock)
