@@ -91,6 +91,29 @@ def show_section(root: Path, ref: str) -> None:
         say(f"    | {line}")
 
 
+def append_decision(root: Path, agent: str, text: str) -> None:
+    code, out = mk(root, "append", "memory/decisions.md", "--text", text, agent=agent)
+    if code != 0:
+        raise SystemExit(f"{agent}: unexpected exit {code}: {out}")
+    say(f"  [{agent}] appended lines {out['start_line']}-{out['end_line']}")
+
+
+def show_tail(root: Path, rel: str, count: int) -> None:
+    say(f"  the end of {rel}:")
+    for line in (root / rel).read_text().splitlines()[-count:]:
+        say(f"    | {line}")
+
+
+def show_region(root: Path, region: str, above: str | None = None) -> None:
+    """memory/status.md from the region's start marker (or the line ``above``) to its end."""
+    lines = (root / "memory/status.md").read_text().splitlines()
+    start = lines.index(above) if above else 0
+    start = next(i for i in range(start, len(lines)) if above or f"source={region}" in lines[i])
+    end = next(i for i in range(start, len(lines)) if "memkeeper:end" in lines[i])
+    for line in lines[start : end + 1]:
+        say(f"    | {line}")
+
+
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="memkeeper-demo-") as tmp:
         root = Path(tmp) / "inventory"
@@ -179,11 +202,62 @@ def run_demo(root: Path) -> None:
     say(f"  agent-b's body opens a code fence it never closes: exit {code} ({out['reason']})")
     say(f"  {out['message']}")
 
-    step("6. The event log: who changed what, hash-chained")
+    step("6. Three agents append to the decision log at once")
+    decisions = [
+        ("agent-a", "Cache inventory reads for 30 s; writes go straight to Postgres."),
+        ("agent-b", "Property tests run in CI on every push, not nightly."),
+        ("agent-c", "Money stays in integer cents end to end."),
+    ]
+    threads = [
+        threading.Thread(target=append_decision, args=(root, agent, text))
+        for agent, text in decisions
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    tidy = ("patch", "memory/decisions.md#decision-log", "--expect-rev", "1", "--body-file", "-")
+    code, out = mk(root, *tidy, agent="agent-b", stdin="tidied\n")
+    say(f"  agent-b tries to 'tidy' the log with a patch: exit {code} ({out['reason']})")
+    show_tail(root, "memory/decisions.md", 13)
+
+    step("7. Claims and events rendered into the status page")
+    code, claim = mk(root, "claim", "src/api/", "--ttl", "600", agent="agent-b")
+    say(f"  agent-b claims src/api/: exit {code}, claim {claim['id']} (token {claim['token']})")
+    _, regen = mk(root, "regen", agent="agent-a")
+    say(f"  memkeeper regen: rendered {regen['files'][0]['rendered']} in memory/status.md")
+    show_region(root, "claims")
+    _, again = mk(root, "regen", agent="agent-a")
+    say(f"  a second regen writes nothing: written={again['files'][0]['written']}")
+
+    step("8. A human edits inside the generated region")
+    status = root / "memory/status.md"
+    status.write_text(status.read_text().replace("| agent-b |", "| agent-b (back Monday) |"))
+    say("  human saved: '| agent-b |' -> '| agent-b (back Monday) |' inside the claims region")
+    code, out = mk(root, "check")
+    for v in out["violations"]:
+        say(f"  memkeeper check: exit {code}, {v['path']}:{v['line']} [{v['rule']}]")
+    _, regen = mk(root, "regen", agent="agent-a")
+    (rec,) = regen["reconciliations"]
+    say(f"  regen keeps the human's text and opens reconciliation #{rec['id']}:")
+    _, shown = mk(root, "reconcile", "show", str(rec["id"]))
+    for line in shown["diff"].splitlines():
+        say(f"    | {line}")
+
+    step("9. The reconciliation is resolved: the human's note moves above the region")
+    code, out = mk(root, "reconcile", "resolve", str(rec["id"]), "--keep-human")
+    say(f"  memkeeper reconcile resolve {rec['id']} --keep-human: exit {code}")
+    show_region(root, "claims", above="## Live claims")
+    code, out = mk(root, "check")
+    say(f"  memkeeper check: exit {code}, {len(out['checked'])} files, no violations")
+
+    step("10. The event log: who changed what, hash-chained")
     _, events = mk(root, "events")
     for e in events:
-        where = e["path"] + (f"#{e['section']}" if e["section"] else "")
-        say(f"  {e['id']:>3} {e['actor']:<9} {e['type']:<22} {where} -> rev {e['data'].get('rev')}")
+        where = (e["path"] or ", ".join(e["data"].get("targets", ()))) + (
+            f"#{e['section']}" if e["section"] else ""
+        )
+        say(f"  {e['id']:>3} {e['actor']:<9} {e['type']:<22} {where}")
     code, out = mk(root, "verify")
     say(
         f"  memkeeper verify: exit {code}, {out['events']} events chained, "

@@ -12,8 +12,13 @@ from memkeeper.errors import Busy, Conflict, Failed, Invalid, MemkeeperError, Re
 from memkeeper.memory import Memory
 from memkeeper.records import Event, PatchResult, SectionInfo, SectionText
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memkeeper.leases import Claim
+
 __all__ = [
     "Busy",
+    "Claim",
     "Conflict",
     "Event",
     "Failed",
@@ -25,3 +30,12 @@ __all__ = [
     "SectionInfo",
     "SectionText",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``Claim`` loads the lease core on first use: ``read`` and ``patch`` never need it."""
+    if name == "Claim":
+        from memkeeper.leases import Claim
+
+        return Claim
+    raise AttributeError(f"module 'memkeeper' has no attribute {name!r}")

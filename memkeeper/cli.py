@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
+from memkeeper import claim_cli, files_cli
 from memkeeper.errors import Invalid, MemkeeperError
 
 TYPE_CHECKING = False
@@ -21,7 +23,22 @@ if TYPE_CHECKING:
     from memkeeper.memory import Memory
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, sized without importing shutil (argparse builds one per option)."""
+
+    def __init__(self, prog: str) -> None:
+        try:
+            width = os.get_terminal_size(sys.stdout.fileno()).columns
+        except (OSError, ValueError, AttributeError):
+            width = int(os.environ.get("COLUMNS", "") or 80)
+        super().__init__(prog, width=max(width - 2, 40))
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:
         raise Invalid(f"{self.prog}: {message} — see {self.prog} --help")
 
@@ -64,15 +81,30 @@ def build_parser() -> argparse.ArgumentParser:
     events = verb("events", "the event log, oldest first")
     events.add_argument("--since", type=int, default=0, metavar="ID")
     verb("verify", "check the event log's hash chain and the index against the files")
+    claim_cli.add_verbs(verb)
+    files_cli.add_verbs(verb)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def console() -> NoReturn:
+    """The ``memkeeper`` executable: ``main``, then exit without interpreter teardown.
+
+    Every transaction is committed (and synced) before ``main`` returns, so skipping the
+    teardown and SQLite's checkpoint-on-close saves an agent several milliseconds per call.
+    """
+    code = main(keep_open=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def main(argv: Sequence[str] | None = None, *, keep_open: bool = False) -> int:
+    """Run one command; return its exit code. ``keep_open`` leaves the store to process exit."""
     as_json = "--json" in (sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(argv)
         as_json = args.json
-        payload = _dispatch(args)
+        payload = _dispatch(args, keep_open)
     except MemkeeperError as exc:
         return _fail(exc, as_json)
     except KeyboardInterrupt:
@@ -83,14 +115,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _dispatch(args: argparse.Namespace) -> dict[str, Any]:
+def _dispatch(args: argparse.Namespace, keep_open: bool) -> dict[str, Any]:
     from memkeeper.memory import Memory
 
     memory = Memory.open(args.root, args.agent)
     try:
         return COMMANDS[args.command](memory, args)
     finally:
-        memory.close()
+        if not keep_open:
+            memory.close()
 
 
 def _fail(exc: MemkeeperError, as_json: bool) -> int:
@@ -147,7 +180,9 @@ def cmd_init(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 def cmd_status(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
     from memkeeper.home import status
 
-    return status(memory)
+    payload = status(memory)
+    payload["reconciliations"] = files_cli.open_reconciliations(memory)
+    return payload
 
 
 def cmd_sections(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
@@ -193,4 +228,6 @@ COMMANDS: dict[str, Callable[[Memory, argparse.Namespace], dict[str, Any]]] = {
     "patch": cmd_patch,
     "events": cmd_events,
     "verify": cmd_verify,
+    **claim_cli.COMMANDS,
+    **files_cli.COMMANDS,
 }

@@ -63,6 +63,7 @@ class Refused(MemkeeperError):
 
     exit_code = 4
     status = "refused"
+    holders: Sequence[dict[str, Any]] = ()  # for reason "claimed": whose claim stands in the way
 
 
 class Busy(MemkeeperError):

@@ -6,23 +6,36 @@ deleting or reordering any stored event breaks every hash after it.
 
 from __future__ import annotations
 
-import hashlib
 import json
+import sys
 import time
 
 from memkeeper.records import Event
 
 TYPE_CHECKING = False
+# CPython's built-in sha256 loads in microseconds, OpenSSL's in ~3 ms: memory files are small.
+if TYPE_CHECKING:
+    from hashlib import sha256 as _small_sha256  # the same interface, typed
+elif sys.version_info >= (3, 12):
+    from _sha2 import sha256 as _small_sha256
+else:
+    from _sha256 import sha256 as _small_sha256
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
 GENESIS = "sha256:" + "0" * 64
+_SMALL = 256 * 1024
 
 
 def digest(data: bytes) -> str:
     """The contract's hash form: ``sha256:`` and the hex digest."""
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+    if len(data) > _SMALL:
+        import hashlib  # OpenSSL's sha256: ~5x faster per byte, ~3 ms to load
+
+        return "sha256:" + hashlib.sha256(data).hexdigest()
+    return "sha256:" + _small_sha256(data).hexdigest()
 
 
 def iso_utc(seconds: float) -> str:

@@ -14,7 +14,6 @@ import contextlib
 import errno
 import fcntl
 import os
-import signal
 import stat
 
 from memkeeper.errors import EnvironmentFailure, Invalid
@@ -22,7 +21,6 @@ from memkeeper.errors import EnvironmentFailure, Invalid
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from pathlib import Path
 
 CRASH_ENV = "MEMKEEPER_CRASH_AT"
 
@@ -30,10 +28,12 @@ CRASH_ENV = "MEMKEEPER_CRASH_AT"
 def crashpoint(name: str) -> None:
     """Die by SIGKILL here when the test-only ``MEMKEEPER_CRASH_AT`` names this point."""
     if os.environ.get(CRASH_ENV) == name:
+        import signal
+
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def confine(root: Path, relpath: str) -> str:
+def confine(root: str | os.PathLike[str], relpath: str) -> str:
     """Normalise a root-relative POSIX path, refusing anything that leaves the root."""
     parts = [p for p in relpath.replace("\\", "/").split("/") if p not in ("", ".")]
     if not parts or relpath.startswith("/") or ".." in parts:
@@ -53,7 +53,7 @@ def confine(root: Path, relpath: str) -> str:
     return clean
 
 
-def read_bytes(root: Path, relpath: str) -> bytes:
+def read_bytes(root: str | os.PathLike[str], relpath: str) -> bytes:
     """The file's bytes, refusing a symlink in place of the file (``O_NOFOLLOW``)."""
     full = os.path.join(root, relpath)
     try:
@@ -82,7 +82,7 @@ def read_bytes(root: Path, relpath: str) -> bytes:
         return handle.read()
 
 
-def atomic_write(root: Path, relpath: str, data: bytes) -> None:
+def atomic_write(root: str | os.PathLike[str], relpath: str, data: bytes) -> None:
     """Replace the file's bytes atomically and durably, keeping its permission bits."""
     full = os.path.join(root, relpath)
     directory, name = os.path.split(full)

@@ -58,14 +58,100 @@ def _files(p: dict[str, Any]) -> str:
         + (f" ({f['sections']} sections)" if "sections" in f else "")
         for f in p["files"]
     ]
-    return "\n".join([*head, f"managed files: {len(rows)}", *rows]) + "\n"
+    open_ = [f"  #{r['id']} {r['path']} region {r['region']}" for r in p.get("reconciliations", ())]
+    if open_:
+        rows += [f"open reconciliations: {len(open_)} (memkeeper reconcile list)", *open_]
+    return "\n".join([*head, f"managed files: {len(p['files'])}", *rows]) + "\n"
+
+
+def _append(p: dict[str, Any]) -> str:
+    where = f"{p['path']}:{p['start_line']}-{p['end_line']}"
+    warnings = "".join(f"warning: {w}\n" for w in p.get("warnings", ()))
+    return f"appended {where} (file rev {p['file_rev']}, event {p['event_id']})\n{warnings}"
+
+
+def _regen(p: dict[str, Any]) -> str:
+    lines = []
+    for f in p["files"]:
+        done = f"rendered {', '.join(f['rendered'])}" if f["rendered"] else "already current"
+        kept = f"; left alone (edited by hand): {', '.join(f['edited'])}" if f["edited"] else ""
+        lines.append(f"{f['path']}: {done}{kept}")
+    lines += [_reconciliation_line(r) for r in p["reconciliations"]]
+    return "".join(line + "\n" for line in lines) or "no generated files\n"
+
+
+def _reconciliation_line(r: dict[str, Any]) -> str:
+    state = "open" if r["resolution"] is None else f"resolved ({r['resolution']})"
+    return f"#{r['id']} {state}: {r['path']} region {r['region']}, opened by {r['opened_by']}"
+
+
+def _reconcile(p: dict[str, Any]) -> str:
+    if p["action"] == "list":
+        lines = [_reconciliation_line(r) for r in p["reconciliations"]]
+        return "".join(line + "\n" for line in lines) or "no open reconciliations\n"
+    if p["action"] == "show":
+        diff = p["diff"] or "(no difference left)\n"
+        return f"{_reconciliation_line(p)} {p['opened_at']}\n{diff}"
+    return f"resolved #{p['id']} ({p['resolution']}): {p['path']} region {p['region']}\n"
+
+
+def _check(p: dict[str, Any]) -> str:
+    what = "staged file(s)" if p["staged"] else "managed file(s)"
+    warnings = "".join(f"warning: {w}\n" for w in p.get("warnings", ()))
+    return f"{warnings}ok: {len(p['checked'])} {what} checked, no violations\n"
 
 
 def _verify(p: dict[str, Any]) -> str:
     return f"ok: event chain of {p['events']} event(s) intact, {p['files']} indexed file(s) match\n"
 
 
+def _claim_line(c: dict[str, Any]) -> str:
+    strict = " strict" if c["strict"] else ""
+    return (
+        f"{c['id']} token {c['token']}: {c['agent']} {c['mode']}{strict} on "
+        f"{', '.join(c['targets'])} until {c['expires_at']} ({c['seconds_left']} s left)"
+    )
+
+
+def _claim(p: dict[str, Any]) -> str:
+    return f"granted {_claim_line(p)}\n"
+
+
+def _renew(p: dict[str, Any]) -> str:
+    return f"renewed {_claim_line(p)}\n"
+
+
+def _release(p: dict[str, Any]) -> str:
+    return f"released {p['id']} (token {p['token']}) on {', '.join(p['targets'])}\n"
+
+
+def _claims(p: dict[str, Any]) -> str:
+    lines = [f"live claims: {len(p['claims'])}"]
+    lines += [f"  {_claim_line(c)}" for c in p["claims"]]
+    lines.append(f"queued requests: {len(p['waiters'])}")
+    lines += [
+        f"  {w['id']}: {w['agent']} {w['mode']} on {', '.join(w['targets'])} "
+        f"(priority {w['priority']}, gives up in {w['seconds_left']} s)"
+        for w in p["waiters"]
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _metrics(p: dict[str, Any]) -> str:
+    names = (
+        *("claims_held", "queue_depth", "claims_granted"),
+        *("deadlocks_broken", "ttl_expirations", "conflicts"),
+    )
+    head = f"last {p['window_s'] // 60} min (held and queued: now)"
+    return "\n".join([head, *(f"  {n.replace('_', ' '):<18} {p[n]}" for n in names)]) + "\n"
+
+
 _RENDERERS = {
+    "claim": _claim,
+    "renew": _renew,
+    "release": _release,
+    "claims": _claims,
+    "metrics": _metrics,
     "read": _read,
     "sections": _sections,
     "patch": _patch,
@@ -73,4 +159,8 @@ _RENDERERS = {
     "init": _files,
     "status": _files,
     "verify": _verify,
+    "append": _append,
+    "regen": _regen,
+    "reconcile": _reconcile,
+    "check": _check,
 }

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 from memkeeper import fsio, refs, repo
 from memkeeper.errors import Conflict, Failed, Invalid, Refused
@@ -20,27 +19,37 @@ from memkeeper.store import FileState, SectionRow, Store
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
     from typing import Any
 
+    from memkeeper.appending import AppendResult
     from memkeeper.clock import Clock
+    from memkeeper.index import Reindex
+    from memkeeper.leases import Claim, Mode
+    from memkeeper.regen import RegenResult
     from memkeeper.sections import Document
+    from memkeeper.store import Reconciliation
 
 POLICY_FILE = ".memkeeper.yaml"
 HOME_DIR = ".memkeeper"
 AGENT_ENV = "MEMKEEPER_AGENT"
 WRITABLE_CLASSES = ("section-owned", "generated")
-_GENERATED_MARK = b"<!-- memkeeper:generated"
 
 
 class Memory:
     """Shared memory files under one root, seen by one agent."""
 
-    def __init__(self, root: Path, agent: str, clock: Clock | None = None) -> None:
-        self.root = root
+    def __init__(
+        self, root: str | os.PathLike[str], agent: str, clock: Clock | None = None
+    ) -> None:
+        self._root = os.fspath(root)
         self.agent = agent
         self.home = os.path.join(root, HOME_DIR)
         self._clock = clock
         self._db: Store | None = None
+        self._verdicts: dict[str, dict[str, Any]] = {}
+        self._policy_seen: tuple[object, bytes, str] | None = None
 
     @classmethod
     def open(
@@ -82,7 +91,7 @@ class Memory:
         """A section (``PATH#KEY``) or a whole file (``PATH``) with its revisions."""
         path, key = refs.split_ref(ref)
         rel = self.relpath(path)
-        data = fsio.read_bytes(self.root, rel)
+        data = fsio.read_bytes(self._root, rel)
         answer = self._read_indexed(rel, key, digest(data), data)
         if answer is None:
             self.refresh(rel)
@@ -99,7 +108,7 @@ class Memory:
             if state is None or file_hash not in (None, state.file_hash):
                 return None
             if key is None:
-                whole = data if data is not None else fsio.read_bytes(self.root, rel)
+                whole = data if data is not None else fsio.read_bytes(self._root, rel)
                 return SectionText(
                     rel,
                     None,
@@ -155,20 +164,21 @@ class Memory:
             new_body = raw
         rule = self.rule(rel)
         _check_class(rel, rule.get("class"))
-        if claim is not None:
-            raise Invalid("--claim needs the lease core, which this version does not have yet")
         with self.locked(rel):
-            data = fsio.read_bytes(self.root, rel)
+            data = fsio.read_bytes(self._root, rel)
             lost: Conflict | None = None
             with self.store.writing():
                 self.index_file(rel, data)
                 row = self._section(rel, ref_key)
                 self._check_owner(rel, row.key)
+                warnings = self._check_claims(rel, row.key, claim)
                 state = self.store.file_state(rel)
                 assert state is not None
                 lost = _compare(rel, row, state, expect_rev, expect_file_hash)
                 if lost is None:
-                    return self._apply(rel, data, row, state, new_body, dmp)
+                    done = self._apply(rel, data, row, state, new_body, dmp)
+                    return done._replace(warnings=warnings) if warnings else done
+                self.store.tally("conflict", self.now())
             raise lost
 
     def _apply(
@@ -186,14 +196,10 @@ class Memory:
             patched = patching.apply_dmp(row.body.decode("utf-8"), dmp, f"{rel}#{row.key}")
             new_body = patched.encode("utf-8")
         assert new_body is not None
-        if _GENERATED_MARK in row.body or _GENERATED_MARK in new_body:
-            raise Refused(
-                f"{rel}#{row.key}: holds a generated region — edit outside the "
-                "markers, or run memkeeper regen",
-                reason="class",
-            )
         start = self.store.bytes_before(rel, row.ord)
         cut = patching.splice(data, start, row.heading, row.body, new_body, row.level > 0)
+        if self.rule(rel).get("class") == "generated":
+            self._check_regions(rel, row.key, data, cut.data)
         heading, body = cut.heading, cut.body
         following = self.store.heading_at(rel, row.ord + 1)
         if not patching.body_is_inert(row.body, body, row.heading, following):
@@ -203,7 +209,7 @@ class Memory:
                 rel, row.key, row.rev, row.hash or "", state.file_rev, state.file_hash, 0
             )
         fsio.crashpoint("patch.before_write")
-        fsio.atomic_write(self.root, rel, cut.data)
+        fsio.atomic_write(self._root, rel, cut.data)
         fsio.crashpoint("patch.after_write")
         new_row = row._replace(
             rev=row.rev + 1,
@@ -241,6 +247,18 @@ class Memory:
         if problem is not None:
             raise Refused(f"{rel}#{key}: {problem}", reason="structure")
 
+    def _check_regions(self, rel: str, key: str, old: bytes, new: bytes) -> None:
+        """A generated file takes patches outside its regions only (reason ``class``)."""
+        from memkeeper.regions import patch_problem
+
+        problem = patch_problem(rel, old, new)
+        if problem is not None:
+            raise Refused(
+                f"{rel}#{key}: {problem} — edit outside the markers; `memkeeper regen` "
+                "renders what is inside them",
+                reason="class",
+            )
+
     def _check_owner(self, rel: str, key: str) -> None:
         owners = self.rule(rel, key).get("owners")
         if owners is not None and self.agent not in owners:
@@ -250,21 +268,132 @@ class Memory:
                 reason="owner",
             )
 
+    def _check_claims(self, rel: str, key: str, claim: str | None) -> tuple[str, ...]:
+        """Warnings from advisory claims; ``Refused`` for strict ones or a failed fence.
+        One cheap query when nobody holds a claim and the write names none."""
+        if claim is None and not self.store.any_live_claim(self.now()):
+            return ()
+        from memkeeper.claims import check_write
+
+        return check_write(self, rel, key, claim)
+
+    # -- claims (contract §4 "Claims"; the work is in claims.py) -------------------------------
+
+    def claim(
+        self,
+        targets: str | Iterable[str],
+        mode: Mode = "write",
+        ttl: float | None = None,
+        priority: int = 0,
+        strict: bool = False,
+        wait: float | None = None,
+        objective: str = "",
+    ) -> Claim:
+        """Take a lease on paths, globs or ``PATH#KEY`` sections; ``Busy`` if not granted
+        (within ``wait`` seconds, when given) or aborted to break a deadlock."""
+        from memkeeper.claims import LeaseTable
+
+        scope = [targets] if isinstance(targets, str) else list(targets)
+        return LeaseTable(self).claim(
+            scope,
+            mode=mode,
+            ttl=ttl,
+            priority=priority,
+            strict=strict,
+            wait=wait,
+            objective=objective,
+        )
+
+    def renew(self, id: str, ttl: float | None = None) -> Claim:
+        """Extend a claim of this agent's to ``now + ttl`` (the policy's default TTL)."""
+        from memkeeper.claims import LeaseTable
+
+        return LeaseTable(self).renew(id, ttl)
+
+    def release(self, id: str) -> Claim:
+        """Give back a claim of this agent's; returns it as it was."""
+        from memkeeper.claims import LeaseTable
+
+        return LeaseTable(self).release(id)
+
+    def claims(self) -> list[Claim]:
+        """The live claims of every agent, oldest grant first."""
+        from memkeeper.claims import LeaseTable
+
+        return LeaseTable(self).live()[0]
+
+    def metrics(self) -> dict[str, Any]:
+        """Lease counters for the last hour (claims held, queue depth, deadlocks, …)."""
+        from memkeeper.claims import LeaseTable
+
+        return LeaseTable(self).metrics()
+
+    def sweep_claims(self) -> list[Claim]:
+        """Expire the claims that are due (each leaves ``claim.expired``); the daemon's tick."""
+        from memkeeper.claims import LeaseTable
+
+        return LeaseTable(self).sweep()
+
+    def lease_ttls(self) -> tuple[int, int]:
+        """The policy's ``leases:`` default and maximum TTL, cached by the policy's hash."""
+        policy_bytes, policy_hash = self._policy()
+        cache_key = f"leases:{policy_hash}"
+        cached = self.store.cached(cache_key)
+        if cached is None:
+            from memkeeper.policy import empty_policy, load_policy
+
+            policy = load_policy(policy_bytes, POLICY_FILE) if policy_bytes else empty_policy()
+            cached = json.dumps([policy.default_ttl, policy.max_ttl])
+            self.store.cache(cache_key, cached)
+        default_ttl, max_ttl = json.loads(cached)
+        return int(default_ttl), int(max_ttl)
+
+    # -- history and generated regions (appending.py, regen.py, reconcile.py, check.py) --------
+
+    def append(self, path: str, text: str | bytes) -> AppendResult:
+        """Add an entry at the end of an append-only file, in the policy's entry_template."""
+        from memkeeper.appending import append
+
+        return append(self, self.relpath(path), text)
+
+    def regen(self, path: str | None = None) -> list[RegenResult]:
+        """Re-render the generated regions of one file, or of every generated file."""
+        from memkeeper.regen import regen
+
+        return regen(self, None if path is None else self.relpath(path))
+
+    def reconciliations(self, *, resolved: bool = False) -> list[Reconciliation]:
+        """Open reconciliations (hand edits of generated regions); all with ``resolved``."""
+        return self.store.reconciliations(resolved=resolved)
+
+    def resolve(self, rec_id: int, how: str) -> Reconciliation:
+        """Resolve a reconciliation: ``keep-human`` or ``take-generated``."""
+        from memkeeper.reconcile import resolve
+
+        return resolve(self, rec_id, how)
+
+    def check(self, paths: Iterable[str] = (), *, staged: bool = False) -> dict[str, Any]:
+        """Validate managed files against the policy; ``Failed`` lists the violations."""
+        from memkeeper.check import check
+
+        return check(self.root, [self.relpath(p) for p in paths], staged=staged)
+
     # -- indexing ----------------------------------------------------------------------------
 
     def refresh(self, rel: str) -> None:
         """Bring the index of ``rel`` up to date with the file on disk."""
-        data = fsio.read_bytes(self.root, rel)
+        data = fsio.read_bytes(self._root, rel)
         state = self.store.file_state(rel)
         if state is not None and state.file_hash == digest(data):
             return
         with self.locked(rel):
-            data = fsio.read_bytes(self.root, rel)
+            data = fsio.read_bytes(self._root, rel)
             with self.store.writing():
                 self.index_file(rel, data)
 
-    def index_file(self, rel: str, data: bytes) -> Document | None:
-        """Index a change memkeeper did not make. Call under the file lock, inside writing()."""
+    def index_file(self, rel: str, data: bytes, *, external: bool = True) -> Document | None:
+        """Index a change memkeeper did not make (``external=False``: one it just wrote, which
+        records no event). Call under the file lock, inside writing()."""
         state = self.store.file_state(rel)
         file_hash = digest(data)
         if state is not None and state.file_hash == file_hash:
@@ -273,20 +402,35 @@ class Memory:
         from memkeeper.sections import split
 
         doc = split(data, rel)
-        change = index.reindex(self.store.sections(rel, with_absent=True), doc)
+        previous = self.store.sections(rel, with_absent=True)
+        change = index.reindex(previous, doc)
         self.store.put_sections(rel, change.rows)
         self.store.put_file(rel, FileState(1 if state is None else state.file_rev + 1, file_hash))
-        if state is not None and self.rule(rel).get("class") != "private":
-            revs = {row.key: row.rev for row in change.rows}
-            for key in change.changed:
-                self.record(
-                    "section.external_edit",
-                    rel,
-                    key,
-                    {"rev": revs[key], "noticed_by": self.agent},
-                    actor="external",
-                )
+        if external and state is not None:
+            self._note_external(rel, previous, change, data)
         return doc
+
+    def _note_external(
+        self, rel: str, previous: list[SectionRow], change: Reindex, data: bytes
+    ) -> None:
+        """Events for an edit memkeeper did not make: none for a private file; for history
+        that was rewritten rather than extended, a ``policy.violation`` too."""
+        file_class = self.rule(rel).get("class")
+        if file_class == "private":
+            return
+        if file_class == "append-only":
+            from memkeeper.appending import note_rewrite
+
+            note_rewrite(self, rel, previous, data)
+        revs = {row.key: row.rev for row in change.rows}
+        for key in change.changed:
+            self.record(
+                "section.external_edit",
+                rel,
+                key,
+                {"rev": revs[key], "noticed_by": self.agent},
+                actor="external",
+            )
 
     def record(
         self,
@@ -304,23 +448,44 @@ class Memory:
 
     def rule(self, rel: str, key: str | None = None) -> dict[str, Any]:
         """The policy's verdict for a file (and section), cached by the policy's hash."""
-        policy_bytes = self._policy_bytes()
-        cache_key = f"rule:{digest(policy_bytes)}:{rel}#{key or ''}"
+        policy_bytes, policy_hash = self._policy()
+        cache_key = f"rule:{policy_hash}:{rel}#{key or ''}"
+        verdict = self._verdicts.get(cache_key)
+        if verdict is not None:
+            return verdict
         cached = self.store.cached(cache_key)
         if cached is not None:
-            return dict(json.loads(cached))
-        verdict = _verdict(policy_bytes, rel, key)
-        self.store.cache(cache_key, json.dumps(verdict))
+            verdict = dict(json.loads(cached))
+        else:
+            verdict = _verdict(policy_bytes, rel, key)
+            self.store.cache(cache_key, json.dumps(verdict))
+        self._verdicts[cache_key] = verdict
         return verdict
 
-    def _policy_bytes(self) -> bytes:
+    def _policy(self) -> tuple[bytes, str]:
+        """The policy file's bytes and hash, re-read only when its stat changes."""
+        path = os.path.join(self._root, POLICY_FILE)
         try:
-            with open(os.path.join(self.root, POLICY_FILE), "rb") as handle:
-                return handle.read()
+            info = os.stat(path)
+            signature = (info.st_mtime_ns, info.st_size, info.st_ino, info.st_ctime_ns)
         except FileNotFoundError:
-            return b""
+            signature = None
+        if self._policy_seen is None or self._policy_seen[0] != signature:
+            data = b""
+            if signature is not None:
+                with open(path, "rb") as handle:
+                    data = handle.read()
+            self._policy_seen = (signature, data, digest(data))
+        return self._policy_seen[1], self._policy_seen[2]
 
     # -- plumbing -------------------------------------------------------------------------------
+
+    @property
+    def root(self) -> Path:
+        """The memory root (resolved)."""
+        from pathlib import Path
+
+        return Path(self._root)
 
     @property
     def store(self) -> Store:
@@ -329,7 +494,7 @@ class Memory:
         return self._db
 
     def relpath(self, user_path: str) -> str:
-        return fsio.confine(self.root, repo.relative_path(self.root, user_path))
+        return fsio.confine(self._root, repo.relative_path(self._root, user_path))
 
     def now(self) -> float:
         if self._clock is not None:

@@ -12,10 +12,10 @@
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
 from memkeeper.errors import Invalid
-from memkeeper.lines import LINE_END, detect_newline
+from memkeeper.lines import LINE_END, count_lines, detect_newline
+from memkeeper.records import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,14 +52,20 @@ def normalize_body(body: bytes, newline: bytes, ends_file: bool) -> bytes:
     return converted
 
 
-class Splice(NamedTuple):
+class Splice(Record):
     """A file's new bytes after replacing one section's body, and where that body sits."""
 
+    __slots__ = ("data", "heading", "body", "body_start", "body_end")
     data: bytes
     heading: bytes
     body: bytes
     body_start: int
     body_end: int
+
+    def __init__(
+        self, data: bytes, heading: bytes, body: bytes, body_start: int, body_end: int
+    ) -> None:
+        self._fill(data, heading, body, body_start, body_end)
 
 
 def splice(
@@ -131,7 +137,9 @@ def body_is_inert(old_body: bytes, body: bytes, heading: bytes, next_heading: by
     if next_heading is None:
         return True
     # A last paragraph line could join a following setext heading's text.
-    next_is_atx = next_heading.lstrip(b"\xef\xbb\xbf").startswith(b"#")
+    if next_heading[:1] in (b" ", b"\t"):
+        return False  # an indented heading can become part of a list item in the body
+    next_is_atx = count_lines(next_heading) == 1  # a setext heading spans text + underline
     return next_is_atx or body == b"" or _ends_with_blank_line(body)
 
 

@@ -109,6 +109,15 @@ def load_policy(data: bytes, source: str = ".memkeeper.yaml") -> Policy:
     return _Parser(source).policy(data)
 
 
+def root_policy(root: str | os.PathLike[str]) -> Policy:
+    """The policy of a memory root: its `.memkeeper.yaml`, or the empty policy without one."""
+    try:
+        data = Path(root, ".memkeeper.yaml").read_bytes()
+    except FileNotFoundError:
+        return empty_policy()
+    return load_policy(data)
+
+
 Pos = tuple[int, int]  # 0-based line, column, as ruamel reports them
 
 
@@ -307,7 +316,22 @@ class _Parser:
             if not isinstance(name, str) or not isinstance(text, str):
                 what = f"template {_show(name)} must be named text, not {_show(text)}"
                 self.fail(node.lc.value(name), what, "quote it, or write it as a `|` block")
+            self.region_template(node, name, text)
         return MappingProxyType(dict(node))
+
+    def region_template(self, node: CommentedMap, name: str, text: str) -> None:
+        """A template for generated regions: a usable source name and valid syntax."""
+        from memkeeper.templates import SOURCES, TemplateError, parse_template
+
+        if name in SOURCES or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
+            what = f"template name {_show(name)} is built in or not a source name"
+            todo = "use letters, digits, '_', '.', '-', and not claims, events or reconciliations"
+            self.fail(node.lc.key(name), what, todo)
+        try:
+            parse_template(text)
+        except TemplateError as err:
+            what, _, todo = str(err).partition(" — ")
+            self.fail(node.lc.value(name), f"template {_show(name)}: {what}", todo)
 
 
 _START = "start with `version: 1` and a `files:` list"

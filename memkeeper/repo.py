@@ -3,56 +3,65 @@
 The root is ``--root``, else ``$MEMKEEPER_ROOT``, else the top of the *main* working tree of
 the git repository around the current directory (linked worktrees share one memory home),
 else the current directory. Git's files are read directly: spawning ``git`` would cost more
-than a whole ``memkeeper read``.
+than a whole ``memkeeper read``, and so would importing pathlib (this is the hot path).
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from memkeeper.errors import Invalid
 
 ROOT_ENV = "MEMKEEPER_ROOT"
 
 
-def find_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path:
-    """The memory root for this invocation."""
+def find_root(
+    explicit: str | os.PathLike[str] | None = None, cwd: str | os.PathLike[str] | None = None
+) -> str:
+    """The memory root for this invocation, as an absolute, resolved path."""
     chosen = explicit if explicit is not None else os.environ.get(ROOT_ENV) or None
     if chosen is not None:
-        root = Path(chosen).expanduser()
-        if not root.is_dir():
+        root = os.path.expanduser(os.fspath(chosen))
+        if not os.path.isdir(root):
             raise Invalid(f"{root}: memory root is not a directory — pass an existing --root")
-        return root.resolve()
-    here = (cwd or Path.cwd()).resolve()
+        return os.path.realpath(root)
+    here = os.path.realpath(os.getcwd() if cwd is None else cwd)
     return main_worktree(here) or here
 
 
-def main_worktree(start: Path) -> Path | None:
+def main_worktree(start: str | os.PathLike[str]) -> str | None:
     """The top of the main working tree of the repository holding ``start``, if any."""
-    for directory in (start, *start.parents):
-        dot_git = directory / ".git"
-        if dot_git.is_dir():
+    directory = os.fspath(start)
+    while True:
+        dot_git = os.path.join(directory, ".git")
+        if os.path.isdir(dot_git):
             return directory
-        if dot_git.is_file():
+        if os.path.isfile(dot_git):
             return _worktree_owner(directory, dot_git)
-    return None
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
 
 
-def _worktree_owner(directory: Path, dot_git: Path) -> Path:
+def _worktree_owner(directory: str, dot_git: str) -> str:
     """Follow a ``.git`` file (linked worktree or submodule) to the main working tree."""
-    text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+    with open(dot_git, encoding="utf-8", errors="replace") as handle:
+        text = handle.read().strip()
     if not text.startswith("gitdir:"):
         return directory
-    gitdir = (directory / text.removeprefix("gitdir:").strip()).resolve()
-    commondir_file = gitdir / "commondir"
-    if not commondir_file.is_file():
+    gitdir = os.path.realpath(os.path.join(directory, text.removeprefix("gitdir:").strip()))
+    commondir_file = os.path.join(gitdir, "commondir")
+    if not os.path.isfile(commondir_file):
         return directory  # a submodule: its own top is the root
-    common = (gitdir / commondir_file.read_text(encoding="utf-8").strip()).resolve()
-    return common.parent if common.name == ".git" else directory
+    with open(commondir_file, encoding="utf-8") as handle:
+        common = os.path.realpath(os.path.join(gitdir, handle.read().strip()))
+    return os.path.dirname(common) if os.path.basename(common) == ".git" else directory
 
 
-def relative_path(root: Path, user_path: str, cwd: Path | None = None) -> str:
+def relative_path(
+    root: str | os.PathLike[str], user_path: str, cwd: str | os.PathLike[str] | None = None
+) -> str:
     """A user's PATH as a root-relative POSIX path (contract §3).
 
     Relative to the current directory when that is inside the root, else to the root;
@@ -60,19 +69,17 @@ def relative_path(root: Path, user_path: str, cwd: Path | None = None) -> str:
     """
     if not user_path:
         raise Invalid("empty path — name a file inside the memory root")
-    root = root.resolve()
-    here = (cwd or Path.cwd()).resolve()
-    base = here if here == root or root in here.parents else root
-    candidate = Path(os.path.normpath(base / user_path))
-    try:
-        rel = candidate.relative_to(root)
-    except ValueError:
-        raise Invalid(
-            f"{user_path}: path is outside the memory root {root} — give a path inside it",
-            path=user_path,
-        ) from None
-    if str(rel) == ".":
+    top = os.path.realpath(root)
+    here = os.path.realpath(os.getcwd() if cwd is None else cwd)
+    base = here if here == top or here.startswith(top + os.sep) else top
+    candidate = os.path.normpath(os.path.join(base, user_path))
+    if candidate == top:
         raise Invalid(
             f"{user_path}: names the root directory — name a file inside it", path=user_path
         )
-    return rel.as_posix()
+    if not candidate.startswith(top + os.sep):
+        raise Invalid(
+            f"{user_path}: path is outside the memory root {top} — give a path inside it",
+            path=user_path,
+        )
+    return candidate[len(top) + 1 :].replace(os.sep, "/")

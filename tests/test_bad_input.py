@@ -61,6 +61,46 @@ TESTING_BODY = (
 )
 
 
+DECISIONS = "memory/decisions.md"
+CLAIMS_START = "<!-- memkeeper:generated source=claims -->\n"
+CLAIMS_END = "<!-- memkeeper:end -->\n"
+CLAIMS_REGION = CLAIMS_START + CLAIMS_END
+
+
+def _status(old: str, new: str) -> Setup:
+    def setup(root: Path) -> None:
+        path = root / "memory/status.md"
+        text = path.read_text()
+        assert old in text
+        path.write_text(text.replace(old, new, 1))
+
+    return setup
+
+
+def _policy_template(entry: str) -> Setup:
+    def setup(root: Path) -> None:
+        path = root / ".memkeeper.yaml"
+        path.write_text(path.read_text().replace("templates:\n", f"templates:\n  {entry}\n"))
+
+    return setup
+
+
+def _reconciliation_open(root: Path) -> None:
+    assert run_cli(root, "regen").code == 0
+    _status("_No live claims._", "a hand edit")(root)
+    assert run_cli(root, "regen").code == 0
+
+
+def _strict_claim_by_agent_b(root: Path) -> None:
+    done = run_cli(root, "claim", DECISIONS, "--strict", "--ttl", "600", "--agent", "agent-b")
+    assert done.code == 0, done.stderr
+
+
+def _resolved_once(root: Path) -> None:
+    _reconciliation_open(root)
+    assert run_cli(root, "reconcile", "resolve", "1", "--keep-human").code == 0
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
@@ -245,6 +285,122 @@ CASES = [
     Case("unknown command", ("frobnicate",), 2, "invalid choice"),
     Case("--root that does not exist", ("--root", "/no/such/dir", "status"), 2, "/no/such/dir"),
     Case("unknown preset", ("init", "--preset", "nonesuch"), 2, "nonesuch", _no_policy),
+    # -- history, generated regions, reconciliation -------------------------------------------
+    Case(
+        "nested region markers",
+        ("regen",),
+        2,
+        "memory/status.md:9: start marker nested in the region opened at line 8",
+        _status(CLAIMS_REGION, CLAIMS_START + CLAIMS_START.replace("claims", "x") + CLAIMS_END * 2),
+    ),
+    Case(
+        "end marker without a start",
+        ("regen", "memory/status.md"),
+        2,
+        "memory/status.md:8: end marker without a start marker",
+        _status(CLAIMS_START, ""),
+    ),
+    Case(
+        "duplicate region ids",
+        ("regen",),
+        2,
+        "memory/status.md:13: duplicate region id 'claims' (also at line 8)",
+        _status("source=events", "source=claims"),
+    ),
+    Case(
+        "unknown region source",
+        ("regen",),
+        2,
+        "memory/status.md:8: unknown source 'weather'",
+        _status("source=claims", "source=weather"),
+    ),
+    Case(
+        "bad filter on a region marker",
+        ("regen",),
+        2,
+        "memory/status.md:13: region 'events' (source 'events'): bad limit 'lots'",
+        _status("source=events", "source=events limit=lots"),
+    ),
+    Case(
+        "template error in the policy",
+        ("regen",),
+        2,
+        "template 'feed': template line 1: unknown field {password}",
+        _policy_template('feed: "{{ events | each=\\"{password}\\" }}"'),
+    ),
+    Case(
+        "template name that shadows a built-in",
+        ("regen",),
+        2,
+        "template name 'claims' is built in",
+        _policy_template('claims: "mine"'),
+    ),
+    Case("regen of a section-owned file", ("regen", "CLAUDE.md"), 4, "CLAUDE.md: is section-owned"),
+    Case("regen of a missing file", ("regen", "memory/nope.md"), 2, "memory/nope.md: no such file"),
+    Case(
+        "append to a section-owned file",
+        ("append", "CLAUDE.md", "--text", "x"),
+        4,
+        "CLAUDE.md: is section-owned; append is only for append-only files",
+    ),
+    Case(
+        "append to a private file",
+        ("append", "memory/scratch/agent-a.md", "--text", "x"),
+        4,
+        "memory/scratch/agent-a.md: is private",
+    ),
+    Case("append to an unmanaged file", ("append", "README.md", "--text", "x"), 4, "not managed"),
+    Case("append of an empty entry", ("append", DECISIONS, "--text", " \n "), 2, "entry is empty"),
+    Case("append without an entry", ("append", DECISIONS), 2, "--text"),
+    Case(
+        "append of an entry with an open fence",
+        ("append", DECISIONS, "--text", "```\nnever closed"),
+        4,
+        "memory/decisions.md: the entry leaves a code fence or HTML block open",
+    ),
+    Case(
+        "append of an entry that is not UTF-8",
+        ("append", DECISIONS, "--entry-file", "-"),
+        2,
+        "entry:1: invalid UTF-8",
+        stdin=b"caf\xe9\n",
+    ),
+    Case(
+        "resolve of an unknown reconciliation",
+        ("reconcile", "resolve", "7", "--keep-human"),
+        2,
+        "no reconciliation 7",
+    ),
+    Case(
+        "resolve twice",
+        ("reconcile", "resolve", "1", "--take-generated"),
+        2,
+        "reconciliation 1 (memory/status.md, region claims) was already resolved",
+        _resolved_once,
+    ),
+    Case(
+        "resolve without saying how",
+        ("reconcile", "resolve", "1"),
+        2,
+        "--keep-human or --take-generated",
+        _reconciliation_open,
+    ),
+    Case(
+        "resolve both ways at once",
+        ("reconcile", "resolve", "1", "--keep-human", "--take-generated"),
+        2,
+        "not allowed with",
+        _reconciliation_open,
+    ),
+    Case(
+        "append under another agent's strict claim",
+        ("append", DECISIONS, "--text", "mine"),
+        4,
+        "memory/decisions.md is under",
+        _strict_claim_by_agent_b,
+    ),
+    Case("show without an ID", ("reconcile", "show"), 2, "reconcile show needs an ID"),
+    Case("reconcile with a non-numeric ID", ("reconcile", "show", "one"), 2, "invalid int value"),
 ]
 
 

@@ -91,8 +91,9 @@ def test_body_is_inert_only_for_bodies_that_cannot_touch_headings(body: bytes, i
 
 
 def test_a_paragraph_before_a_setext_heading_is_not_inert() -> None:
-    assert not body_is_inert(b"", b"para\n", b"# H\n", b"Next\n")
-    assert body_is_inert(b"", b"para\n\n", b"# H\n", b"Next\n")
+    assert not body_is_inert(b"", b"para\n", b"# H\n", b"Next\n----\n")
+    assert body_is_inert(b"", b"para\n\n", b"# H\n", b"Next\n----\n")
+    assert body_is_inert(b"", b"para\n", b"# H\n", b"# Next\n")
 
 
 def _splice(doc: Document, index: int, body: bytes) -> Splice:

@@ -63,14 +63,16 @@ def test_explicit_root_beats_the_environment_and_git(
     (tmp_path / "explicit").mkdir()
     (tmp_path / "env").mkdir()
     monkeypatch.setenv(ROOT_ENV, str(tmp_path / "env"))
-    assert find_root(tmp_path / "explicit", cwd=repo / "a") == (tmp_path / "explicit").resolve()
+    assert (
+        Path(find_root(tmp_path / "explicit", cwd=repo / "a")) == (tmp_path / "explicit").resolve()
+    )
 
 
 def test_environment_beats_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = fake_repo(tmp_path)
     (tmp_path / "env").mkdir()
     monkeypatch.setenv(ROOT_ENV, str(tmp_path / "env"))
-    assert find_root(cwd=repo / "a") == (tmp_path / "env").resolve()
+    assert Path(find_root(cwd=repo / "a")) == (tmp_path / "env").resolve()
 
 
 def test_an_empty_environment_variable_is_ignored(
@@ -78,19 +80,19 @@ def test_an_empty_environment_variable_is_ignored(
 ) -> None:
     repo = fake_repo(tmp_path)
     monkeypatch.setenv(ROOT_ENV, "")
-    assert find_root(cwd=repo / "a" / "b") == repo.resolve()
+    assert Path(find_root(cwd=repo / "a" / "b")) == repo.resolve()
 
 
 def test_git_top_beats_the_current_directory(tmp_path: Path) -> None:
     repo = fake_repo(tmp_path)
-    assert find_root(cwd=repo / "a" / "b") == repo.resolve()
+    assert Path(find_root(cwd=repo / "a" / "b")) == repo.resolve()
 
 
 def test_outside_any_repository_the_root_is_the_current_directory(tmp_path: Path) -> None:
     (tmp_path / "plain").mkdir()
     if main_worktree(tmp_path) is not None:
         pytest.skip("the temporary directory is itself inside a git repository")
-    assert find_root(cwd=tmp_path / "plain") == (tmp_path / "plain").resolve()
+    assert Path(find_root(cwd=tmp_path / "plain")) == (tmp_path / "plain").resolve()
 
 
 def test_a_root_that_is_not_a_directory_is_invalid(tmp_path: Path) -> None:
@@ -117,15 +119,15 @@ def test_a_linked_worktree_shares_the_main_worktrees_root(
 ) -> None:
     main, linked = main_and_linked
     assert (linked / ".git").is_file()
-    assert find_root(cwd=linked) == main.resolve()
-    assert find_root(cwd=linked / "src" / "deep") == main.resolve()
+    assert Path(find_root(cwd=linked)) == main.resolve()
+    assert Path(find_root(cwd=linked / "src" / "deep")) == main.resolve()
 
 
 @needs_git
 def test_the_main_worktree_is_its_own_root(main_and_linked: tuple[Path, Path]) -> None:
     main, _ = main_and_linked
     (main / "sub").mkdir()
-    assert find_root(cwd=main / "sub") == main.resolve()
+    assert Path(find_root(cwd=main / "sub")) == main.resolve()
 
 
 def test_a_submodule_like_git_file_without_commondir_is_its_own_root(tmp_path: Path) -> None:
@@ -134,13 +136,13 @@ def test_a_submodule_like_git_file_without_commondir_is_its_own_root(tmp_path: P
     sub = outer / "vendor" / "sub"
     (sub / "inner").mkdir(parents=True)
     (sub / ".git").write_text("gitdir: ../../.git/modules/sub\n")
-    assert find_root(cwd=sub / "inner") == sub.resolve()
+    assert Path(find_root(cwd=sub / "inner")) == sub.resolve()
 
 
 def test_a_git_file_without_a_gitdir_line_is_its_own_root(tmp_path: Path) -> None:
     (tmp_path / "odd").mkdir()
     (tmp_path / "odd" / ".git").write_text("garbage\n")
-    assert main_worktree(tmp_path / "odd") == tmp_path / "odd"
+    assert main_worktree(tmp_path / "odd") == str(tmp_path / "odd")
 
 
 # -- relative_path ---------------------------------------------------------------------------

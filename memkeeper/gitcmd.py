@@ -1,0 +1,59 @@
+"""The few git questions ``check`` asks, through an injectable runner (tests pass a fake).
+
+``repo.py`` reads git's files directly to stay fast on the hot path; these need git's object
+store and index (``git show HEAD:path``, ``git show :path``, the staged file list), so they
+run the ``git`` executable. Inside a pre-commit hook git sets ``GIT_INDEX_FILE`` and friends;
+the runner passes the environment through, so the hook's view of the index is the one judged.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from memkeeper.errors import EnvironmentFailure
+
+Runner = Callable[[Sequence[str], Path], tuple[int, bytes]]
+
+
+def run_git(args: Sequence[str], cwd: Path) -> tuple[int, bytes]:
+    """Run ``git ARGS`` in ``cwd``; its exit code and stdout."""
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
+    except OSError as exc:
+        raise EnvironmentFailure(f"cannot run git: {exc.strerror} — install git") from exc
+    return done.returncode, done.stdout
+
+
+class Git:
+    """One repository's working tree, index and HEAD, as ``check`` needs them."""
+
+    def __init__(self, root: Path, run: Runner = run_git) -> None:
+        self.root = root
+        self._run = run
+
+    def is_repo(self) -> bool:
+        code, out = self._run(["rev-parse", "--is-inside-work-tree"], self.root)
+        return code == 0 and out.strip() == b"true"
+
+    def show(self, spec: str) -> bytes | None:
+        """``HEAD:path`` (committed) or ``:path`` (staged) bytes; ``None`` if there are none."""
+        code, out = self._run(["show", spec], self.root)
+        return out if code == 0 else None
+
+    def head(self, path: str) -> bytes | None:
+        return self.show(f"HEAD:{path}")
+
+    def staged_blob(self, path: str) -> bytes | None:
+        return self.show(f":{path}")
+
+    def staged(self) -> list[str]:
+        """Paths added, copied, modified, renamed or retyped in the index against HEAD."""
+        args = ["diff", "--cached", "--name-only", "-z", "--no-renames", "--diff-filter=ACMRT"]
+        code, out = self._run(args, self.root)
+        if code != 0:  # no HEAD yet: everything in the index is staged
+            code, out = self._run(["ls-files", "--cached", "-z"], self.root)
+        if code != 0:
+            raise EnvironmentFailure(f"{self.root}: git cannot list the staged files")
+        return [name.decode("utf-8", "surrogateescape") for name in out.split(b"\0") if name]

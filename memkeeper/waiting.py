@@ -1,0 +1,84 @@
+"""Waking queued claims without polling: one FIFO per waiter under ``.memkeeper/wait/``.
+
+A waiter makes ``wait/<id>.fifo``, opens its read end and blocks in ``select()`` until a byte
+arrives or its timeout passes. It also holds a write end open itself, so the FIFO never reads
+as hung up (end of file) when a notifier closes its end. Whoever changes the lease table
+(a release, grant, abort or expiry) writes one byte into every waiter's FIFO after committing;
+a FIFO nobody reads any more (``ENXIO``) or that is gone is skipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import select
+import stat
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+WAIT_DIR = "wait"
+
+
+def fifo_path(home: str, request_id: str) -> str:
+    return os.path.join(home, WAIT_DIR, f"{request_id}.fifo")
+
+
+class Inbox:
+    """The FIFO one waiter blocks on; close it when the wait is over."""
+
+    __slots__ = ("_read", "_write", "path")
+
+    def __init__(self, home: str, request_id: str) -> None:
+        os.makedirs(os.path.join(home, WAIT_DIR), exist_ok=True)
+        self.path = fifo_path(home, request_id)
+        discard(home, request_id)  # a stale FIFO of a crashed process with a reused id
+        os.mkfifo(self.path, 0o600)
+        flags = os.O_NONBLOCK | os.O_CLOEXEC
+        self._read = os.open(self.path, os.O_RDONLY | flags)
+        self._write = os.open(self.path, os.O_WRONLY | flags)
+
+    def block(self, timeout: float) -> bool:
+        """Sleep until a notification or ``timeout`` seconds; True when woken by a byte."""
+        ready, _, _ = select.select([self._read], [], [], max(0.0, timeout))
+        if not ready:
+            return False
+        with contextlib.suppress(BlockingIOError):
+            while os.read(self._read, 4096):
+                pass
+        return True
+
+    def close(self) -> None:
+        os.close(self._read)
+        os.close(self._write)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+
+
+def notify(home: str, request_ids: Iterable[str]) -> None:
+    """Write a byte to each waiter's FIFO; missing or unread ones are skipped."""
+    for request_id in request_ids:
+        _poke(fifo_path(home, request_id))
+
+
+def _poke(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENXIO, errno.ELOOP, errno.ENOTDIR, errno.EISDIR):
+            return  # no such waiter, or nobody reads it any more
+        raise
+    try:
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            with contextlib.suppress(BlockingIOError):  # full: it has been poked already
+                os.write(fd, b"\0")
+    finally:
+        os.close(fd)
+
+
+def discard(home: str, request_id: str) -> None:
+    """Remove a waiter's FIFO left behind (by a crashed waiter)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(fifo_path(home, request_id))

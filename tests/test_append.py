@@ -1,0 +1,121 @@
+"""Appending to history through the API, and noticing history that was rewritten."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memkeeper import Invalid, Memory, Refused
+from memkeeper.clock import FakeClock
+
+DECISIONS = "memory/decisions.md"
+
+
+def test_append_pours_the_text_into_the_entry_template(sample: Path) -> None:
+    memory = Memory.open(sample, agent="agent-a", clock=FakeClock(1_800_000_000.0))
+    before = (sample / DECISIONS).read_bytes()
+    result = memory.append(DECISIONS, "Use etcd for leases.\n")
+    after = (sample / DECISIONS).read_bytes()
+    entry = "## 2027-01-15 — agent-a\n\nUse etcd for leases.\n".encode()
+    assert after == before + b"\n" + entry
+    assert (result.start_line, result.end_line) == (9, 11)
+    (event,) = memory.events()
+    assert (event.type, event.path, event.actor) == ("entry.appended", DECISIONS, "agent-a")
+    assert event.data["title"] == "Use etcd for leases."
+    assert event.data["start_line"] == 9
+
+
+def test_append_without_a_template_adds_the_text_as_is(memory: Memory, sample: Path) -> None:
+    memory.append("memory/risks.md", "## Disk\n\nThe cache can fill the disk.")
+    assert (
+        (sample / "memory/risks.md")
+        .read_text()
+        .endswith("window on month ends.\n\n## Disk\n\nThe cache can fill the disk.\n")
+    )
+
+
+def test_the_index_follows_an_append(memory: Memory) -> None:
+    memory.append("memory/risks.md", "## Disk\n\nFull.")
+    keys = [s.key for s in memory.sections("memory/risks.md")]
+    assert keys[-1] == "risks/disk"
+    assert memory.read("memory/risks.md").file_rev == 2
+    assert [e.type for e in memory.events()] == ["entry.appended"]
+
+
+def test_append_creates_a_missing_append_only_file(memory: Memory, sample: Path) -> None:
+    (sample / "memory/risks.md").unlink()
+    memory.append("memory/risks.md", "First risk.")
+    assert (sample / "memory/risks.md").read_text() == "First risk.\n"
+
+
+def test_append_is_refused_for_other_classes(memory: Memory) -> None:
+    for path, reason in [
+        ("CLAUDE.md", "class"),
+        ("memory/status.md", "class"),
+        ("memory/scratch/agent-a.md", "class"),
+        ("README.md", "unmanaged"),
+    ]:
+        with pytest.raises(Refused) as caught:
+            memory.append(path, "x")
+        assert caught.value.reason == reason, path
+
+
+def test_an_entry_that_leaves_a_fence_open_is_refused(memory: Memory, sample: Path) -> None:
+    before = (sample / "memory/risks.md").read_bytes()
+    with pytest.raises(Refused) as caught:
+        memory.append("memory/risks.md", "```\nunclosed")
+    assert caught.value.reason == "structure"
+    assert (sample / "memory/risks.md").read_bytes() == before
+
+
+def test_empty_or_binary_entries_are_invalid(memory: Memory) -> None:
+    with pytest.raises(Invalid, match="empty"):
+        memory.append("memory/risks.md", "\n\n")
+    with pytest.raises(Invalid, match="NUL"):
+        memory.append("memory/risks.md", b"a\x00b")
+
+
+def test_a_rewrite_of_history_records_a_violation(memory: Memory, sample: Path) -> None:
+    memory.read("memory/risks.md")
+    path = sample / "memory/risks.md"
+    path.write_text(path.read_text().replace("10-minute", "20-minute"))
+    memory.append("memory/risks.md", "Another risk.")
+    violation = [e for e in memory.events() if e.type == "policy.violation"]
+    assert len(violation) == 1
+    assert violation[0].data["rule"] == "append-only"
+    assert violation[0].data["line"] == 5
+    assert violation[0].actor == "external"
+
+
+def test_an_extension_by_hand_is_no_violation(memory: Memory, sample: Path) -> None:
+    memory.read("memory/risks.md")
+    path = sample / "memory/risks.md"
+    path.write_bytes(path.read_bytes() + b"\nhand-written entry\n")
+    memory.read("memory/risks.md")
+    assert "policy.violation" not in [e.type for e in memory.events()]
+
+
+def test_private_files_are_indexed_without_events(memory: Memory, sample: Path) -> None:
+    memory.read("memory/scratch/agent-a.md")
+    (sample / "memory/scratch/agent-a.md").write_text("# changed\n")
+    memory.read("memory/scratch/agent-a.md")
+    assert memory.events() == []
+
+
+def test_another_agents_strict_claim_refuses_an_append(sample: Path) -> None:
+    holder = Memory.open(sample, agent="agent-b")
+    holder.claim([DECISIONS], ttl=600, strict=True)
+    memory = Memory.open(sample, agent="agent-a")
+    with pytest.raises(Refused) as caught:
+        memory.append(DECISIONS, "Mine.")
+    assert caught.value.reason == "claimed"
+    assert [h["agent"] for h in caught.value.holders] == ["agent-b"]
+    assert holder.append(DECISIONS, "The holder's own entry.").warnings == ()
+
+
+def test_an_advisory_claim_warns_and_the_append_lands(sample: Path) -> None:
+    Memory.open(sample, agent="agent-b").claim(["memory/"], ttl=600)
+    done = Memory.open(sample, agent="agent-a").append(DECISIONS, "Mine.")
+    assert len(done.warnings) == 1
+    assert "agent-b" in done.warnings[0]
