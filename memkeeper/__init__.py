@@ -14,9 +14,13 @@ from memkeeper.records import Event, PatchResult, SectionInfo, SectionText
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from memkeeper.appending import AppendResult
     from memkeeper.leases import Claim
+    from memkeeper.regen import RegenResult
+    from memkeeper.store import Reconciliation
 
 __all__ = [
+    "AppendResult",
     "Busy",
     "Claim",
     "Conflict",
@@ -26,16 +30,26 @@ __all__ = [
     "MemkeeperError",
     "Memory",
     "PatchResult",
+    "Reconciliation",
     "Refused",
+    "RegenResult",
     "SectionInfo",
     "SectionText",
 ]
 
 
-def __getattr__(name: str) -> object:
-    """``Claim`` loads the lease core on first use: ``read`` and ``patch`` never need it."""
-    if name == "Claim":
-        from memkeeper.leases import Claim
+# Records of the heavier features load on first use: ``read`` and ``patch`` never need them.
+_LAZY = {
+    "AppendResult": "memkeeper.appending",
+    "Claim": "memkeeper.leases",
+    "Reconciliation": "memkeeper.store",
+    "RegenResult": "memkeeper.regen",
+}
 
-        return Claim
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'memkeeper' has no attribute {name!r}")

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
 def init(memory: Memory, preset: str | None) -> dict[str, Any]:
     """Write the policy if absent, create ``.memkeeper/``, index every managed file."""
-    from memkeeper.policy import load_policy, preset_bytes
+    from memkeeper.policy import load_policy
+    from memkeeper.presets import preset_bytes
 
     policy_path = os.path.join(memory.root, POLICY_FILE)
     created = not os.path.exists(policy_path)

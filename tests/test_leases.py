@@ -18,21 +18,19 @@ from memkeeper.leases import (
     blockers,
     check_release,
     conflicts,
-    covers,
     deadlock_victim,
     effective_priority,
     grant,
     grantable,
     make_request,
-    normalize_target,
     queue_order,
     renew,
     split_expired,
-    targets_overlap,
     waiters_ahead,
     would_deadlock,
     write_permission,
 )
+from memkeeper.targets import covers, normalize_target, targets_overlap
 
 NOW = 1_700_000_000.0
 

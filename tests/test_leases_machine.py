@@ -22,7 +22,6 @@ from memkeeper.leases import (
     Request,
     check_release,
     conflicts,
-    covers,
     deadlock_victim,
     grant,
     grantable,
@@ -33,6 +32,7 @@ from memkeeper.leases import (
     waiters_ahead,
     write_permission,
 )
+from memkeeper.targets import covers
 
 TTL_CAP = 60.0
 AGENTS = st.sampled_from(["a", "b", "c", "d"])

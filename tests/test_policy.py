@@ -16,10 +16,9 @@ from memkeeper.policy import (
     empty_policy,
     load_policy,
     managed_files,
-    preset_bytes,
-    preset_names,
-    round_trip_yaml,
 )
+from memkeeper.policyfile import round_trip_yaml
+from memkeeper.presets import preset_bytes, preset_names
 
 RULE = "version: 1\nfiles:\n  - path: CLAUDE.md\n"
 
