@@ -25,16 +25,17 @@ if TYPE_CHECKING:
 
     from memkeeper.leases import Claim, Request
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 1: files, sections, events, cache; 2: + claims, waiters, counters,
+#                     tallies, reconciliations (added by re-running the IF NOT EXISTS schema)
 BUSY_TIMEOUT_S = 60.0
 
 _SCHEMA = """
-CREATE TABLE files (
+CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY,
     file_rev INTEGER NOT NULL,
     file_hash TEXT NOT NULL
 );
-CREATE TABLE sections (
+CREATE TABLE IF NOT EXISTS sections (
     path TEXT NOT NULL,
     key TEXT NOT NULL,
     ord INTEGER NOT NULL,          -- position in the file, meaningless when absent
@@ -50,8 +51,8 @@ CREATE TABLE sections (
     lines INTEGER NOT NULL,
     PRIMARY KEY (path, key)
 ) WITHOUT ROWID;
-CREATE INDEX sections_by_ord ON sections (path, present, ord);
-CREATE TABLE events (
+CREATE INDEX IF NOT EXISTS sections_by_ord ON sections (path, present, ord);
+CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY,
     ts TEXT NOT NULL,
     actor TEXT NOT NULL,
@@ -62,12 +63,12 @@ CREATE TABLE events (
     prev TEXT NOT NULL,
     hash TEXT NOT NULL
 );
-CREATE INDEX events_by_type ON events (type, id);
-CREATE TABLE cache (
+CREATE INDEX IF NOT EXISTS events_by_type ON events (type, id);
+CREATE TABLE IF NOT EXISTS cache (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
 ) WITHOUT ROWID;
-CREATE TABLE claims (              -- granted leases, expired ones until swept
+CREATE TABLE IF NOT EXISTS claims (  -- granted leases, expired ones until swept
     id TEXT PRIMARY KEY,
     token INTEGER NOT NULL UNIQUE,
     agent TEXT NOT NULL,
@@ -79,8 +80,8 @@ CREATE TABLE claims (              -- granted leases, expired ones until swept
     expires_at REAL NOT NULL,
     objective TEXT NOT NULL
 );
-CREATE INDEX claims_by_expiry ON claims (expires_at);
-CREATE TABLE waiters (             -- queued requests, until their process collects the outcome
+CREATE INDEX IF NOT EXISTS claims_by_expiry ON claims (expires_at);
+CREATE TABLE IF NOT EXISTS waiters (  -- queued requests, until their process collects the outcome
     id TEXT PRIMARY KEY,
     arrival INTEGER NOT NULL,
     agent TEXT NOT NULL,
@@ -95,16 +96,16 @@ CREATE TABLE waiters (             -- queued requests, until their process colle
     state TEXT NOT NULL,           -- waiting, granted or aborted
     reason TEXT
 );
-CREATE TABLE counters (            -- token: the highest fencing token ever issued
+CREATE TABLE IF NOT EXISTS counters (  -- token: the highest fencing token ever issued
     name TEXT PRIMARY KEY,
     value INTEGER NOT NULL
 ) WITHOUT ROWID;
-CREATE TABLE tallies (             -- lightweight counts kept out of the event log
+CREATE TABLE IF NOT EXISTS tallies (  -- lightweight counts kept out of the event log
     kind TEXT NOT NULL,
     at REAL NOT NULL
 );
-CREATE INDEX tallies_by_kind ON tallies (kind, at);
-CREATE TABLE reconciliations (     -- hand edits of generated regions, until resolved
+CREATE INDEX IF NOT EXISTS tallies_by_kind ON tallies (kind, at);
+CREATE TABLE IF NOT EXISTS reconciliations (  -- hand edits of generated regions, until resolved
     id INTEGER PRIMARY KEY,
     path TEXT NOT NULL,
     region TEXT NOT NULL,
@@ -228,7 +229,7 @@ class Store:
             raise EnvironmentFailure("the state store cannot use WAL mode on this filesystem")
         with self.writing():
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
-            if version == 0:
+            if version < SCHEMA_VERSION:  # every statement is IF NOT EXISTS: upgrades add
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
                         self._db.execute(statement)

@@ -115,6 +115,23 @@ def test_a_store_from_a_newer_memkeeper_is_refused(home: Path) -> None:
     assert caught.value.exit_code == 1
 
 
+def test_a_version_1_store_is_upgraded_in_place_keeping_its_data(home: Path) -> None:
+    store = Store.open(str(home))
+    with store.writing():
+        store.put_file("a.md", FileState(3, "sha256:x"))
+    store.close()
+    for table in ("claims", "waiters", "counters", "tallies", "reconciliations"):
+        raw_sql(home, f"DROP TABLE {table}")
+    raw_sql(home, "PRAGMA user_version=1")
+    upgraded = Store.open(str(home))
+    try:
+        assert pragma(upgraded, "user_version") == SCHEMA_VERSION
+        assert upgraded.file_state("a.md") == FileState(3, "sha256:x")
+        assert upgraded.claim_rows() == []
+    finally:
+        upgraded.close()
+
+
 def test_a_refused_store_does_not_leak_its_connection(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
