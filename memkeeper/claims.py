@@ -60,12 +60,14 @@ class LeaseTable:
         with self.store.writing():
             now = self.memory.now()
             self.swept = self._sweep(now)
-            self._serve(now)
+            if self.changed:  # else the queue is as the last transaction's serve left it
+                self._serve(now)
             try:
                 yield now
             except (Invalid, Refused) as exc:
                 failure = exc
-            self._serve(now)
+            if self.changed:
+                self._serve(now)
             pokes = [w.request.id for w in self.store.waiter_rows()] if self.changed else []
         waiting.notify(self.memory.home, (i for i in pokes if i != self.me))
         if failure is not None:
@@ -101,6 +103,7 @@ class LeaseTable:
                     inbox = waiting.Inbox(self.memory.home, request.id)  # before the row shows
                     row = WaiterRow(request, os.getpid(), now + wait, "waiting", None)
                     self.store.put_waiter(row)
+                    self.changed = True  # a new wait may close a cycle: serve the queue
                 elif outcome is None:
                     outcome = self._busy(request, now, "held")
                 fsio.crashpoint("claim.before_commit")  # granted (or queued), not committed
@@ -201,6 +204,8 @@ class LeaseTable:
     def _serve(self, now: float) -> None:
         while True:
             live, queued = self._table()
+            if not queued:
+                return  # nobody to grant, no cycle to break
             order = leases.queue_order(live, queued)
             ready = next((r for r in order if leases.grantable(live, queued, r)), None)
             if ready is not None:
