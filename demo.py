@@ -8,11 +8,15 @@ processes at once, printing what happens so a person can follow it.
 from __future__ import annotations
 
 import json
+import queue
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -263,6 +267,64 @@ def run_demo(root: Path) -> None:
         f"  memkeeper verify: exit {code}, {out['events']} events chained, "
         f"{out['files']} files match the index"
     )
+
+    watch_step(root)
+
+
+def watch_step(root: Path) -> None:
+    """``memkeeper watch`` in the background: a save and a claim show up with no command."""
+    step("11. The daemon: a human save and a claim are noticed by themselves")
+    daemon = subprocess.Popen(
+        [MEMKEEPER, "watch", "--json", "--agent", "watch"], cwd=root, stdout=subprocess.PIPE
+    )
+    lines: queue.Queue[dict[str, Any]] = queue.Queue()
+    threading.Thread(target=collect, args=(daemon, lines), daemon=True).start()
+    relay(lines, lambda line: line["action"] == "started")
+    _, events = mk(root, "events")
+    last = events[-1]["id"]
+    claude = root / "CLAUDE.md"
+    claude.write_text(claude.read_text().replace("make test", "make test-all"))
+    say("  a human saves CLAUDE.md in an editor: 'make test' -> 'make test-all'")
+    took = wait_until(lambda: any(e["id"] > last for e in mk(root, "events")[1]))
+    say(f"  {took * 1000:.0f} ms later the event is in the log; nobody ran a memkeeper command:")
+    relay(lines, lambda line: line["action"] == "indexed")
+    _, claim = mk(root, "claim", "src/inventory/", "--ttl", "300", agent="agent-c")
+    say(f"  agent-c claims src/inventory/ (claim {claim['id']}); nobody runs regen")
+    row = "| agent-c | write | src/inventory/ |"
+    took = wait_until(lambda: row in (root / "memory/status.md").read_text())
+    relay(lines, lambda line: "claims" in line["detail"])
+    say(f"  {took * 1000:.0f} ms later the status page shows it:")
+    show_region(root, "claims")
+    daemon.send_signal(signal.SIGTERM)
+    code = daemon.wait(timeout=10)
+    relay(lines, lambda line: line["action"] == "stopped")
+    say(f"  SIGTERM: memkeeper watch exits {code}")
+
+
+def collect(daemon: subprocess.Popen[bytes], lines: queue.Queue[dict[str, Any]]) -> None:
+    assert daemon.stdout is not None
+    for raw in daemon.stdout:
+        lines.put(json.loads(raw))
+
+
+def relay(lines: queue.Queue[dict[str, Any]], until: Callable[[dict[str, Any]], bool]) -> None:
+    """Print the daemon's lines up to and including the next one ``until`` accepts."""
+    while True:
+        line = lines.get(timeout=10)
+        where = (line["path"] or "") + (f"#{line['section']}" if line["section"] else "")
+        say(f"  [watch] {line['action']} {where}: {line['detail']}")
+        if until(line):
+            return
+
+
+def wait_until(check: Callable[[], bool], timeout: float = 10.0) -> float:
+    """Seconds until ``check`` holds (polled every 10 ms)."""
+    start = time.monotonic()
+    while not check():
+        if time.monotonic() - start > timeout:
+            raise SystemExit("timed out waiting for the daemon")
+        time.sleep(0.01)
+    return time.monotonic() - start
 
 
 if __name__ == "__main__":

@@ -61,7 +61,9 @@ def append(memory: Memory, rel: str, text: str | bytes) -> AppendResult:
                 memory.index_file(rel, data)
             warnings = _check_claims(memory, rel)
             done = _write(memory, rel, data, entry, appendonly.entry_title(body))
-            return replace(done, warnings=warnings)
+            fsio.crashpoint("append.before_commit")  # file and index written, not committed
+        fsio.crashpoint("append.after_commit")  # committed, lock still held
+        return replace(done, warnings=warnings)
 
 
 def _check_claims(memory: Memory, rel: str) -> tuple[str, ...]:

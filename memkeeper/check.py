@@ -73,7 +73,7 @@ def _judge_files(
     in_git = git.is_repo()
     for rel, rule in files:
         if rule.file_class == "private":
-            found += [_private(rel)] if staged else []
+            found += [_private(rel)] if staged and git.staged_blob(rel) is not None else []
             continue
         data = git.staged_blob(rel) if staged else _read(root, rel)
         if data is not None:
@@ -106,8 +106,8 @@ def _files(
 ) -> tuple[list[tuple[str, FileRule]], list[str]]:
     """The managed files to judge (the staged ones, the named ones, or all of them) and the
     named paths that no rule manages."""
-    if staged:
-        names = [n for n in git.staged() if not paths or n in paths]
+    if staged:  # named paths (pre-commit passes them, all of them with --all-files) are judged
+        names = list(paths) if paths else git.staged()  # in their index version, changed or not
     elif paths:
         names = list(paths)
     else:

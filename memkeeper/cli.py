@@ -8,11 +8,12 @@ returns a JSON-able payload; the boundary prints it (JSON or for people) and map
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 
-from memkeeper import claim_cli, files_cli
+from memkeeper import claim_cli, files_cli, hooks_cli, watch_cli
 from memkeeper.errors import Invalid, MemkeeperError
 
 TYPE_CHECKING = False
@@ -80,9 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--dmp-file", metavar="F", help="diff-match-patch payload ('-': stdin)")
     events = verb("events", "the event log, oldest first")
     events.add_argument("--since", type=int, default=0, metavar="ID")
+    events.add_argument("--follow", action="store_true", help="keep printing new events")
     verb("verify", "check the event log's hash chain and the index against the files")
     claim_cli.add_verbs(verb)
     files_cli.add_verbs(verb)
+    watch_cli.add_verbs(verb)
+    hooks_cli.add_verbs(verb)
     return parser
 
 
@@ -92,9 +96,13 @@ def console() -> NoReturn:
     Every transaction is committed (and synced) before ``main`` returns, so skipping the
     teardown and SQLite's checkpoint-on-close saves an agent several milliseconds per call.
     """
-    code = main(keep_open=True)
-    sys.stdout.flush()
-    sys.stderr.flush()
+    try:
+        code = main(keep_open=True)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `memkeeper events | head`: the reader left; that is not an error
+        code = 0
+    with contextlib.suppress(BrokenPipeError):
+        sys.stderr.flush()
     os._exit(code)
 
 
@@ -104,6 +112,8 @@ def main(argv: Sequence[str] | None = None, *, keep_open: bool = False) -> int:
     try:
         args = build_parser().parse_args(argv)
         as_json = args.json
+        if args.command == "hook":  # Claude Code's protocol on stdin/stdout; always 0
+            return hooks_cli.run_hook(args)
         payload = _dispatch(args, keep_open)
     except MemkeeperError as exc:
         return _fail(exc, as_json)
@@ -144,6 +154,8 @@ def _fail(exc: MemkeeperError, as_json: bool) -> int:
 
 
 def _emit(command: str, payload: dict[str, Any], as_json: bool) -> None:
+    if command == "watch":  # streamed its lines as they happened
+        return
     if as_json:
         if command == "events":
             for event in payload["events"]:
@@ -182,6 +194,7 @@ def cmd_status(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
     payload = status(memory)
     payload["reconciliations"] = files_cli.open_reconciliations(memory)
+    payload["claims"] = claim_cli.cmd_claims(memory, args)["claims"]
     return payload
 
 
@@ -213,6 +226,8 @@ def cmd_patch(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_events(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
+    if args.follow:
+        return watch_cli.follow_events(memory, args.since, args.json)
     return {"events": [e.to_json() for e in memory.events(since=args.since)]}
 
 
@@ -230,4 +245,6 @@ COMMANDS: dict[str, Callable[[Memory, argparse.Namespace], dict[str, Any]]] = {
     "verify": cmd_verify,
     **claim_cli.COMMANDS,
     **files_cli.COMMANDS,
+    **watch_cli.COMMANDS,
+    **hooks_cli.COMMANDS,
 }

@@ -2,7 +2,8 @@
 
 - Every path is confined to the root: no ``..``, absolute path or symlink leads outside it,
   and a managed file that is itself a symlink is refused (a replace would turn it into a
-  regular file behind the user's back).
+  regular file behind the user's back). Reads and writes reach the file's directory without
+  following symlinks, so one swapped in between the check and the write is refused.
 - ``atomic_write`` writes a temp file in the same directory, fsyncs it, renames it over the
   target and fsyncs the directory, keeping the file's mode: a crash leaves old or new bytes.
 - ``file_lock`` serialises writers of one file across processes (``fcntl.flock``).
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 CRASH_ENV = "MEMKEEPER_CRASH_AT"
+TEMP_TAG = ".memkeeper-"  # atomic_write's temp file: .NAME.memkeeper-PID.tmp
 
 
 def crashpoint(name: str) -> None:
@@ -53,12 +55,65 @@ def confine(root: str | os.PathLike[str], relpath: str) -> str:
     return clean
 
 
-def read_bytes(root: str | os.PathLike[str], relpath: str) -> bytes:
-    """The file's bytes, refusing a symlink in place of the file (``O_NOFOLLOW``)."""
-    full = os.path.join(root, relpath)
+def open_directory(root: str | os.PathLike[str], relpath: str) -> tuple[int, str]:
+    """A descriptor of the directory holding ``relpath`` and the file's name.
+
+    The directory is reached by walking down from the root without following symlinks, so
+    a directory swapped for a symlink after ``confine`` looked (to lead a read or a write
+    outside the root) is refused, never followed. Symlinks inside the root that ``confine``
+    accepted are resolved first. Other ``OSError``s (a missing directory) propagate.
+    """
+    head, _, name = relpath.rpartition("/")
+    if not head:
+        return os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC), name
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(os.path.join(real_root, head))
+    if real != real_root and not real.startswith(real_root + os.sep):
+        raise _outside(relpath, real, real_root)
+    fd = os.open(real_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    for part in os.path.relpath(real, real_root).split(os.sep):
+        fd = _step_down(fd, part, relpath)
+    return fd, name
+
+
+def _step_down(fd: int, part: str, relpath: str) -> int:
+    """Open the subdirectory ``part`` of ``fd`` (closing ``fd``) without following a link."""
     try:
-        # O_NONBLOCK: a FIFO in the file's place must not hang the open; no effect on files
-        fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        return os.open(part, _DIRECTORY_NOFOLLOW, dir_fd=fd)
+    except NotADirectoryError:
+        if stat.S_ISLNK(os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode):
+            raise Invalid(
+                f"{relpath}: the directory {part!r} on its path was replaced by a symlink — "
+                "memkeeper never reads or writes through one; restore the directory",
+                path=relpath,
+            ) from None
+        raise
+    finally:
+        os.close(fd)
+
+
+_DIRECTORY_NOFOLLOW = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _outside(relpath: str, real: str, real_root: str) -> Invalid:
+    return Invalid(
+        f"{relpath}: resolves through a symlink to {real}, outside the memory root "
+        f"{real_root} — memkeeper only touches files inside the root",
+        path=relpath,
+    )
+
+
+def read_bytes(root: str | os.PathLike[str], relpath: str) -> bytes:
+    """The file's bytes, refusing a symlink in place of the file (``O_NOFOLLOW``) or of a
+    directory on its path (``open_directory``)."""
+    try:
+        directory, name = open_directory(root, relpath)
+        try:
+            # O_NONBLOCK: a FIFO in the file's place must not hang the open; no effect on files
+            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+            fd = os.open(name, flags, dir_fd=directory)
+        finally:
+            os.close(directory)
     except (FileNotFoundError, NotADirectoryError):
         raise Invalid(
             f"{relpath}: no such file — check the path (relative to {root})", path=relpath
@@ -83,15 +138,35 @@ def read_bytes(root: str | os.PathLike[str], relpath: str) -> bytes:
 
 
 def atomic_write(root: str | os.PathLike[str], relpath: str, data: bytes) -> None:
-    """Replace the file's bytes atomically and durably, keeping its permission bits."""
-    full = os.path.join(root, relpath)
-    directory, name = os.path.split(full)
+    """Replace the file's bytes atomically and durably, keeping its permission bits.
+
+    Every step happens relative to the directory ``open_directory`` reached, so a directory
+    swapped for a symlink mid-write cannot carry the new bytes outside the root; a file
+    swapped for a symlink is itself replaced, never written through.
+    """
+    directory, name = open_directory(root, relpath)
     try:
-        mode = stat.S_IMODE(os.stat(full, follow_symlinks=False).st_mode)
+        _replace(directory, name, relpath, os.path.join(root, os.path.dirname(relpath)), data)
+    finally:
+        os.close(directory)
+
+
+def _replace(directory: int, name: str, relpath: str, where: str, data: bytes) -> None:
+    try:
+        found = os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode
     except FileNotFoundError:
-        mode = 0o644
-    temp = os.path.join(directory, f".{name}.memkeeper-{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        found = stat.S_IFREG | 0o644
+    if stat.S_ISLNK(found):  # swapped in since it was read: its mode is not the file's
+        raise Invalid(
+            f"{relpath}: became a symlink since memkeeper read it — memkeeper never writes "
+            "through one; restore the regular file",
+            path=relpath,
+        )
+    mode = stat.S_IMODE(found)
+    sweep_temps(where, name)
+    temp = f".{name}{TEMP_TAG}{os.getpid()}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(temp, flags, 0o600, dir_fd=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -100,13 +175,42 @@ def atomic_write(root: str | os.PathLike[str], relpath: str, data: bytes) -> Non
             os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
         crashpoint("write.after_temp_fsync")
-        os.replace(temp, full)
+        os.replace(temp, name, src_dir_fd=directory, dst_dir_fd=directory)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
+            os.unlink(temp, dir_fd=directory)
         raise
     crashpoint("write.after_rename")
-    fsync_directory(directory)
+    os.fsync(directory)
+
+
+def temp_pid(name: str) -> int | None:
+    """The writer's pid when ``name`` is a temp file of ``atomic_write``
+    (``.NAME.memkeeper-PID.tmp``): never a memory file, whatever the policy's globs say."""
+    if not (name.startswith(".") and name.endswith(".tmp")):
+        return None
+    _, tag, pid = name[:-4].rpartition(TEMP_TAG)
+    return int(pid) if tag and pid.isdigit() else None
+
+
+def sweep_temps(directory: str, name: str) -> None:
+    """Remove the temp files of ``name`` that writers killed mid-replace left behind: those
+    whose process is gone (a live one may be mid-write: its temp is left alone)."""
+    for entry in os.listdir(directory):
+        pid = temp_pid(entry)
+        if pid is not None and entry == f".{name}{TEMP_TAG}{pid}.tmp" and not _alive(pid):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(directory, entry))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
 
 
 def fsync_directory(directory: str) -> None:

@@ -61,6 +61,12 @@ def _files(p: dict[str, Any]) -> str:
     open_ = [f"  #{r['id']} {r['path']} region {r['region']}" for r in p.get("reconciliations", ())]
     if open_:
         rows += [f"open reconciliations: {len(open_)} (memkeeper reconcile list)", *open_]
+    held = [
+        f"  {c['id']} {c['agent']} {c['mode']} {' '.join(c['targets'])} ({c['seconds_left']}s left)"
+        for c in p.get("claims", ())
+    ]
+    if held:
+        rows += [f"live claims: {len(held)}", *held]
     return "\n".join([*head, f"managed files: {len(p['files'])}", *rows]) + "\n"
 
 
@@ -101,6 +107,18 @@ def _check(p: dict[str, Any]) -> str:
     return f"{warnings}ok: {len(p['checked'])} {what} checked, no violations\n"
 
 
+def _install_hooks(p: dict[str, Any]) -> str:
+    done = "installed" if p["git_hook_changed"] else "already installed"
+    lines = [f"git pre-commit hook {done}: {p['git_hook']} (runs memkeeper check --staged)"]
+    if p["legacy_hook"]:
+        kept = "moved the existing hook to" if p["moved_existing_hook"] else "runs first:"
+        lines.append(f"  {kept} {p['legacy_hook']}")
+    if "claude_settings" in p:
+        done = "added to" if p["settings_changed"] else "already in"
+        lines.append(f"Claude Code gate {done} {p['claude_settings']}: {p['claude_command']}")
+    return "\n".join(lines) + "\n"
+
+
 def _verify(p: dict[str, Any]) -> str:
     return f"ok: event chain of {p['events']} event(s) intact, {p['files']} indexed file(s) match\n"
 
@@ -137,6 +155,21 @@ def _claims(p: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _watch(p: dict[str, Any]) -> str:
+    """One daemon outcome: local time, what it did, where, and the event it recorded."""
+    import time
+
+    where = (p["path"] or "") + (f"#{p['section']}" if p.get("section") else "")
+    event = f" (event {p['event']})" if p.get("event") else ""
+    head = f"{time.strftime('%H:%M:%S')} {p['action']:<11}"
+    return f"{head} {where}: {p['detail']}{event}\n" if where else f"{head} {p['detail']}{event}\n"
+
+
+def _emitted(p: dict[str, Any]) -> str:
+    data = json.dumps(p["data"], ensure_ascii=False) if p["data"] else ""
+    return f"recorded event {p['id']}: {p['type']} {data}".rstrip() + "\n"
+
+
 def _metrics(p: dict[str, Any]) -> str:
     names = (
         *("claims_held", "queue_depth", "claims_granted"),
@@ -163,4 +196,7 @@ _RENDERERS = {
     "regen": _regen,
     "reconcile": _reconcile,
     "check": _check,
+    "install-hooks": _install_hooks,
+    "watch": _watch,
+    "emit": _emitted,
 }

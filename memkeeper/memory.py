@@ -133,6 +133,13 @@ class Memory:
     def events(self, since: int = 0, limit: int | None = None) -> list[Event]:
         return self.store.events(since, limit)
 
+    def emit(self, type: str, data: dict[str, Any] | None = None) -> Event:
+        """Record a coordination event from outside (``task.completed``, ``risk.found`` …);
+        ``Invalid`` for a type memkeeper itself uses or data that is not a JSON object."""
+        from memkeeper.emitting import emit
+
+        return emit(self, type, data)
+
     # -- writing -----------------------------------------------------------------------------
 
     def patch(
@@ -177,9 +184,12 @@ class Memory:
                 lost = _compare(rel, row, state, expect_rev, expect_file_hash)
                 if lost is None:
                     done = self._apply(rel, data, row, state, new_body, dmp)
-                    return done._replace(warnings=warnings) if warnings else done
-                self.store.tally("conflict", self.now())
-            raise lost
+                else:
+                    self.store.tally("conflict", self.now())
+            if lost is not None:
+                raise lost
+            fsio.crashpoint("patch.after_commit")  # committed, lock still held
+            return done._replace(warnings=warnings) if warnings else done
 
     def _apply(
         self,
@@ -227,6 +237,7 @@ class Memory:
             row.key,
             {"rev": new_row.rev, "hash": new_row.hash, "file_rev": new_state.file_rev},
         )
+        fsio.crashpoint("patch.before_commit")  # file and index written, not committed
         return PatchResult(
             rel,
             row.key,
@@ -380,8 +391,11 @@ class Memory:
 
     # -- indexing ----------------------------------------------------------------------------
 
-    def refresh(self, rel: str) -> None:
-        """Bring the index of ``rel`` up to date with the file on disk."""
+    def refresh(
+        self, rel: str, *, actor: str | None = None, detail: dict[str, Any] | None = None
+    ) -> None:
+        """Bring the index of ``rel`` up to date with the file on disk; ``actor`` and
+        ``detail``: who made a change found, and how (see ``index_file``)."""
         data = fsio.read_bytes(self._root, rel)
         state = self.store.file_state(rel)
         if state is not None and state.file_hash == digest(data):
@@ -389,11 +403,21 @@ class Memory:
         with self.locked(rel):
             data = fsio.read_bytes(self._root, rel)
             with self.store.writing():
-                self.index_file(rel, data)
+                self.index_file(rel, data, actor=actor, detail=detail)
 
-    def index_file(self, rel: str, data: bytes, *, external: bool = True) -> Document | None:
+    def index_file(
+        self,
+        rel: str,
+        data: bytes,
+        *,
+        external: bool = True,
+        actor: str | None = None,
+        detail: dict[str, Any] | None = None,
+    ) -> Document | None:
         """Index a change memkeeper did not make (``external=False``: one it just wrote, which
-        records no event). Call under the file lock, inside writing()."""
+        records no event). Its ``section.external_edit`` events name ``actor`` when known (the
+        Claude Code hook knows which agent's tool made it), else ``external``, and carry
+        ``detail`` in their data. Call under the file lock, inside writing()."""
         state = self.store.file_state(rel)
         file_hash = digest(data)
         if state is not None and state.file_hash == file_hash:
@@ -407,11 +431,17 @@ class Memory:
         self.store.put_sections(rel, change.rows)
         self.store.put_file(rel, FileState(1 if state is None else state.file_rev + 1, file_hash))
         if external and state is not None:
-            self._note_external(rel, previous, change, data)
+            self._note_external(rel, previous, change, data, actor, detail or {})
         return doc
 
     def _note_external(
-        self, rel: str, previous: list[SectionRow], change: Reindex, data: bytes
+        self,
+        rel: str,
+        previous: list[SectionRow],
+        change: Reindex,
+        data: bytes,
+        actor: str | None = None,
+        detail: dict[str, Any] | None = None,
     ) -> None:
         """Events for an edit memkeeper did not make: none for a private file; for history
         that was rewritten rather than extended, a ``policy.violation`` too."""
@@ -428,8 +458,8 @@ class Memory:
                 "section.external_edit",
                 rel,
                 key,
-                {"rev": revs[key], "noticed_by": self.agent},
-                actor="external",
+                {"rev": revs[key], "noticed_by": self.agent, **(detail or {})},
+                actor=actor or "external",
             )
 
     def record(

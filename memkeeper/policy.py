@@ -15,6 +15,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Literal, get_args
 
+from memkeeper import fsio
+
 FileClass = Literal["section-owned", "append-only", "generated", "private"]
 FILE_CLASSES: tuple[str, ...] = get_args(FileClass)
 DEFAULT_TTL = 120
@@ -118,7 +120,8 @@ def _walk(root: Path, prefix: str, named: frozenset[str]) -> Iterator[str]:
     for entry in entries:
         relpath = f"{prefix}{entry.name}"
         if entry.is_file(follow_symlinks=False):
-            yield relpath
+            if fsio.temp_pid(entry.name) is None:  # a killed writer's temp is not a memory file
+                yield relpath
         elif entry.is_dir(follow_symlinks=False) and _walkable(entry.name, named):
             yield from _walk(root, relpath + "/", named)
 

@@ -106,7 +106,10 @@ def _visit(
                 return RegenResult(rel, (), (), tuple(r.id for r in edited), False)
             now = context(memory, policy, claims)
             texts = {r.id: renderers[r.id](now) for r in found if r not in edited}
-            return _write(memory, rel, data, found, texts, edited)
+            done = _write(memory, rel, data, found, texts, edited)
+            fsio.crashpoint("regen.before_commit")  # file and index written, not committed
+        fsio.crashpoint("regen.after_commit")  # committed, lock still held
+        return done
 
 
 def _write(

@@ -16,6 +16,7 @@ import sqlite3
 
 from memkeeper import events as ev
 from memkeeper.errors import EnvironmentFailure
+from memkeeper.fsguard import refuse_network_filesystem
 from memkeeper.records import Event, Record
 
 TYPE_CHECKING = False
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 2  # 1: files, sections, events, cache; 2: + claims, waiters, counters,
 #                     tallies, reconciliations (added by re-running the IF NOT EXISTS schema)
 BUSY_TIMEOUT_S = 60.0
+EVENTS_HEAD = "events:head"  # cache key: "ID HASH" of the last event appended
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -196,7 +198,9 @@ class Store:
 
     @classmethod
     def open(cls, home: str) -> Store:
-        """Open (creating if needed) the store in the memory home directory ``home``."""
+        """Open (creating if needed) the store in the memory home directory ``home``;
+        ``EnvironmentFailure`` on a network filesystem, before anything is written there."""
+        refuse_network_filesystem(home)
         first = not os.path.exists(os.path.join(home, "state.db"))
         if first:
             prepare_home(home)
@@ -389,7 +393,17 @@ class Store:
                 event.hash,
             ),
         )
+        self.cache(EVENTS_HEAD, f"{event.id} {event.hash}")
         return event
+
+    def events_head(self) -> tuple[int, str] | None:
+        """The id and hash of the last event appended, recorded beside the log (a log that
+        ends before it lost its tail); None for a store that has not recorded one yet."""
+        found = self.cached(EVENTS_HEAD)
+        if found is None:
+            return None
+        head_id, _, head_hash = found.partition(" ")
+        return int(head_id), head_hash
 
     def last_event(self) -> Event | None:
         row = self._db.execute(

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from memkeeper.memory import Memory
+    from memkeeper.records import Event
 
 
 def violation(
@@ -23,6 +24,9 @@ def problems(memory: Memory) -> list[dict[str, Any]]:
     """Every way the event log or the index disagrees with itself or with the files."""
     store = memory.store
     with store.reading():
+        events = store.events()
+        breaks = chain_breaks(events)
+        breaks += tail_break(events[-1] if events else None, store.events_head())
         found = [
             violation(
                 None,
@@ -32,11 +36,27 @@ def problems(memory: Memory) -> list[dict[str, Any]]:
                 "history was altered outside memkeeper; restore .memkeeper/ from a "
                 "backup, or move it aside to start a new log",
             )
-            for event_id, what in chain_breaks(store.events())
+            for event_id, what in breaks
         ]
         for path in store.indexed_paths():
             found.extend(_file_problems(memory, path))
     return found
+
+
+def tail_break(last: Event | None, head: tuple[int, str] | None) -> list[tuple[int, str]]:
+    """The log must end at the head the store recorded with its last append: a chain that
+    holds but ends early lost its newest events. (A store from before heads were recorded
+    has none, and is judged by its chain alone.)"""
+    if head is None or (last is not None and (last.id, last.hash) == head):
+        return []
+    head_id = head[0]
+    if last is not None and last.id == head_id:
+        return [(head_id, "it is not the last event memkeeper wrote: its hash differs")]
+    if last is not None and last.id > head_id:
+        return [(last.id, f"the log goes on past event {head_id}, the last one memkeeper wrote")]
+    ends = f"ends at event {last.id}" if last is not None else "is empty"
+    what = f"the log {ends}, but event {head_id} was the last one written"
+    return [(head_id, f"{what}: events were deleted from its end")]
 
 
 def _file_problems(memory: Memory, path: str) -> list[dict[str, Any]]:

@@ -94,3 +94,13 @@ def tree_bytes(root: Path) -> dict[str, bytes]:
         if path.is_file() and not rel.startswith(".memkeeper/"):
             out[rel] = path.read_bytes()
     return out
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave ``slow`` tests out unless ``-m`` mentions them (``-m slow`` runs only them)."""
+    if "slow" in str(config.getoption("markexpr") or ""):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if item.get_closest_marker("slow") is None]

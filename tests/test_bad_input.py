@@ -4,6 +4,7 @@ and leaves every file byte-for-byte as it was."""
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,6 +100,23 @@ def _strict_claim_by_agent_b(root: Path) -> None:
 def _resolved_once(root: Path) -> None:
     _reconciliation_open(root)
     assert run_cli(root, "reconcile", "resolve", "1", "--keep-human").code == 0
+
+
+def _claimed(agent: str, *options: str, target: str = "CLAUDE.md", then: str = "") -> Setup:
+    """``agent`` takes claim c1 on ``target`` (and then, say, releases it)."""
+
+    def setup(root: Path) -> None:
+        done = run_cli(root, "claim", target, "--ttl", "600", *options, "--agent", agent, "--json")
+        assert done.code == 0, done.stdout
+        assert done.json["id"] == "c1"
+        if then:
+            assert run_cli(root, then, "c1", "--agent", agent).code == 0
+
+    return setup
+
+
+def _no_git(root: Path) -> None:
+    shutil.rmtree(root / ".git")
 
 
 @dataclass(frozen=True)
@@ -401,6 +419,128 @@ CASES = [
     ),
     Case("show without an ID", ("reconcile", "show"), 2, "reconcile show needs an ID"),
     Case("reconcile with a non-numeric ID", ("reconcile", "show", "one"), 2, "invalid int value"),
+    # -- claims -----------------------------------------------------------------------------------
+    Case("renew of an unknown claim", ("renew", "c99"), 2, "no claim 'c99' — list the live ones"),
+    Case("release of an unknown claim", ("release", "c99"), 2, "no claim 'c99'"),
+    Case(
+        "release of another agent's claim",
+        ("release", "c1"),
+        4,
+        "claim c1 is held by agent-b, not agent-a — only its holder may renew or release it",
+        _claimed("agent-b"),
+    ),
+    Case(
+        "renew of another agent's claim",
+        ("renew", "c1"),
+        4,
+        "claim c1 is held by agent-b, not agent-a",
+        _claimed("agent-b"),
+    ),
+    Case(
+        "renew of a released claim",
+        ("renew", "c1"),
+        2,
+        "claim c1 was released at",
+        _claimed("agent-a", then="release"),
+    ),
+    Case(
+        "renew with a zero ttl",
+        ("renew", "c1", "--ttl", "0"),
+        2,
+        "ttl must be a positive number of seconds, not 0.0",
+        _claimed("agent-a"),
+    ),
+    Case("claim above the root", ("claim", "../x"), 2, "../x: path is outside the memory root"),
+    Case(
+        "claim of an absolute path", ("claim", "/etc"), 2, "/etc: path is outside the memory root"
+    ),
+    Case("claim with a negative ttl", ("claim", "CLAUDE.md", "--ttl", "-5"), 2, "not -5.0"),
+    Case("claim with a zero ttl", ("claim", "CLAUDE.md", "--ttl", "0"), 2, "not 0.0 — pass --ttl"),
+    Case("claim with a NaN ttl", ("claim", "CLAUDE.md", "--ttl", "nan"), 2, "not nan — pass --ttl"),
+    Case("claim with a ttl of words", ("claim", "x", "--ttl", "soon"), 2, "invalid float value"),
+    Case("claim in a bogus mode", ("claim", "x", "--mode", "bogus"), 2, "invalid choice: 'bogus'"),
+    Case(
+        "claim with a negative wait",
+        ("claim", "CLAUDE.md", "--wait", "-1"),
+        2,
+        "--wait must be a number of seconds, not -1.0",
+    ),
+    Case("claim without a target", ("claim",), 2, "the following arguments are required: TARGET"),
+    Case("claim of an unknown section", ("claim", "CLAUDE.md#nope"), 2, "no section 'nope'"),
+    Case("claim with a wordy priority", ("claim", "x", "--priority", "x"), 2, "invalid int value"),
+    Case(
+        "patch under an unknown claim",
+        ("patch", "CLAUDE.md#build", "--expect-rev", "1", "--claim", "c77", "--body-file", "-"),
+        4,
+        "claim c77 is not a live claim",
+        stdin=b"x\n",
+    ),
+    Case(
+        "patch under another agent's claim",
+        ("patch", "CLAUDE.md#build", "--expect-rev", "1", "--claim", "c1", "--body-file", "-"),
+        4,
+        "claim c1 belongs to agent-b, not agent-a — write under your own",
+        _claimed("agent-b"),
+        stdin=b"x\n",
+    ),
+    Case(
+        "patch under a read claim",
+        ("patch", "CLAUDE.md#build", "--expect-rev", "1", "--claim", "c1", "--body-file", "-"),
+        4,
+        "claim c1 is a read claim",
+        _claimed("agent-a", "--mode", "read"),
+        stdin=b"x\n",
+    ),
+    Case(
+        "patch outside its claim",
+        ("patch", "CLAUDE.md#build", "--expect-rev", "1", "--claim", "c1", "--body-file", "-"),
+        4,
+        "claim c1 does not cover CLAUDE.md#inventory-service/build",
+        _claimed("agent-a", target="AGENTS.md"),
+        stdin=b"x\n",
+    ),
+    # -- emit, watch, hooks, check, init, events -----------------------------------------------
+    Case("emit of data that is not JSON", ("emit", "t.done", "--data", "{"), 2, "not valid JSON"),
+    Case("emit of a JSON list", ("emit", "t.done", "--data", "[1]"), 2, "not an array"),
+    Case("emit of NaN", ("emit", "t.done", "--data", '{"x": NaN}'), 2, "NaN is not JSON"),
+    Case(
+        "emit of memkeeper's own event type",
+        ("emit", "section.patched"),
+        2,
+        "section.* events are memkeeper's own and cannot be emitted",
+    ),
+    Case("emit of a malformed type", ("emit", "Bad Type!"), 2, "event type 'Bad Type!': use"),
+    Case("hook of an unknown kind", ("hook", "bogus"), 2, "invalid choice: 'bogus'"),
+    Case(
+        "watch with a negative debounce",
+        ("watch", "--debounce-ms", "-1"),
+        2,
+        "'-1' is not a whole number of milliseconds",
+    ),
+    Case(
+        "install-hooks outside a git repository",
+        ("install-hooks",),
+        2,
+        "not a git repository — run git init",
+        _no_git,
+    ),
+    Case(
+        "check --staged outside a git repository",
+        ("check", "--staged"),
+        2,
+        "not a git repository — --staged judges what git would commit",
+        _no_git,
+    ),
+    Case(
+        "a preset name that climbs out of the presets",
+        ("init", "--preset", "../../etc/passwd"),
+        2,
+        "unknown preset '../../etc/passwd'",
+        _no_policy,
+    ),
+    Case("events since a word", ("events", "--since", "x"), 2, "invalid int value: 'x'"),
+    Case("sections above the root", ("sections", "../x.md"), 2, "outside the memory root"),
+    Case("read of an empty path", ("read", ""), 2, "empty path — name a file"),
 ]
 
 
@@ -416,5 +556,6 @@ def test_bad_input_is_refused_and_changes_nothing(case: Case, sample: Path) -> N
     assert tree_bytes(sample) == before
 
 
-def test_the_catalogue_is_big_enough() -> None:
-    assert len(CASES) >= 20
+def test_the_catalogue_is_big_enough_and_names_each_case_once() -> None:
+    assert len(CASES) >= 40
+    assert len({case.name for case in CASES}) == len(CASES)

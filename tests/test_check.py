@@ -189,6 +189,21 @@ def test_staged_judges_what_git_would_commit(committed: Path, cli: Cli) -> None:
     assert cli("check").code == 0  # the working tree itself is a pure extension
 
 
+def test_staged_with_paths_judges_their_index_versions_even_when_unchanged(
+    committed: Path, cli: Cli
+) -> None:
+    """`pre-commit run --all-files` passes every tracked path with nothing staged."""
+    status = committed / STATUS
+    status.write_text(status.read_text().replace("_No live claims._", "mine"))
+    git(committed, "commit", "-qam", "a hand edit slipped in")
+    assert cli("check", "--staged").code == 0  # nothing staged, nothing named
+    assert failures(cli, "--staged", STATUS, "CLAUDE.md") == [(STATUS, 9, "region-edited")]
+    (committed / "memory/scratch/new.md").write_text("# untracked notes\n")
+    assert cli("check", "--staged", "memory/scratch/new.md").code == 0  # not in the index
+    tracked = failures(cli, "--staged", "memory/scratch/agent-a.md")  # committed by mistake
+    assert tracked == [("memory/scratch/agent-a.md", None, "private")]
+
+
 def test_check_names_only_the_paths_it_is_given(committed: Path, cli: Cli) -> None:
     status = committed / STATUS
     status.write_text(status.read_text().replace("_No live claims._", "mine"))

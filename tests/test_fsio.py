@@ -175,7 +175,7 @@ def test_an_interrupted_write_keeps_the_old_bytes(
 ) -> None:
     (tmp_path / "a.md").write_bytes(b"old")
 
-    def interrupt(src: str, dst: str) -> None:
+    def interrupt(src: str, dst: str, **dir_fds: int) -> None:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(os, "replace", interrupt)

@@ -1,0 +1,219 @@
+"""What the watch daemon should do about a batch of file changes: pure, no file system access.
+
+The daemon (``daemon.py``) turns a raw batch from its change source into a ``Batch``
+(``prep_changes``), looks at each dirty path on disk (a ``Look``: the file's hash now, the hash
+the index holds), and asks ``plan`` what to do. Every change means only "dirty, re-hash": a
+file whose bytes hash to what the index holds was written by memkeeper itself (or changed
+back) and needs nothing. Which coordination events call for re-rendering generated regions is
+``regen_due``; which directories to watch is ``watch_dirs``. What the daemon did comes back as
+``Outcome`` values (``describe`` turns an event it caused into one).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any
+
+    from memkeeper.records import Event
+
+POLICY_FILE = ".memkeeper.yaml"
+HOME_DIR = ".memkeeper"
+STORE_FILES = frozenset({f"{HOME_DIR}/state.db", f"{HOME_DIR}/state.db-wal"})
+# Events that never call for a re-render: a regen's own (regions never show them).
+QUIET_EVENTS = frozenset({"region.regenerated"})
+# Temp files of memkeeper's own atomic writes and of editors: never a save of a managed file.
+_TEMP_NAME = re.compile(r"\.memkeeper-\d+\.tmp$|\.sw[a-px]$|~$|^\.#|^#.*#$|___jb_\w+___$|^4913$")
+
+Kind = Literal["file", "dir", "missing", "other"]
+OutcomeKind = Literal[
+    "started",
+    "indexed",
+    "violation",
+    "reconcile",
+    "regenerated",
+    "expired",
+    "gone",
+    "reloaded",
+    "rewatched",
+    "error",
+    "stopped",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """One batch of changes, root-relative: ``paths`` are dirty files or directories."""
+
+    paths: frozenset[str] = frozenset()
+    policy: bool = False  # the policy file changed
+    store: bool = False  # the state store changed: new events may exist
+
+
+@dataclass(frozen=True, slots=True)
+class Look:
+    """A dirty path as the daemon found it: what is there, its class, hash and indexed hash."""
+
+    path: str
+    kind: Kind
+    file_class: str | None = None  # the policy's class; None: unmanaged
+    disk: str | None = None  # the file's hash, for kind "file"
+    indexed: str | None = None  # the index's file_hash; None: never indexed
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """What the daemon believes between batches."""
+
+    dirs: frozenset[str]  # watched directories ("" is the root)
+    files: frozenset[str]  # managed files present at the last look
+    next_expiry: float | None = None  # the earliest expiry of a live claim
+    next_rescan: float = float("inf")
+
+
+@dataclass(frozen=True, slots=True)
+class Index:
+    """Index a managed file that changed (``file_class`` decides how)."""
+
+    path: str
+    file_class: str
+
+
+@dataclass(frozen=True, slots=True)
+class Gone:
+    """A managed file was deleted or renamed away."""
+
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reload:
+    """The policy file changed: reload it, re-list managed files, watch their directories."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rescan:
+    """Re-list managed files (a directory came or went, or it is time to)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sweep:
+    """A claim is due to expire: expire it (``claim.expired``)."""
+
+
+Action = Index | Gone | Reload | Rescan | Sweep
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One thing the daemon did or noticed, with the event it recorded, if any."""
+
+    action: OutcomeKind
+    path: str | None = None
+    detail: str = ""
+    event: int | None = None
+    section: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        status = "error" if self.action == "error" else "ok"
+        return {"status": status, "action": self.action, "path": self.path,
+                "section": self.section, "detail": self.detail, "event": self.event}  # fmt: skip
+
+
+def prep_changes(raw: Iterable[tuple[int, str]], root: str) -> Batch:
+    """The root-relative paths of a raw batch of ``(change, absolute path)``; the kind of
+    change is dropped (every change means "re-hash"), and so are temp files, git's and
+    memkeeper's own state — except that a change to the store is noted."""
+    paths: set[str] = set()
+    policy = store = False
+    for _, full in raw:
+        rel = os.path.relpath(full, root).replace(os.sep, "/")
+        if rel == "." or rel.startswith("../"):
+            continue
+        policy = policy or rel == POLICY_FILE
+        store = store or rel in STORE_FILES
+        top, name = rel.split("/", 1)[0], rel.rsplit("/", 1)[-1]
+        if rel != POLICY_FILE and top not in (HOME_DIR, ".git") and not _TEMP_NAME.search(name):
+            paths.add(rel)
+    return Batch(frozenset(paths), policy, store)
+
+
+def plan(batch: Batch, looks: Sequence[Look], known: Known, now: float) -> tuple[Action, ...]:
+    """The actions for one batch: a reload or rescan covers every file; else each dirty file."""
+    due: tuple[Action, ...] = (Sweep(),) if expiry_due(known.next_expiry, now) else ()
+    if batch.policy:
+        return (Reload(), *due)
+    if now >= known.next_rescan or any(_dirs_changed(look, known) for look in looks):
+        return (Rescan(), *due)
+    return (*plan_files(looks, known.files), *due)
+
+
+def plan_files(looks: Iterable[Look], known_files: frozenset[str]) -> tuple[Index | Gone, ...]:
+    """Index each managed file whose bytes differ from the index; report known ones gone."""
+    actions: list[Index | Gone] = []
+    for look in looks:
+        if look.file_class in (None, "private") or look.kind == "dir":
+            continue
+        if look.kind != "file":
+            if look.path in known_files:
+                actions.append(Gone(look.path))
+        elif look.disk != look.indexed:
+            actions.append(Index(look.path, look.file_class))
+    return tuple(actions)
+
+
+def _dirs_changed(look: Look, known: Known) -> bool:
+    """A new directory (it may hold managed files) or a watched one gone."""
+    if look.kind == "dir":
+        return look.path not in known.dirs
+    return look.path in known.dirs
+
+
+def expiry_due(next_expiry: float | None, now: float) -> bool:
+    return next_expiry is not None and now >= next_expiry
+
+
+def regen_due(event_types: Iterable[str]) -> bool:
+    """New coordination events (claims, patches, appends, emits…) that regions may show."""
+    return any(t not in QUIET_EVENTS for t in event_types)
+
+
+def watch_dirs(files: Iterable[str]) -> frozenset[str]:
+    """The directories to watch for these managed files: each one's directory and that
+    directory's ancestors (so a directory created or renamed on the way is seen), the root
+    (which holds the policy) and the memory home (whose state store announces new events).
+    Directories, never files: a watch on a file dies with the file's first atomic replace."""
+    dirs = {"", HOME_DIR}
+    for path in files:
+        parts = path.split("/")[:-1]
+        dirs.update("/".join(parts[:depth]) for depth in range(1, len(parts) + 1))
+    return frozenset(dirs)
+
+
+def describe(event: Event) -> Outcome:
+    """The outcome line for an event the daemon caused."""
+    data, path, id_ = event.data, event.path, event.id
+    if event.type == "section.external_edit":
+        what = f"edited outside memkeeper, now rev {data.get('rev')}"
+        return Outcome("indexed", path, what, id_, event.section)
+    if event.type == "policy.violation":
+        return Outcome("violation", path, str(data.get("message", "")), id_)
+    if event.type == "reconcile.opened":
+        rec, region, line = data.get("id"), data.get("region"), data.get("line")
+        what = f"region {region} (line {line}) edited by hand: reconciliation #{rec} opened"
+        return Outcome("reconcile", path, f"{what} — memkeeper reconcile show {rec}", id_)
+    if event.type == "region.regenerated":
+        regions = ", ".join(str(r) for r in data.get("regions", ())) or "markers"
+        return Outcome("regenerated", path, f"rendered {regions}", id_)
+    if event.type == "claim.expired":
+        targets = ", ".join(str(t) for t in data.get("targets", ()))
+        return Outcome(
+            "expired", None, f"claim {data.get('id')} of {event.actor} on {targets}", id_
+        )
+    return Outcome("indexed", path, event.type, id_, event.section)
