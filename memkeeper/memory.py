@@ -11,9 +11,8 @@ import json
 import os
 
 from memkeeper import fsio, refs, repo
-from memkeeper.errors import Conflict, Failed, Invalid, Refused
+from memkeeper.errors import Failed
 from memkeeper.events import digest, iso_utc
-from memkeeper.lines import count_lines
 from memkeeper.records import Event, PatchResult, SectionInfo, SectionText
 from memkeeper.store import FileState, SectionRow, Store
 
@@ -34,7 +33,6 @@ if TYPE_CHECKING:
 POLICY_FILE = ".memkeeper.yaml"
 HOME_DIR = ".memkeeper"
 AGENT_ENV = "MEMKEEPER_AGENT"
-WRITABLE_CLASSES = ("section-owned", "generated")
 
 
 class Memory:
@@ -43,7 +41,7 @@ class Memory:
     def __init__(
         self, root: str | os.PathLike[str], agent: str, clock: Clock | None = None
     ) -> None:
-        self._root = os.fspath(root)
+        self.top = os.fspath(root)  # the root as a str: pathlib costs start-up time
         self.agent = agent
         self.home = os.path.join(root, HOME_DIR)
         self._clock = clock
@@ -91,7 +89,7 @@ class Memory:
         """A section (``PATH#KEY``) or a whole file (``PATH``) with its revisions."""
         path, key = refs.split_ref(ref)
         rel = self.relpath(path)
-        data = fsio.read_bytes(self._root, rel)
+        data = fsio.read_bytes(self.top, rel)
         answer = self._read_indexed(rel, key, digest(data), data)
         if answer is None:
             self.refresh(rel)
@@ -108,7 +106,7 @@ class Memory:
             if state is None or file_hash not in (None, state.file_hash):
                 return None
             if key is None:
-                whole = data if data is not None else fsio.read_bytes(self._root, rel)
+                whole = data if data is not None else fsio.read_bytes(self.top, rel)
                 return SectionText(
                     rel,
                     None,
@@ -119,10 +117,11 @@ class Memory:
                     state.file_rev,
                     state.file_hash,
                 )
-            found = self._section(rel, key)
-        return _section_text(rel, state, found)
+            found = self.section_row(rel, key)
+        return section_text(rel, state, found)
 
-    def _section(self, rel: str, ref_key: str) -> SectionRow:
+    def section_row(self, rel: str, ref_key: str) -> SectionRow:
+        """The present section ``ref_key`` names (exact key or unambiguous suffix)."""
         hit = self.store.indexed_section(rel, ref_key)
         if hit is None:
             key = refs.resolve_key(rel, ref_key, self.store.section_keys(rel))
@@ -153,140 +152,17 @@ class Memory:
         claim: str | None = None,
     ) -> PatchResult:
         """Compare-and-swap one section's body; see contract §4 "Patch rules"."""
-        path, ref_key = refs.split_ref(ref)
-        if ref_key is None:
-            raise Invalid(
-                f"{ref}: patch needs a section — write PATH#KEY "
-                f"(list them with: memkeeper sections {path})"
-            )
-        if (body is None) == (dmp is None):
-            raise Invalid("patch needs exactly one of a body or a diff-match-patch payload")
-        rel = self.relpath(path)
-        new_body = None
-        if body is not None:
-            raw = body.encode("utf-8") if isinstance(body, str) else body
-            from memkeeper.patching import text_bytes
+        from memkeeper.sectionpatch import patch
 
-            text_bytes(raw, "body")
-            new_body = raw
-        rule = self.rule(rel)
-        _check_class(rel, rule.get("class"))
-        with self.locked(rel):
-            data = fsio.read_bytes(self._root, rel)
-            lost: Conflict | None = None
-            with self.store.writing():
-                self.index_file(rel, data)
-                row = self._section(rel, ref_key)
-                self._check_owner(rel, row.key)
-                warnings = self._check_claims(rel, row.key, claim)
-                state = self.store.file_state(rel)
-                assert state is not None
-                lost = _compare(rel, row, state, expect_rev, expect_file_hash)
-                if lost is None:
-                    done = self._apply(rel, data, row, state, new_body, dmp)
-                else:
-                    self.store.tally("conflict", self.now())
-            if lost is not None:
-                raise lost
-            fsio.crashpoint("patch.after_commit")  # committed, lock still held
-            return done._replace(warnings=warnings) if warnings else done
-
-    def _apply(
-        self,
-        rel: str,
-        data: bytes,
-        row: SectionRow,
-        state: FileState,
-        new_body: bytes | None,
-        dmp: str | None,
-    ) -> PatchResult:
-        from memkeeper import patching
-
-        if dmp is not None:
-            patched = patching.apply_dmp(row.body.decode("utf-8"), dmp, f"{rel}#{row.key}")
-            new_body = patched.encode("utf-8")
-        assert new_body is not None
-        start = self.store.bytes_before(rel, row.ord)
-        cut = patching.splice(data, start, row.heading, row.body, new_body, row.level > 0)
-        if self.rule(rel).get("class") == "generated":
-            self._check_regions(rel, row.key, data, cut.data)
-        heading, body = cut.heading, cut.body
-        following = self.store.heading_at(rel, row.ord + 1)
-        if not patching.body_is_inert(row.body, body, row.heading, following):
-            self._check_structure(rel, data, cut.data, row.key, cut.body_start, cut.body_end)
-        if heading + body == row.heading + row.body:
-            return PatchResult(
-                rel, row.key, row.rev, row.hash or "", state.file_rev, state.file_hash, 0
-            )
-        fsio.crashpoint("patch.before_write")
-        fsio.atomic_write(self._root, rel, cut.data)
-        fsio.crashpoint("patch.after_write")
-        new_row = row._replace(
-            rev=row.rev + 1,
-            hash=digest(heading + body),
-            heading=heading,
-            body=body,
-            lines=count_lines(heading + body),
+        return patch(
+            self,
+            ref,
+            body,
+            expect_rev=expect_rev,
+            expect_file_hash=expect_file_hash,
+            dmp=dmp,
+            claim=claim,
         )
-        new_state = FileState(state.file_rev + 1, digest(cut.data))
-        self.store.put_sections(rel, [new_row])
-        self.store.put_file(rel, new_state)
-        event = self.record(
-            "section.patched",
-            rel,
-            row.key,
-            {"rev": new_row.rev, "hash": new_row.hash, "file_rev": new_state.file_rev},
-        )
-        fsio.crashpoint("patch.before_commit")  # file and index written, not committed
-        return PatchResult(
-            rel,
-            row.key,
-            new_row.rev,
-            new_row.hash or "",
-            new_state.file_rev,
-            new_state.file_hash,
-            event.id,
-        )
-
-    def _check_structure(
-        self, rel: str, old: bytes, new: bytes, key: str, body_start: int, body_end: int
-    ) -> None:
-        from memkeeper.patching import structure_problem
-        from memkeeper.sections import split
-
-        problem = structure_problem(split(old, rel), split(new, rel), key, body_start, body_end)
-        if problem is not None:
-            raise Refused(f"{rel}#{key}: {problem}", reason="structure")
-
-    def _check_regions(self, rel: str, key: str, old: bytes, new: bytes) -> None:
-        """A generated file takes patches outside its regions only (reason ``class``)."""
-        from memkeeper.regions import patch_problem
-
-        problem = patch_problem(rel, old, new)
-        if problem is not None:
-            raise Refused(
-                f"{rel}#{key}: {problem} — edit outside the markers; `memkeeper regen` "
-                "renders what is inside them",
-                reason="class",
-            )
-
-    def _check_owner(self, rel: str, key: str) -> None:
-        owners = self.rule(rel, key).get("owners")
-        if owners is not None and self.agent not in owners:
-            raise Refused(
-                f"{rel}#{key}: only {', '.join(owners)} may patch this section "
-                f"(policy {POLICY_FILE}); you are {self.agent!r}",
-                reason="owner",
-            )
-
-    def _check_claims(self, rel: str, key: str, claim: str | None) -> tuple[str, ...]:
-        """Warnings from advisory claims; ``Refused`` for strict ones or a failed fence.
-        One cheap query when nobody holds a claim and the write names none."""
-        if claim is None and not self.store.any_live_claim(self.now()):
-            return ()
-        from memkeeper.claims import check_write
-
-        return check_write(self, rel, key, claim)
 
     # -- claims (contract §4 "Claims"; the work is in claims.py) -------------------------------
 
@@ -396,12 +272,12 @@ class Memory:
     ) -> None:
         """Bring the index of ``rel`` up to date with the file on disk; ``actor`` and
         ``detail``: who made a change found, and how (see ``index_file``)."""
-        data = fsio.read_bytes(self._root, rel)
+        data = fsio.read_bytes(self.top, rel)
         state = self.store.file_state(rel)
         if state is not None and state.file_hash == digest(data):
             return
         with self.locked(rel):
-            data = fsio.read_bytes(self._root, rel)
+            data = fsio.read_bytes(self.top, rel)
             with self.store.writing():
                 self.index_file(rel, data, actor=actor, detail=detail)
 
@@ -494,7 +370,7 @@ class Memory:
 
     def _policy(self) -> tuple[bytes, str]:
         """The policy file's bytes and hash, re-read only when its stat changes."""
-        path = os.path.join(self._root, POLICY_FILE)
+        path = os.path.join(self.top, POLICY_FILE)
         try:
             info = os.stat(path)
             signature = (info.st_mtime_ns, info.st_size, info.st_ino, info.st_ctime_ns)
@@ -515,7 +391,7 @@ class Memory:
         """The memory root (resolved)."""
         from pathlib import Path
 
-        return Path(self._root)
+        return Path(self.top)
 
     @property
     def store(self) -> Store:
@@ -524,7 +400,7 @@ class Memory:
         return self._db
 
     def relpath(self, user_path: str) -> str:
-        return fsio.confine(self._root, repo.relative_path(self._root, user_path))
+        return fsio.confine(self.top, repo.relative_path(self.top, user_path))
 
     def now(self) -> float:
         if self._clock is not None:
@@ -548,7 +424,7 @@ class Memory:
         return {"events": len(self.events()), "files": len(self.store.indexed_paths())}
 
 
-def _section_text(rel: str, state: FileState, row: SectionRow) -> SectionText:
+def section_text(rel: str, state: FileState, row: SectionRow) -> SectionText:
     return SectionText(
         rel,
         row.key,
@@ -559,45 +435,6 @@ def _section_text(rel: str, state: FileState, row: SectionRow) -> SectionText:
         state.file_rev,
         state.file_hash,
     )
-
-
-def _compare(
-    rel: str, row: SectionRow, state: FileState, expect_rev: int, expect_file_hash: str | None
-) -> Conflict | None:
-    """The conflict a compare-and-swap at ``expect_rev`` loses with, if any."""
-    if row.rev == expect_rev and expect_file_hash in (None, state.file_hash):
-        return None
-    stale_rev = row.rev != expect_rev
-    reason = "stale_revision" if stale_rev else "stale_file_hash"
-    expected: dict[str, Any] = {"rev": expect_rev}
-    if expect_file_hash is not None:
-        expected["file_hash"] = expect_file_hash
-    what = (
-        f"expected rev {expect_rev}, it is at rev {row.rev}"
-        if stale_rev
-        else f"expected file hash {expect_file_hash}, it is {state.file_hash}"
-    )
-    return Conflict(
-        f"{rel}#{row.key}: changed since you read it ({what}) — merge your edit into the "
-        "current content and retry with the current rev",
-        reason=reason,
-        expected=expected,
-        current=_section_text(rel, state, row),
-        retryable=True,
-        recover=f"memkeeper patch '{rel}#{row.key}' --expect-rev {row.rev} --body-file FILE",
-    )
-
-
-def _check_class(rel: str, file_class: str | None) -> None:
-    if file_class is None:
-        raise Refused(
-            f"{rel}: not managed by the policy ({POLICY_FILE}) — memkeeper only "
-            "patches managed files; add a rule for it",
-            reason="unmanaged",
-        )
-    if file_class not in WRITABLE_CLASSES:
-        hint = " — add an entry with memkeeper append" if file_class == "append-only" else ""
-        raise Refused(f"{rel}: is {file_class}; patch is not allowed{hint}", reason="class")
 
 
 def _verdict(policy_bytes: bytes, rel: str, key: str | None) -> dict[str, Any]:
