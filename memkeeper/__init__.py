@@ -16,8 +16,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memkeeper.appending import AppendResult
     from memkeeper.leases import Claim
+    from memkeeper.reconstore import Reconciliation
     from memkeeper.regen import RegenResult
-    from memkeeper.store import Reconciliation
 
 __all__ = [
     "AppendResult",
@@ -42,7 +42,7 @@ __all__ = [
 _LAZY = {
     "AppendResult": "memkeeper.appending",
     "Claim": "memkeeper.leases",
-    "Reconciliation": "memkeeper.store",
+    "Reconciliation": "memkeeper.reconstore",
     "RegenResult": "memkeeper.regen",
 }
 

@@ -13,8 +13,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from memkeeper.leases import Claim, Request
+    from memkeeper.leasestore import WaiterRow
     from memkeeper.memory import Memory
-    from memkeeper.store import WaiterRow
 
 
 def resolve_target(memory: Memory, target: str) -> str:

@@ -25,7 +25,7 @@ from memkeeper.claimdata import (
 )
 from memkeeper.errors import Busy, Invalid, Refused
 from memkeeper.events import iso_utc
-from memkeeper.store import WaiterRow
+from memkeeper.leasestore import WaiterRow
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -26,9 +26,9 @@ if TYPE_CHECKING:
     from memkeeper.clock import Clock
     from memkeeper.index import Reindex
     from memkeeper.leases import Claim, Mode
+    from memkeeper.reconstore import Reconciliation
     from memkeeper.regen import RegenResult
     from memkeeper.sections import Document
-    from memkeeper.store import Reconciliation
 
 POLICY_FILE = ".memkeeper.yaml"
 HOME_DIR = ".memkeeper"

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from memkeeper.memory import Memory
     from memkeeper.policy import Policy
-    from memkeeper.store import Reconciliation
+    from memkeeper.reconstore import Reconciliation
 
 HOW = ("keep-human", "take-generated")
 

@@ -17,6 +17,8 @@ import sqlite3
 from memkeeper import events as ev
 from memkeeper.errors import EnvironmentFailure
 from memkeeper.fsguard import refuse_network_filesystem
+from memkeeper.leasestore import LeaseRows
+from memkeeper.reconstore import ReconciliationRows
 from memkeeper.records import Event, Record
 
 TYPE_CHECKING = False
@@ -24,7 +26,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from typing import Any
 
-    from memkeeper.leases import Claim, Request
 
 SCHEMA_VERSION = 2  # 1: files, sections, events, cache; 2: + claims, waiters, counters,
 #                     tallies, reconciliations (added by re-running the IF NOT EXISTS schema)
@@ -190,7 +191,7 @@ def _row(values: tuple[Any, ...]) -> SectionRow:
     )
 
 
-class Store:
+class Store(LeaseRows, ReconciliationRows):
     """One connection to the memory home's database."""
 
     def __init__(self, connection: sqlite3.Connection) -> None:
@@ -419,49 +420,6 @@ class Store:
         ).fetchall()
         return [_event(r) for r in rows]
 
-    # -- reconciliations (call the writing ones inside ``writing()``) ---------------------
-
-    def open_reconciliation(
-        self, path: str, region: str, human: str, generated: str, by: str, at: str
-    ) -> tuple[Reconciliation, bool]:
-        """The open reconciliation of a region, opened now (``True``) or refreshed with the
-        latest texts (``False``): one region never has two open at once."""
-        found = self._db.execute(
-            f"SELECT {_RECONCILIATION_COLUMNS} FROM reconciliations "
-            "WHERE path = ? AND region = ? AND resolution IS NULL",
-            (path, region),
-        ).fetchone()
-        if found is not None:
-            sql = "UPDATE reconciliations SET human = ?, generated = ? WHERE id = ?"
-            self._db.execute(sql, (human, generated, found[0]))
-            return _reconciliation(found)._replace(human=human, generated=generated), False
-        cursor = self._db.execute(
-            "INSERT INTO reconciliations (path, region, human, generated, opened_by, opened_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (path, region, human, generated, by, at),
-        )
-        assert cursor.lastrowid is not None
-        row = (cursor.lastrowid, path, region, human, generated, by, at, None, None, None)
-        return _reconciliation(row), True
-
-    def reconciliations(self, *, resolved: bool = False) -> list[Reconciliation]:
-        """Open reconciliations by id (all of them with ``resolved=True``)."""
-        where = "" if resolved else "WHERE resolution IS NULL"
-        sql = f"SELECT {_RECONCILIATION_COLUMNS} FROM reconciliations {where} ORDER BY id"
-        return [_reconciliation(r) for r in self._db.execute(sql).fetchall()]
-
-    def reconciliation(self, rec_id: int) -> Reconciliation | None:
-        sql = f"SELECT {_RECONCILIATION_COLUMNS} FROM reconciliations WHERE id = ?"
-        row = self._db.execute(sql, (rec_id,)).fetchone()
-        return None if row is None else _reconciliation(row)
-
-    def resolve_reconciliation(self, rec_id: int, resolution: str, by: str, at: str) -> None:
-        self._db.execute(
-            "UPDATE reconciliations SET resolution = ?, resolved_by = ?, resolved_at = ? "
-            "WHERE id = ? AND resolution IS NULL",
-            (resolution, by, at, rec_id),
-        )
-
     # -- small cache (parsed policy facts keyed by content hash) -------------------------
 
     def cached(self, key: str) -> str | None:
@@ -478,68 +436,6 @@ class Store:
         with self.writing():
             self.cache(key, value)
 
-    # -- leases: claims, queued requests, counters (call inside ``writing()``) ------------
-
-    def bump(self, counter: str) -> int:
-        """Add one to a persistent counter and return it: no value is ever handed out twice."""
-        rows = self._db.execute(
-            "INSERT INTO counters (name, value) VALUES (?, 1) "
-            "ON CONFLICT (name) DO UPDATE SET value = value + 1 RETURNING value",
-            (counter,),
-        ).fetchall()
-        return int(rows[0][0])
-
-    def any_live_claim(self, now: float) -> bool:
-        """The cheap question a patch asks before loading any claim."""
-        sql = "SELECT 1 FROM claims WHERE expires_at > ? LIMIT 1"
-        return self._db.execute(sql, (now,)).fetchone() is not None
-
-    def claim_rows(self, expired_by: float | None = None) -> list[Claim]:
-        """Every stored claim (expired ones stay until swept), or those expired by then."""
-        where = "" if expired_by is None else "WHERE expires_at <= ?"
-        args = () if expired_by is None else (expired_by,)
-        sql = f"SELECT {_CLAIM_COLUMNS} FROM claims {where} ORDER BY token"
-        return [_claim(r) for r in self._db.execute(sql, args).fetchall()]
-
-    def claim_row(self, claim_id: str) -> Claim | None:
-        sql = f"SELECT {_CLAIM_COLUMNS} FROM claims WHERE id = ?"
-        row = self._db.execute(sql, (claim_id,)).fetchone()
-        return None if row is None else _claim(row)
-
-    def put_claim(self, c: Claim) -> None:
-        head = (c.id, c.token, c.agent, c.mode, json.dumps(c.targets), c.priority)
-        self._db.execute(
-            f"INSERT OR REPLACE INTO claims ({_CLAIM_COLUMNS}) VALUES ({_marks(10)})",
-            (*head, int(c.strict), c.granted_at, c.expires_at, c.objective),
-        )
-
-    def drop_claim(self, claim_id: str) -> None:
-        self._db.execute("DELETE FROM claims WHERE id = ?", (claim_id,))
-
-    def earliest_expiry(self, now: float) -> float | None:
-        sql = "SELECT MIN(expires_at) FROM claims WHERE expires_at > ?"
-        found = self._db.execute(sql, (now,)).fetchone()[0]
-        return None if found is None else float(found)
-
-    def put_waiter(self, w: WaiterRow) -> None:
-        r = w.request
-        request = (r.id, r.arrival, r.agent, r.mode, json.dumps(r.targets), r.priority)
-        self._db.execute(
-            f"INSERT INTO waiters ({_WAITER_COLUMNS}) VALUES ({_marks(13)})",
-            (*request, int(r.strict), r.ttl, r.objective, w.pid, w.deadline, w.state, w.reason),
-        )
-
-    def waiter_rows(self) -> list[WaiterRow]:
-        sql = f"SELECT {_WAITER_COLUMNS} FROM waiters ORDER BY arrival"
-        return [_waiter(r) for r in self._db.execute(sql).fetchall()]
-
-    def settle_waiter(self, request_id: str, state: str, reason: str | None = None) -> None:
-        sql = "UPDATE waiters SET state = ?, reason = ? WHERE id = ?"
-        self._db.execute(sql, (state, reason, request_id))
-
-    def drop_waiter(self, request_id: str) -> None:
-        self._db.execute("DELETE FROM waiters WHERE id = ?", (request_id,))
-
     def last_claim_event(self, claim_id: str) -> Event | None:
         """The latest event that ended claim ``claim_id`` (released, expired or aborted)."""
         row = self._db.execute(
@@ -550,17 +446,6 @@ class Store:
         ).fetchone()
         return None if row is None else _event(row)
 
-    # -- counts for metrics ---------------------------------------------------------------
-
-    def tally(self, kind: str, at: float, keep_s: float = 3600.0) -> None:
-        """Count one ``kind`` occurrence at ``at``, forgetting those older than ``keep_s``."""
-        self._db.execute("DELETE FROM tallies WHERE kind = ? AND at < ?", (kind, at - keep_s))
-        self._db.execute("INSERT INTO tallies (kind, at) VALUES (?, ?)", (kind, at))
-
-    def tally_count(self, kind: str, since: float) -> int:
-        sql = "SELECT COUNT(*) FROM tallies WHERE kind = ? AND at >= ?"
-        return int(self._db.execute(sql, (kind, since)).fetchone()[0])
-
     def count_events(self, type: str, since_ts: str, reason: str | None = None) -> int:
         """Events of ``type`` at or after ``since_ts`` (and with ``data.reason``, if given)."""
         sql = "SELECT COUNT(*) FROM events WHERE type = ? AND ts >= ?"
@@ -570,57 +455,6 @@ class Store:
         return int(self._db.execute(sql, (type, since_ts, reason)).fetchone()[0])
 
 
-class WaiterRow(Record):
-    """A queued claim request, the process waiting on it and what became of it."""
-
-    __slots__ = ("request", "pid", "deadline", "state", "reason")
-    request: Request
-    pid: int
-    deadline: float
-    state: str  # waiting, granted or aborted
-    reason: str | None
-
-    def __init__(
-        self, request: Request, pid: int, deadline: float, state: str, reason: str | None
-    ) -> None:
-        self._fill(request, pid, deadline, state, reason)
-
-
-_CLAIM_COLUMNS = (
-    "id, token, agent, mode, targets, priority, strict, granted_at, expires_at, objective"
-)
-_WAITER_COLUMNS = (
-    "id, arrival, agent, mode, targets, priority, strict, ttl, objective, pid, deadline, "
-    "state, reason"
-)
-
-
-def _marks(count: int) -> str:
-    return ", ".join("?" * count)
-
-
-def _claim(row: tuple[Any, ...]) -> Claim:
-    from memkeeper.leases import Claim  # not on the read/patch path
-
-    id_, token, agent, mode, targets, priority, strict, granted, expires, objective = row
-    return Claim(
-        id_, token, agent, mode, tuple(json.loads(targets)), priority, bool(strict), granted,
-        expires, objective,
-    )  # fmt: skip
-
-
-def _waiter(row: tuple[Any, ...]) -> WaiterRow:
-    from memkeeper.leases import Request
-
-    id_, arrival, agent, mode, targets, priority, strict, ttl, objective = row[:9]
-    request = Request(
-        id_, agent, mode, tuple(json.loads(targets)), priority, bool(strict), ttl, objective,
-        arrival,
-    )  # fmt: skip
-    pid, deadline, state, reason = row[9:]
-    return WaiterRow(request, pid, deadline, state, reason)
-
-
 _COLS = _ROW_COLUMNS.split(", ")
 _EVENT_COLUMNS = "id, ts, actor, type, path, section, data, prev, hash"
 
@@ -628,65 +462,6 @@ _EVENT_COLUMNS = "id, ts, actor, type, path, section, data, prev, hash"
 def _event(row: tuple[Any, ...]) -> Event:
     id_, ts, actor, type_, path, section, data, prev, hash_ = row
     return Event(id_, ts, actor, type_, path, section, json.loads(data), prev, hash_)
-
-
-class Reconciliation(Record):
-    """A human edit of a generated region, open until someone resolves it."""
-
-    __slots__ = (
-        "id",
-        "path",
-        "region",
-        "human",
-        "generated",
-        "opened_by",
-        "opened_at",
-        "resolution",
-        "resolved_by",
-        "resolved_at",
-    )
-    id: int
-    path: str
-    region: str
-    human: str
-    generated: str
-    opened_by: str
-    opened_at: str
-    resolution: str | None  # None while open; keep-human or take-generated
-    resolved_by: str | None
-    resolved_at: str | None
-
-    def __init__(
-        self,
-        id: int,
-        path: str,
-        region: str,
-        human: str,
-        generated: str,
-        opened_by: str,
-        opened_at: str,
-        resolution: str | None,
-        resolved_by: str | None,
-        resolved_at: str | None,
-    ) -> None:
-        self._fill(
-            *(id, path, region, human, generated, opened_by, opened_at),
-            *(resolution, resolved_by, resolved_at),
-        )
-
-    @property
-    def status(self) -> str:
-        return "open" if self.resolution is None else "resolved"
-
-    def to_json(self) -> dict[str, Any]:
-        return {**self._asdict(), "status": self.status}
-
-
-_RECONCILIATION_COLUMNS = ", ".join(Reconciliation.__slots__)
-
-
-def _reconciliation(row: tuple[Any, ...]) -> Reconciliation:
-    return Reconciliation(*row)
 
 
 def prepare_home(home: str) -> None:

@@ -19,7 +19,7 @@ from memkeeper import Busy, Claim, Conflict, Invalid, Memory, Refused
 from memkeeper import waiting as waiting_module
 from memkeeper.clock import FakeClock
 from memkeeper.leases import make_request
-from memkeeper.store import WaiterRow
+from memkeeper.leasestore import WaiterRow
 
 START = 1_700_000_000.0
 

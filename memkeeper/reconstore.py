@@ -1,0 +1,118 @@
+"""The reconciliations table of the state store: hand edits of generated regions.
+
+A mixin of ``Store`` (it shares the one connection and its transactions). Call the writing
+methods inside ``Store.writing()``.
+"""
+
+from __future__ import annotations
+
+from memkeeper.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import sqlite3
+    from typing import Any
+
+
+class ReconciliationRows:
+    _db: sqlite3.Connection
+
+    def open_reconciliation(
+        self, path: str, region: str, human: str, generated: str, by: str, at: str
+    ) -> tuple[Reconciliation, bool]:
+        """The open reconciliation of a region, opened now (``True``) or refreshed with the
+        latest texts (``False``): one region never has two open at once."""
+        found = self._db.execute(
+            f"SELECT {_RECONCILIATION_COLUMNS} FROM reconciliations "
+            "WHERE path = ? AND region = ? AND resolution IS NULL",
+            (path, region),
+        ).fetchone()
+        if found is not None:
+            sql = "UPDATE reconciliations SET human = ?, generated = ? WHERE id = ?"
+            self._db.execute(sql, (human, generated, found[0]))
+            return _reconciliation(found)._replace(human=human, generated=generated), False
+        cursor = self._db.execute(
+            "INSERT INTO reconciliations (path, region, human, generated, opened_by, opened_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (path, region, human, generated, by, at),
+        )
+        assert cursor.lastrowid is not None
+        row = (cursor.lastrowid, path, region, human, generated, by, at, None, None, None)
+        return _reconciliation(row), True
+
+    def reconciliations(self, *, resolved: bool = False) -> list[Reconciliation]:
+        """Open reconciliations by id (all of them with ``resolved=True``)."""
+        where = "" if resolved else "WHERE resolution IS NULL"
+        sql = f"SELECT {_RECONCILIATION_COLUMNS} FROM reconciliations {where} ORDER BY id"
+        return [_reconciliation(r) for r in self._db.execute(sql).fetchall()]
+
+    def reconciliation(self, rec_id: int) -> Reconciliation | None:
+        sql = f"SELECT {_RECONCILIATION_COLUMNS} FROM reconciliations WHERE id = ?"
+        row = self._db.execute(sql, (rec_id,)).fetchone()
+        return None if row is None else _reconciliation(row)
+
+    def resolve_reconciliation(self, rec_id: int, resolution: str, by: str, at: str) -> None:
+        self._db.execute(
+            "UPDATE reconciliations SET resolution = ?, resolved_by = ?, resolved_at = ? "
+            "WHERE id = ? AND resolution IS NULL",
+            (resolution, by, at, rec_id),
+        )
+
+
+class Reconciliation(Record):
+    """A human edit of a generated region, open until someone resolves it."""
+
+    __slots__ = (
+        "id",
+        "path",
+        "region",
+        "human",
+        "generated",
+        "opened_by",
+        "opened_at",
+        "resolution",
+        "resolved_by",
+        "resolved_at",
+    )
+    id: int
+    path: str
+    region: str
+    human: str
+    generated: str
+    opened_by: str
+    opened_at: str
+    resolution: str | None  # None while open; keep-human or take-generated
+    resolved_by: str | None
+    resolved_at: str | None
+
+    def __init__(
+        self,
+        id: int,
+        path: str,
+        region: str,
+        human: str,
+        generated: str,
+        opened_by: str,
+        opened_at: str,
+        resolution: str | None,
+        resolved_by: str | None,
+        resolved_at: str | None,
+    ) -> None:
+        self._fill(
+            *(id, path, region, human, generated, opened_by, opened_at),
+            *(resolution, resolved_by, resolved_at),
+        )
+
+    @property
+    def status(self) -> str:
+        return "open" if self.resolution is None else "resolved"
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self._asdict(), "status": self.status}
+
+
+_RECONCILIATION_COLUMNS = ", ".join(Reconciliation.__slots__)
+
+
+def _reconciliation(row: tuple[Any, ...]) -> Reconciliation:
+    return Reconciliation(*row)
