@@ -213,14 +213,6 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def fsync_directory(directory: str) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 @contextlib.contextmanager
 def file_lock(lock_path: str) -> Iterator[None]:
     """Hold an exclusive ``flock`` on ``lock_path`` (created if missing) for the block."""
