@@ -32,7 +32,7 @@ from bench.sides import (
     redis_pair,
     redis_script_pair,
 )
-from bench.stats import Row, Summary, interleave, summarize, table
+from bench.stats import Figure, Row, Summary, interleave, summarize, table
 from memkeeper import MemkeeperError, Memory
 
 TYPE_CHECKING = False
@@ -120,6 +120,25 @@ def goal_rows(compared: Sequence[Side], summaries: Sequence[Summary]) -> list[Ro
         for side, theirs in zip(compared, summaries, strict=True)
         if side.goal is not None
     ]
+
+
+def figures(result: dict[str, Any]) -> list[Figure]:
+    """memkeeper's rate against every other side (a goal where the issue sets one), and the
+    fencing tokens across a crash of each token keeper."""
+    compared, summaries = result["sides"], result["summaries"]
+    rows = [row.figure() for row in goal_rows(compared, summaries)]
+    for side, theirs in zip(compared[1:], summaries[1:], strict=True):
+        if side.goal is None:
+            row = Row(MEASURE, side.name, "ops/s", summaries[0], theirs, 0, "higher").figure()
+            rows.append(row._replace(goal="— (not equal durability)", met=None))
+    checks: list[crash.CrashCheck] = result["crashes"]
+    ours, others = checks[0], checks[1:]
+    reissued = [c for c in others if not c.rising]
+    alternative = "; ".join(f"{c.keeper}: {c.before:,} → {c.after:,}" for c in reissued or others)
+    rows.append(Figure("fencing token after a SIGKILL of its keeper, then the next grant",
+                       f"{ours.before:,} → {ours.after:,}", alternative, "—",
+                       "strictly increasing", ours.rising))  # fmt: skip
+    return rows
 
 
 def side_table(compared: Sequence[Side], summaries: Sequence[Summary]) -> str:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from bench import machine
 from bench.fixture import BIG, SMALL, Shell, make_repo, section_body
-from bench.stats import Row, interleave, summarize, table
+from bench.stats import Figure, Row, interleave, summarize, table
 from memkeeper import MemkeeperError, Memory
 
 TYPE_CHECKING = False
@@ -206,6 +206,10 @@ def _command(args: argparse.Namespace) -> str:
 
 def _progress(message: str) -> None:
     print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+def figures(result: dict[str, Any]) -> list[Figure]:
+    return [row.figure() for row in result["rows"]]
 
 
 def report(result: dict[str, Any]) -> str:

@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 
 from bench import machine
-from bench.fixture import SAMPLE, bench_env
-from bench.stats import Summary, summarize
+from bench.fixture import bench_env, sample_copy
+from bench.stats import Figure, Summary, summarize
 from memkeeper import Memory
 
 TYPE_CHECKING = False
@@ -151,10 +151,8 @@ def expiry_trial(agent: Memory, root: Path, number: int) -> float:
 
 
 def measure(runs: int, warmup: int, work: Path) -> dict[str, Any]:
-    root = work / "repo"
-    shutil.copytree(SAMPLE, root)
+    root = sample_copy(work / "repo")
     (work / "raw").mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     env = bench_env(work / "pycache", as_is=False)
     exe = str(Path(sys.executable).parent / "memkeeper")
     subprocess.run([exe, "init", "--json"], cwd=root, env=env, check=True, capture_output=True)
@@ -207,23 +205,61 @@ def report(result: dict[str, Any], command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="bench.daemon", description=__doc__)
-    parser.add_argument("--runs", type=int, default=10, help="measured rounds (10)")
-    parser.add_argument("--warmup", type=int, default=2, help="rounds dropped first (2)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    args = parser.parse_args(argv)
-    work = Path(tempfile.mkdtemp(prefix="memkeeper-daemon-"))
+def figures(result: dict[str, Any]) -> list[Figure]:
+    """Each latency with its goal; the two saves next to watchfiles' own raw latency."""
+    got: dict[str, Summary] = result["summaries"]
+    raw = got["raw"]
+    rows = []
+    for key, label, goal in ROWS[1:]:
+        s = got[key]
+        ours = f"{s.median * 1e3:.0f} ms (p90 {s.p90 * 1e3:.0f})"
+        alternative, ratio = "—", "—"
+        if key in ("in_place", "rename"):
+            alternative = f"{ROWS[0][1]}: {raw.median * 1e3:.0f} ms (p90 {raw.p90 * 1e3:.0f})"
+            ratio = f"{s.median / raw.median:.2f}x"
+        aim = "—" if goal is None else f"p90 ≤ {goal * 1e3:.0f} ms"
+        met = None if goal is None else s.p90 <= goal
+        rows.append(Figure(f"daemon: {label}", ours, alternative, ratio, aim, met))
+    stop = result["stop_s"]
+    rows.append(Figure("daemon: SIGTERM → exited (exit 0)", f"{stop * 1e3:.0f} ms", "—", "—",
+                       "≤ 1000 ms", stop <= 1.0))  # fmt: skip
+    return rows
+
+
+def command(args: argparse.Namespace) -> str:
+    return f".venv/bin/python -m bench.daemon --runs {args.runs} --warmup {args.warmup}"
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """``measure`` in a temp dir (under ``args.dir``), removed afterwards."""
+    work = Path(tempfile.mkdtemp(prefix="memkeeper-daemon-", dir=args.dir))
     try:
-        result = measure(args.runs, args.warmup, work)
+        return {**measure(args.runs, args.warmup, work), "command": command(args)}
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    command = f".venv/bin/python -m bench.daemon --runs {args.runs} --warmup {args.warmup}"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="bench.daemon", description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=10, help="measured rounds (10)")
+    parser.add_argument("--warmup", type=int, default=2, help="rounds dropped first (2)")
+    parser.add_argument("--dir", help="parent of the temp dir (default: $TMPDIR or /tmp)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    return parser
+
+
+def to_json(result: dict[str, Any]) -> dict[str, Any]:
+    summaries = {k: v.to_json() for k, v in result["summaries"].items()}
+    return {**result, "summaries": summaries, "figures": [f.to_json() for f in figures(result)]}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    result = run(args)
     if args.json:
-        summaries = {k: v.to_json() for k, v in result["summaries"].items()}
-        print(json.dumps({**result, "summaries": summaries, "command": command}, indent=2))
+        print(json.dumps(to_json(result), indent=2, ensure_ascii=False))
     else:
-        print(report(result, command), end="")
+        print(report(result, result["command"]), end="")
     return 0
 
 

@@ -74,14 +74,19 @@ def bench_env(cache: Path, as_is: bool) -> dict[str, str]:
     return {**env, "MEMKEEPER_AGENT": "bench"}
 
 
-def make_repo(work: Path, as_is: bool) -> Shell:
-    """Copy the sample repository into ``work``, add the generated files, ``memkeeper init``."""
-    root = work / "repo"
+def sample_copy(root: Path) -> Path:
+    """A copy of sample-repo at ``root`` (which must not exist), made a git repository."""
     shutil.copytree(SAMPLE, root)
-    (root / BIG).write_bytes(document(10_000))
-    (root / SMALL).write_bytes(document(100))
     if shutil.which("git"):
         subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    return root
+
+
+def make_repo(work: Path, as_is: bool) -> Shell:
+    """Copy the sample repository into ``work``, add the generated files, ``memkeeper init``."""
+    root = sample_copy(work / "repo")
+    (root / BIG).write_bytes(document(10_000))
+    (root / SMALL).write_bytes(document(100))
     shell = Shell(root, work / "pycache", as_is)
     shell.memkeeper_run("init", "--json")
     return shell

@@ -51,6 +51,14 @@ class Row(NamedTuple):
     def met(self) -> bool:
         return self.ratio <= self.goal if self.better == "lower" else self.ratio >= self.goal
 
+    def figure(self) -> Figure:
+        """This row as a line of the combined table (``bench.all``)."""
+        goal = f"{'≤' if self.better == 'lower' else '≥'} {self.goal:g}x"
+        alternative = f"{self.baseline}: {_cell(self, self.base)}"
+        return Figure(
+            self.measure, _cell(self, self.ours), alternative, f"{self.ratio:.2f}x", goal, self.met
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "measure": self.measure,
@@ -98,15 +106,35 @@ def _cell(row: Row, summary: Summary) -> str:
 
 def table(rows: Sequence[Row]) -> str:
     """The Markdown table: measure, memkeeper, baseline, ratio, goal, met?"""
-    lines = [
-        "| measure | memkeeper median (p90) | baseline median (p90) | ratio | goal | met? |",
-        "| --- | --- | --- | --- | --- | --- |",
-    ]
-    for row in rows:
-        goal = f"{'≤' if row.better == 'lower' else '≥'} {row.goal:g}x"
+    header = "| measure | memkeeper median (p90) | baseline median (p90) | ratio | goal | met? |"
+    return _markdown(header, [row.figure() for row in rows])
+
+
+class Figure(NamedTuple):
+    """One line of the combined table, its cells already written; ``met`` None: no goal."""
+
+    measure: str
+    memkeeper: str
+    alternative: str
+    ratio: str
+    goal: str
+    met: bool | None
+
+    def to_json(self) -> dict[str, Any]:
+        return self._asdict()
+
+
+def figure_table(figures: Sequence[Figure]) -> str:
+    """The combined Markdown table: measure, memkeeper, baseline/alternative, ratio, goal, met?"""
+    header = "| measure | memkeeper | baseline / alternative | ratio | goal | met? |"
+    return _markdown(header, figures)
+
+
+def _markdown(header: str, figures: Sequence[Figure]) -> str:
+    lines = [header, "| --- | --- | --- | --- | --- | --- |"]
+    for f in figures:
+        met = "—" if f.met is None else ("yes" if f.met else "**no**")
         lines.append(
-            f"| {row.measure} | {_cell(row, row.ours)} | {row.baseline}: "
-            f"{_cell(row, row.base)} | {row.ratio:.2f}x | {goal} | "
-            f"{'yes' if row.met else '**no**'} |"
+            f"| {f.measure} | {f.memkeeper} | {f.alternative} | {f.ratio} | {f.goal} | {met} |"
         )
     return "\n".join(lines)

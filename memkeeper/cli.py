@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import json
 import os
 import sys
 
-from memkeeper import claim_cli, files_cli, hooks_cli, watch_cli
 from memkeeper.errors import Invalid, MemkeeperError
 
 TYPE_CHECKING = False
@@ -56,7 +56,8 @@ def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``wanted``, only that verb's group is imported and declared."""
     parser = _Parser(prog="memkeeper", description="Safe shared memory files for AI agents.")
     _common(parser, top=True)
     verbs = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -83,11 +84,43 @@ def build_parser() -> argparse.ArgumentParser:
     events.add_argument("--since", type=int, default=0, metavar="ID")
     events.add_argument("--follow", action="store_true", help="keep printing new events")
     verb("verify", "check the event log's hash chain and the index against the files")
-    claim_cli.add_verbs(verb)
-    files_cli.add_verbs(verb)
-    watch_cli.add_verbs(verb)
-    hooks_cli.add_verbs(verb)
+    for module in _groups_for(wanted):
+        module.add_verbs(verb)
     return parser
+
+
+# Verbs declared by other modules, imported only when one of their verbs runs (or for help and
+# unknown verbs): `read` and `patch` pay for none of them. tests/test_cli.py keeps this in sync.
+VERB_GROUPS = {
+    "memkeeper.claim_cli": ("claim", "renew", "release", "claims", "metrics"),
+    "memkeeper.files_cli": ("append", "regen", "reconcile", "check"),
+    "memkeeper.watch_cli": ("watch", "emit"),
+    "memkeeper.hooks_cli": ("hook", "install-hooks"),
+}
+
+
+def _groups_for(wanted: str | None) -> list[Any]:
+    return [
+        importlib.import_module(name)
+        for name, verbs in VERB_GROUPS.items()
+        if wanted is None or wanted in verbs
+    ]
+
+
+def _wanted_verb(argv: Sequence[str]) -> str | None:
+    """The verb named on the command line if it is a known one; None means "declare all"."""
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in ("--root", "--agent"):
+            skip = True
+        elif arg in ("-h", "--help"):
+            return None
+        elif not arg.startswith("-"):
+            known = arg in COMMANDS or any(arg in v for v in VERB_GROUPS.values())
+            return arg if known else None
+    return None
 
 
 def console() -> NoReturn:
@@ -108,12 +141,15 @@ def console() -> NoReturn:
 
 def main(argv: Sequence[str] | None = None, *, keep_open: bool = False) -> int:
     """Run one command; return its exit code. ``keep_open`` leaves the store to process exit."""
-    as_json = "--json" in (sys.argv[1:] if argv is None else argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    as_json = "--json" in words
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(_wanted_verb(words)).parse_args(words)
         as_json = args.json
         if args.command == "hook":  # Claude Code's protocol on stdin/stdout; always 0
-            return hooks_cli.run_hook(args)
+            from memkeeper.hooks_cli import run_hook
+
+            return run_hook(args)
         payload = _dispatch(args, keep_open)
     except MemkeeperError as exc:
         return _fail(exc, as_json)
@@ -130,10 +166,12 @@ def _dispatch(args: argparse.Namespace, keep_open: bool) -> dict[str, Any]:
 
     memory = Memory.open(args.root, args.agent)
     try:
-        return COMMANDS[args.command](memory, args)
+        return _command(args.command)(memory, args)
     finally:
         if not keep_open:
             memory.close()
+        elif memory.store_opened:
+            memory.store.trim_log()
 
 
 def _fail(exc: MemkeeperError, as_json: bool) -> int:
@@ -190,11 +228,13 @@ def cmd_init(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_status(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
+    from memkeeper.claim_cli import cmd_claims
+    from memkeeper.files_cli import open_reconciliations
     from memkeeper.home import status
 
     payload = status(memory)
-    payload["reconciliations"] = files_cli.open_reconciliations(memory)
-    payload["claims"] = claim_cli.cmd_claims(memory, args)["claims"]
+    payload["reconciliations"] = open_reconciliations(memory)
+    payload["claims"] = cmd_claims(memory, args)["claims"]
     return payload
 
 
@@ -227,7 +267,9 @@ def cmd_patch(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_events(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
     if args.follow:
-        return watch_cli.follow_events(memory, args.since, args.json)
+        from memkeeper.watch_cli import follow_events
+
+        return follow_events(memory, args.since, args.json)
     return {"events": [e.to_json() for e in memory.events(since=args.since)]}
 
 
@@ -243,8 +285,13 @@ COMMANDS: dict[str, Callable[[Memory, argparse.Namespace], dict[str, Any]]] = {
     "patch": cmd_patch,
     "events": cmd_events,
     "verify": cmd_verify,
-    **claim_cli.COMMANDS,
-    **files_cli.COMMANDS,
-    **watch_cli.COMMANDS,
-    **hooks_cli.COMMANDS,
 }
+
+
+def _command(name: str) -> Callable[[Memory, argparse.Namespace], dict[str, Any]]:
+    if name in COMMANDS:
+        return COMMANDS[name]
+    module = next(m for m, verbs in VERB_GROUPS.items() if name in verbs)
+    found: Callable[[Memory, argparse.Namespace], dict[str, Any]]
+    found = importlib.import_module(module).COMMANDS[name]
+    return found

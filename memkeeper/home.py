@@ -27,13 +27,15 @@ def init(memory: Memory, preset: str | None) -> dict[str, Any]:
         fsio.atomic_write(memory.root, POLICY_FILE, chosen)
     with open(policy_path, "rb") as handle:
         policy = load_policy(handle.read(), POLICY_FILE)
-    return {
+    payload = {
         "root": str(memory.root),
         "policy": POLICY_FILE,
         "policy_created": created,
         "preset": (preset or "default") if created else None,
         "files": _describe(memory, policy),
     }
+    memory.store.trim_log(0)  # indexing every file leaves a big WAL for the next command
+    return payload
 
 
 def status(memory: Memory) -> dict[str, Any]:

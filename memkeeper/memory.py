@@ -394,6 +394,10 @@ class Memory:
         return Path(self.top)
 
     @property
+    def store_opened(self) -> bool:
+        return self._db is not None
+
+    @property
     def store(self) -> Store:
         if self._db is None:
             self._db = Store.open(self.home)

@@ -15,6 +15,7 @@ import os
 import sqlite3
 
 from memkeeper import events as ev
+from memkeeper import fsio
 from memkeeper.errors import EnvironmentFailure
 from memkeeper.fsguard import refuse_network_filesystem
 from memkeeper.leasestore import LeaseRows
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 2  # 1: files, sections, events, cache; 2: + claims, waiters, counters,
 #                     tallies, reconciliations (added by re-running the IF NOT EXISTS schema)
 BUSY_TIMEOUT_S = 60.0
+WAL_TRIM_BYTES = 1024 * 1024
 EVENTS_HEAD = "events:head"  # cache key: "ID HASH" of the last event appended
 
 _SCHEMA = """
@@ -120,7 +122,7 @@ CREATE TABLE IF NOT EXISTS reconciliations (  -- hand edits of generated regions
     resolved_by TEXT,
     resolved_at TEXT
 );
-CREATE UNIQUE INDEX reconciliations_open ON reconciliations (path, region)
+CREATE UNIQUE INDEX IF NOT EXISTS reconciliations_open ON reconciliations (path, region)
     WHERE resolution IS NULL;
 """
 
@@ -194,8 +196,9 @@ def _row(values: tuple[Any, ...]) -> SectionRow:
 class Store(LeaseRows, ReconciliationRows):
     """One connection to the memory home's database."""
 
-    def __init__(self, connection: sqlite3.Connection) -> None:
+    def __init__(self, connection: sqlite3.Connection, wal: str = "") -> None:
         self._db = connection
+        self._wal = wal
 
     @classmethod
     def open(cls, home: str) -> Store:
@@ -214,9 +217,9 @@ class Store(LeaseRows, ReconciliationRows):
             )
             try:
                 db.execute("PRAGMA synchronous=FULL")
-                store = cls(db)
+                store = cls(db, os.path.join(home, "state.db-wal"))
                 if first or db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-                    store._migrate()
+                    store._migrate(home)
             except BaseException:
                 db.close()
                 raise
@@ -229,9 +232,29 @@ class Store(LeaseRows, ReconciliationRows):
     def close(self) -> None:
         self._db.close()
 
-    def _migrate(self) -> None:
-        if self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0] != "wal":
-            raise EnvironmentFailure("the state store cannot use WAL mode on this filesystem")
+    def trim_log(self, limit: int = WAL_TRIM_BYTES) -> None:
+        """Fold a write-ahead log grown past ``limit`` back into the database and truncate it.
+
+        The CLI exits without closing (closing checkpoints, which costs syncs on every call),
+        so nothing else would stop the WAL growing — and every new process reads it through.
+        """
+        try:
+            size = os.path.getsize(self._wal)
+        except OSError:
+            return
+        if size > limit and not self._db.in_transaction:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+
+    def _migrate(self, home: str) -> None:
+        """Create or upgrade the schema; processes racing to do it take turns on a lock
+        (switching to WAL while another connection holds the database fails at once)."""
+        os.makedirs(os.path.join(home, "locks"), exist_ok=True)
+        with fsio.file_lock(os.path.join(home, "locks", "schema.lock")):
+            if self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0] != "wal":
+                raise EnvironmentFailure("the state store cannot use WAL mode on this filesystem")
+            self._create_or_upgrade()
+
+    def _create_or_upgrade(self) -> None:
         with self.writing():
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
             if version < SCHEMA_VERSION:  # every statement is IF NOT EXISTS: upgrades add

@@ -186,3 +186,31 @@ def test_six_processes_patching_one_section_lose_no_update(sample: Path) -> None
     assert section["rev"] == 1 + 36
     verify = subprocess.run([MEMKEEPER, "verify"], cwd=sample, capture_output=True, check=False)
     assert verify.returncode == 0
+
+
+def test_lazily_imported_verb_groups_match_the_commands_their_modules_declare() -> None:
+    import importlib
+
+    from memkeeper.cli import COMMANDS, VERB_GROUPS, build_parser
+
+    declared: list[str] = list(COMMANDS)
+    for module_name, verbs in VERB_GROUPS.items():
+        module = importlib.import_module(module_name)
+        assert set(module.COMMANDS) <= set(verbs)
+        declared += verbs
+    subparsers = next(a for a in build_parser()._actions if a.dest == "command")
+    assert sorted(subparsers.choices) == sorted(declared)  # type: ignore[arg-type]
+
+
+def test_read_and_patch_import_no_verb_group(sample: Path) -> None:
+    probe = (
+        "import sys; from memkeeper.cli import main; "
+        "main(['read', 'CLAUDE.md#build', '--json']); "
+        "print(sorted(m for m in sys.modules if m.endswith('_cli') or m in "
+        "('memkeeper.leases', 'markdown_it', 'ruamel.yaml', 'pathspec', 'dataclasses')))"
+    )
+    subprocess.run([MEMKEEPER, "init"], cwd=sample, capture_output=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=sample, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip().splitlines()[-1] == "[]"

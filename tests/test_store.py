@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -388,3 +389,52 @@ def test_concurrent_writers_lose_no_event_and_keep_the_chain(home: Path, store: 
     for i in range(WRITERS):
         mine = [e.data["n"] for e in stored if e.actor == f"w{i}"]
         assert mine == list(range(EACH))
+
+
+def test_trim_log_folds_a_large_write_ahead_log_back_and_truncates_it(home: Path) -> None:
+    store = Store.open(str(home))
+    try:
+        for n in range(200):
+            with store.writing():
+                store.append_event("2026-01-01T00:00:00.000Z", "a", "t", None, None, {"n": n})
+        wal = home / "state.db-wal"
+        grown = wal.stat().st_size
+        assert grown > 64 * 1024
+        store.trim_log(limit=grown)  # not past the limit: left alone
+        assert wal.stat().st_size == grown
+        store.trim_log(limit=64 * 1024)
+        assert wal.stat().st_size == 0
+        assert len(store.events()) == 200
+    finally:
+        store.close()
+
+
+def open_and_append(home: str, actor: str, start: multiprocessing.synchronize.Barrier) -> None:
+    start.wait()
+    store = Store.open(home)  # all at once, on a home that does not exist yet
+    try:
+        with store.writing():
+            store.append_event(ev.iso_utc(0), actor, "emit", None, None, {})
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("round_", range(5))
+def test_processes_creating_the_store_at_once_all_succeed(tmp_path: Path, round_: int) -> None:
+    home = str(tmp_path / "fresh" / ".memkeeper")
+    os.makedirs(os.path.dirname(home))
+    context = multiprocessing.get_context("fork")
+    start = context.Barrier(12)
+    workers = [
+        context.Process(target=open_and_append, args=(home, f"w{i:02}", start)) for i in range(12)
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=60)
+    assert [worker.exitcode for worker in workers] == [0] * 12
+    store = Store.open(home)
+    try:
+        assert sorted(e.actor for e in store.events()) == [f"w{i:02}" for i in range(12)]
+    finally:
+        store.close()
