@@ -269,6 +269,40 @@ def run_demo(root: Path) -> None:
     )
 
     watch_step(root)
+    gate_step(root)
+
+
+def gate_step(root: Path) -> None:
+    """The Claude Code gate: a Write that would overwrite CLAUDE.md is denied with the command
+    to use instead; an Edit of a scratchpad passes silently."""
+    step("12. The Claude Code gate: a whole-file Write of CLAUDE.md is denied")
+    for tool, target, tool_input in (
+        ("Write", "CLAUDE.md", {"content": "# Inventory service\n\n(rewritten)\n"}),
+        ("Edit", "memory/scratch/agent-a.md", {"old_string": "- try", "new_string": "- do"}),
+    ):
+        payload = {
+            "session_id": "demo-session",
+            "cwd": str(root),
+            "hook_event_name": "PreToolUse",
+            "tool_name": tool,
+            "tool_input": {"file_path": str(root / target), **tool_input},
+        }
+        done = subprocess.run(
+            [MEMKEEPER, "hook", "claude-code"],
+            cwd=root,
+            text=True,
+            input=json.dumps(payload),
+            capture_output=True,
+            check=False,
+        )
+        say(f"  Claude Code asks to {tool} {target}: hook exit {done.returncode}")
+        if not done.stdout.strip():
+            say("    -> allowed silently (a private scratchpad is the agent's own)")
+            continue
+        decision = json.loads(done.stdout)["hookSpecificOutput"]
+        say(f"    -> {decision['permissionDecision']}:")
+        for line in decision["permissionDecisionReason"].splitlines():
+            say(f"       {line}")
 
 
 def watch_step(root: Path) -> None:
