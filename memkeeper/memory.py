@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 POLICY_FILE = ".memkeeper.yaml"
 HOME_DIR = ".memkeeper"
 AGENT_ENV = "MEMKEEPER_AGENT"
+_READ_ATTEMPTS = 20
 
 
 class Memory:
@@ -89,11 +90,13 @@ class Memory:
         """A section (``PATH#KEY``) or a whole file (``PATH``) with its revisions."""
         path, key = refs.split_ref(ref)
         rel = self.relpath(path)
-        data = fsio.read_bytes(self.top, rel)
-        answer = self._read_indexed(rel, key, digest(data), data)
-        if answer is None:
+        for _ in range(_READ_ATTEMPTS):  # a writer may land between our read and the index
+            data = fsio.read_bytes(self.top, rel)
+            answer = self._read_indexed(rel, key, digest(data), data)
+            if answer is not None:
+                return answer
             self.refresh(rel)
-            answer = self._read_indexed(rel, key, None, None)
+        answer = self._read_indexed(rel, key, None, None)  # what the index holds, at least
         assert answer is not None
         return answer
 
