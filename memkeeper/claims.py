@@ -66,9 +66,8 @@ class LeaseTable:
                 yield now
             except (Invalid, Refused) as exc:
                 failure = exc
-            if self.changed:
-                self._serve(now)
-            pokes = [w.request.id for w in self.store.waiter_rows()] if self.changed else []
+            left = self._serve(now) if self.changed else []
+            pokes = [w.request.id for w in left]
         waiting.notify(self.memory.home, (i for i in pokes if i != self.me))
         if failure is not None:
             raise failure
@@ -201,11 +200,15 @@ class LeaseTable:
                 if row.request.id == request_id:
                     self._abandon(row, now, "interrupted")
 
-    def _serve(self, now: float) -> None:
+    def _serve(self, now: float) -> list[WaiterRow]:
+        """Grant what has become grantable and abort deadlock victims until neither is left;
+        the waiter rows that remain (whom to poke)."""
         while True:
-            live, queued = self._table()
+            rows = self.store.waiter_rows()
+            queued = tuple(w.request for w in rows if w.state == "waiting")
             if not queued:
-                return  # nobody to grant, no cycle to break
+                return rows  # nobody to grant, no cycle to break
+            live = tuple(self.store.claim_rows())
             order = leases.queue_order(live, queued)
             ready = next((r for r in order if leases.grantable(live, queued, r)), None)
             if ready is not None:
@@ -214,7 +217,7 @@ class LeaseTable:
                 continue
             victim = leases.deadlock_victim(live, queued)
             if victim is None:
-                return
+                return rows
             self._abort(next(r for r in queued if r.id == victim), "deadlock")
 
     def _sweep(self, now: float) -> list[Claim]:

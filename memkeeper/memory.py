@@ -228,6 +228,9 @@ class Memory:
         """The policy's ``leases:`` default and maximum TTL, cached by the policy's hash."""
         policy_bytes, policy_hash = self._policy()
         cache_key = f"leases:{policy_hash}"
+        remembered = self._verdicts.get(cache_key)
+        if remembered is not None:
+            return int(remembered["default"]), int(remembered["max"])
         cached = self.store.cached(cache_key)
         if cached is None:
             from memkeeper.policy import empty_policy, load_policy
@@ -236,6 +239,7 @@ class Memory:
             cached = json.dumps([policy.default_ttl, policy.max_ttl])
             self.store.cache(cache_key, cached)
         default_ttl, max_ttl = json.loads(cached)
+        self._verdicts[cache_key] = {"default": default_ttl, "max": max_ttl}
         return int(default_ttl), int(max_ttl)
 
     # -- history and generated regions (appending.py, regen.py, reconcile.py, check.py) --------
