@@ -206,7 +206,8 @@ def _emit(command: str, payload: dict[str, Any], as_json: bool) -> None:
     sys.stdout.write(humane.render(command, payload))
 
 
-def _read_input(name: str) -> bytes:
+def read_input(name: str) -> bytes:
+    """A verb's input file, or stdin for ``-``; ``Invalid`` naming the file if unreadable."""
     if name == "-":
         return sys.stdin.buffer.read()
     try:
@@ -248,12 +249,12 @@ def cmd_read(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_patch(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
-    body = _read_input(args.body_file) if args.body_file is not None else None
+    body = read_input(args.body_file) if args.body_file is not None else None
     dmp = None
     if args.dmp_file is not None:
         from memkeeper.patching import text_bytes
 
-        dmp = text_bytes(_read_input(args.dmp_file), args.dmp_file)
+        dmp = text_bytes(read_input(args.dmp_file), args.dmp_file)
     result = memory.patch(
         args.ref,
         body,

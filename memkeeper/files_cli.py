@@ -6,8 +6,7 @@ Cheap to import: the modules doing the work load only when a verb runs.
 
 from __future__ import annotations
 
-import sys
-
+from memkeeper.cli import read_input
 from memkeeper.errors import Invalid
 
 TYPE_CHECKING = False
@@ -43,20 +42,8 @@ def add_verbs(verb: Verb) -> None:
 
 
 def cmd_append(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
-    text = args.text if args.text is not None else _read_entry(args.entry_file)
+    text = args.text if args.text is not None else read_input(args.entry_file)
     return memory.append(args.path, text).to_json()
-
-
-def _read_entry(name: str) -> bytes:
-    if name == "-":
-        return sys.stdin.buffer.read()
-    try:
-        with open(name, "rb") as handle:
-            return handle.read()
-    except OSError as exc:
-        raise Invalid(
-            f"{name}: cannot read ({exc.strerror}) — give an existing file or '-'", path=name
-        ) from None
 
 
 def cmd_regen(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
