@@ -29,8 +29,11 @@ PROBES: list[tuple[str, str | None]] = [
     ("`python -c pass`", ""),
     (f"`import {STDLIB}`", STDLIB),
     ("… + `typing, pathlib, argparse`", f"{STDLIB}, typing, pathlib, argparse"),
-    ("`import re, memkeeper.cli` (what `read` imports)", "re, memkeeper.cli"),
-    ("… + `memkeeper.sections` (the Markdown parser)", "re, memkeeper.cli, memkeeper.sections"),
+    ("`import re, memkeeper.cli.main` (what `read` imports)", "re, memkeeper.cli.main"),
+    (
+        "… + `memkeeper.markdown.sections` (the Markdown parser)",
+        "re, memkeeper.cli.main, memkeeper.markdown.sections",
+    ),
     ("`memkeeper read CLAUDE.md#build --json`", None),
 ]
 

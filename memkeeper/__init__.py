@@ -8,16 +8,16 @@ mem.patch("CLAUDE.md#build", "new body\n", expect_rev=sec.rev)
 
 from __future__ import annotations
 
+from memkeeper.api import Memory
 from memkeeper.errors import Busy, Conflict, Failed, Invalid, MemkeeperError, Refused
-from memkeeper.memory import Memory
 from memkeeper.records import Event, PatchResult, SectionInfo, SectionText
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memkeeper.appending import AppendResult
-    from memkeeper.leases import Claim
-    from memkeeper.reconstore import Reconciliation
-    from memkeeper.regen import RegenResult
+    from memkeeper.leases.decisions import Claim
+    from memkeeper.ops.append import AppendResult
+    from memkeeper.ops.regen import RegenResult
+    from memkeeper.store.recontables import Reconciliation
 
 __all__ = [
     "AppendResult",
@@ -40,10 +40,10 @@ __all__ = [
 
 # Records of the heavier features load on first use: ``read`` and ``patch`` never need them.
 _LAZY = {
-    "AppendResult": "memkeeper.appending",
-    "Claim": "memkeeper.leases",
-    "Reconciliation": "memkeeper.reconstore",
-    "RegenResult": "memkeeper.regen",
+    "AppendResult": "memkeeper.ops.append",
+    "Claim": "memkeeper.leases.decisions",
+    "Reconciliation": "memkeeper.store.recontables",
+    "RegenResult": "memkeeper.ops.regen",
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from memkeeper.cli import main
+from memkeeper.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -6,14 +6,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memkeeper.appendonly import (
+from memkeeper.errors import Invalid
+from memkeeper.markdown.appendonly import (
     append_entry,
     entry_title,
     first_changed_line,
     leaves_block_open,
     make_entry,
 )
-from memkeeper.errors import Invalid
 
 NOON = 1_800_000_000.0  # 2027-01-15 08:00 UTC
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memkeeper.bashwrites import BashWrite, bash_writes
-from memkeeper.shellparse import Op, Word, commands, tokenize
+from memkeeper.gate.shell import Op, Word, commands, tokenize
+from memkeeper.gate.shellwrites import BashWrite, bash_writes
 
 ROOT = "/repo"
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from conftest import Cli, run_cli
 
-from memkeeper.check import check, judge, judge_regions
 from memkeeper.errors import Failed, Invalid
-from memkeeper.gitcmd import Git
+from memkeeper.fs.git import Git
+from memkeeper.ops.check import check, judge, judge_regions
 
 STATUS = "memory/status.md"
 GIT_ENV = {

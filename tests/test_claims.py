@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from memkeeper import Busy, Claim, Conflict, Invalid, Memory, Refused
-from memkeeper import waiting as waiting_module
 from memkeeper.clock import FakeClock
-from memkeeper.leases import make_request
-from memkeeper.leasestore import WaiterRow
+from memkeeper.fs import wakeups as waiting_module
+from memkeeper.leases.decisions import make_request
+from memkeeper.store.leasetables import WaiterRow
 
 START = 1_700_000_000.0
 
@@ -402,7 +402,8 @@ def test_a_patch_without_live_claims_never_loads_the_lease_core(
         "from memkeeper import Memory\n"
         f"m = Memory.open({str(sample)!r}, agent='x')\n"
         "m.patch('CLAUDE.md#build', 'x\\n', expect_rev=2)\n"
-        "print(sorted({'memkeeper.leases', 'memkeeper.claims', 'dataclasses'} & set(sys.modules)))"
+        "print(sorted({'memkeeper.leases.decisions', 'memkeeper.ops.claims', 'dataclasses'}"
+        " & set(sys.modules)))"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -191,7 +191,7 @@ def test_six_processes_patching_one_section_lose_no_update(sample: Path) -> None
 def test_lazily_imported_verb_groups_match_the_commands_their_modules_declare() -> None:
     import importlib
 
-    from memkeeper.cli import COMMANDS, VERB_GROUPS, build_parser
+    from memkeeper.cli.main import COMMANDS, VERB_GROUPS, build_parser
 
     declared: list[str] = list(COMMANDS)
     for module_name, verbs in VERB_GROUPS.items():
@@ -204,10 +204,10 @@ def test_lazily_imported_verb_groups_match_the_commands_their_modules_declare() 
 
 def test_read_and_patch_import_no_verb_group(sample: Path) -> None:
     probe = (
-        "import sys; from memkeeper.cli import main; "
+        "import sys; from memkeeper.cli.main import main; "
         "main(['read', 'CLAUDE.md#build', '--json']); "
         "print(sorted(m for m in sys.modules if m.endswith('_cli') or m in "
-        "('memkeeper.leases', 'markdown_it', 'ruamel.yaml', 'pathspec', 'dataclasses')))"
+        "('memkeeper.leases.decisions', 'markdown_it', 'ruamel.yaml', 'pathspec', 'dataclasses')))"
     )
     subprocess.run([MEMKEEPER, "init"], cwd=sample, capture_output=True, check=True)
     done = subprocess.run(

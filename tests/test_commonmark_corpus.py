@@ -15,7 +15,7 @@ import pytest
 from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from memkeeper.sections import join, split
+from memkeeper.markdown.sections import join, split
 
 CORPUS = Path(__file__).parent / "data" / "commonmark-spec-examples.json"
 EXAMPLES: list[dict[str, object]] = json.loads(CORPUS.read_text(encoding="utf-8"))

@@ -22,7 +22,9 @@ from pathlib import Path
 import pytest
 from conftest import SAMPLE_REPO, run_cli, tree_bytes
 
-from memkeeper import Memory, appendonly, regions
+from memkeeper import Memory
+from memkeeper.markdown import appendonly
+from memkeeper.regions import markers as regions
 
 pytestmark = pytest.mark.e2e
 
@@ -285,7 +287,7 @@ def test_every_crash_point_in_the_code_has_a_case() -> None:
     package = Path(__file__).resolve().parent.parent / "memkeeper"
     named = {
         name
-        for source in package.glob("*.py")
+        for source in package.rglob("*.py")
         for name in re.findall(r'crashpoint\("([^"]+)"\)', source.read_text())
     }
     assert named == {point for _, point in CASES}

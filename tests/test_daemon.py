@@ -15,13 +15,13 @@ import pytest
 
 from memkeeper import Memory
 from memkeeper.clock import FakeClock
-from memkeeper.daemon import instance_lock, run
+from memkeeper.daemon.loop import instance_lock, run
 from memkeeper.errors import EnvironmentFailure
-from memkeeper.home import init
+from memkeeper.ops.setup import init
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memkeeper.watchplan import Outcome
+    from memkeeper.daemon.plan import Outcome
 
 Raw = Set[tuple[int, str]]
 Step = Callable[[], Raw]
@@ -460,7 +460,7 @@ def test_a_watch_that_never_starts_gives_up_with_an_environment_failure(home: Me
 
 
 def test_each_outcome_is_one_line_for_people(home: Memory) -> None:
-    from memkeeper import humane
+    from memkeeper.cli import output as humane
 
     root = home.root
     outcomes, _ = watch(home, save(root, "CLAUDE.md", lambda t: t.replace("make build", "make")))

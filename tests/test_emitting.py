@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from memkeeper import Invalid, Memory
-from memkeeper.cli import main
-from memkeeper.emitting import MAX_DATA_BYTES, parse_data
+from memkeeper.cli.main import main
+from memkeeper.ops.emit import MAX_DATA_BYTES, parse_data
 
 
 def test_an_emitted_event_is_chained_with_its_type_data_and_agent(memory: Memory) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.regions import parse
+from memkeeper.regions.markers import parse
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

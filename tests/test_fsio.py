@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper import fsio
 from memkeeper.errors import EnvironmentFailure, Invalid
+from memkeeper.fs import files as fsio
 
 
 def leftovers(directory: Path) -> list[str]:
@@ -200,7 +200,7 @@ def test_a_crash_leaves_either_the_old_or_the_new_bytes(
     done = run_python(
         f"""
         from pathlib import Path
-        from memkeeper import fsio
+        from memkeeper.fs import files as fsio
         fsio.atomic_write(Path({str(tmp_path)!r}), "a.md", b"new")
     """,
         MEMKEEPER_CRASH_AT=point,
@@ -252,7 +252,7 @@ def test_file_lock_is_released_when_the_block_raises(tmp_path: Path) -> None:
 # -- crashpoint -----------------------------------------------------------------------------
 
 CRASH = """
-    from memkeeper import fsio
+    from memkeeper.fs import files as fsio
     fsio.crashpoint("here")
     print("survived")
 """

@@ -25,19 +25,19 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from memkeeper import Invalid, Memory, Refused
-from memkeeper.check import RULES, check, judge
 from memkeeper.errors import Failed
 from memkeeper.events import make_event
-from memkeeper.gitcmd import Git
-from memkeeper.patching import body_is_inert, splice, structure_problem
-from memkeeper.regions import fill, parse, patch_problem
-from memkeeper.render import Context, compile_region
-from memkeeper.sections import Document, join, split
-from memkeeper.templates import TemplateError, parse_template
+from memkeeper.fs.git import Git
+from memkeeper.markdown.patchrules import body_is_inert, splice, structure_problem
+from memkeeper.markdown.sections import Document, join, split
+from memkeeper.ops.check import RULES, check, judge
+from memkeeper.regions.markers import fill, parse, patch_problem
+from memkeeper.regions.render import Context, compile_region
+from memkeeper.regions.templates import TemplateError, parse_template
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memkeeper.patching import Splice
+    from memkeeper.markdown.patchrules import Splice
     from memkeeper.records import Event
 
 _HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]

@@ -18,12 +18,12 @@ from typing import Any, Literal
 import pytest
 from conftest import MEMKEEPER, run_cli
 
-from memkeeper import gate
-from memkeeper.home import init
-from memkeeper.hookcmd import gather
-from memkeeper.leases import Claim
-from memkeeper.memory import Memory
-from memkeeper.payload import parse_call
+from memkeeper.api import Memory
+from memkeeper.gate import decide as gate
+from memkeeper.gate.hook import gather
+from memkeeper.gate.payload import parse_call
+from memkeeper.leases.decisions import Claim
+from memkeeper.ops.setup import init
 
 SESSION_AGENT = "claude-code:s1"
 Expect = Literal["silent", "allow", "deny", "ask"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memkeeper.hiddentext import describe, hidden_characters, strip_hidden
+from memkeeper.markdown.hiddentext import describe, hidden_characters, strip_hidden
 
 
 def test_bidi_controls_and_zero_width_spaces_are_found_with_line_and_column() -> None:

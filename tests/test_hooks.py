@@ -14,7 +14,7 @@ import pytest
 from conftest import SAMPLE_REPO, run_cli
 from ruamel.yaml import YAML
 
-from memkeeper.install import MARKER
+from memkeeper.gate.install import MARKER
 
 pytestmark = pytest.mark.e2e
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from memkeeper.errors import Invalid
-from memkeeper.install import (
+from memkeeper.gate.install import (
     MARKER,
     MATCHER,
     claude_command,

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from memkeeper.clock import FakeClock, SystemClock
 from memkeeper.errors import Invalid, Refused
-from memkeeper.leases import (
+from memkeeper.leases.decisions import (
     Claim,
     Mode,
     Request,
@@ -30,7 +30,7 @@ from memkeeper.leases import (
     would_deadlock,
     write_permission,
 )
-from memkeeper.targets import covers, normalize_target, targets_overlap
+from memkeeper.leases.targets import covers, normalize_target, targets_overlap
 
 NOW = 1_700_000_000.0
 

@@ -16,7 +16,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from memkeeper.clock import FakeClock
 from memkeeper.errors import Invalid, Refused
-from memkeeper.leases import (
+from memkeeper.leases.decisions import (
     Claim,
     Mode,
     Request,
@@ -32,7 +32,7 @@ from memkeeper.leases import (
     waiters_ahead,
     write_permission,
 )
-from memkeeper.targets import covers
+from memkeeper.leases.targets import covers
 
 TTL_CAP = 60.0
 AGENTS = st.sampled_from(["a", "b", "c", "d"])

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from strategies import body_texts, documents
 
 from memkeeper import Invalid, Memory, Refused
-from memkeeper.patching import (
+from memkeeper.markdown.patchrules import (
     Splice,
     apply_dmp,
     body_is_inert,
@@ -24,7 +24,7 @@ from memkeeper.patching import (
     structure_problem,
     text_bytes,
 )
-from memkeeper.sections import Document, split
+from memkeeper.markdown.sections import Document, split
 
 PROPERTY = settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memkeeper.errors import Invalid
-from memkeeper.policy import (
+from memkeeper.policy.model import (
     FileRule,
     Policy,
     SectionRule,
@@ -17,8 +17,8 @@ from memkeeper.policy import (
     load_policy,
     managed_files,
 )
-from memkeeper.policyfile import round_trip_yaml
-from memkeeper.presets import preset_bytes, preset_names
+from memkeeper.policy.parse import round_trip_yaml
+from memkeeper.policy.presets import preset_bytes, preset_names
 
 RULE = "version: 1\nfiles:\n  - path: CLAUDE.md\n"
 

@@ -10,7 +10,7 @@ import pytest
 
 from memkeeper import Invalid, Memory, Refused
 from memkeeper.clock import FakeClock
-from memkeeper.regions import parse
+from memkeeper.regions.markers import parse
 
 STATUS = "memory/status.md"
 

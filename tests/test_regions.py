@@ -8,7 +8,14 @@ from hypothesis import strategies as st
 from strategies import documents
 
 from memkeeper.errors import Invalid
-from memkeeper.regions import Region, checksum, fill, looks_like_marker, parse, patch_problem
+from memkeeper.regions.markers import (
+    Region,
+    checksum,
+    fill,
+    looks_like_marker,
+    parse,
+    patch_problem,
+)
 
 START = b"<!-- memkeeper:generated source=claims -->\n"
 END = b"<!-- memkeeper:end -->\n"

@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from memkeeper.errors import Invalid
 from memkeeper.events import make_event
-from memkeeper.hiddentext import hidden_characters
-from memkeeper.regions import looks_like_marker, parse
-from memkeeper.render import Context, clean, compile_region
-from memkeeper.templates import Query, TemplateError, parse_format, parse_template
+from memkeeper.markdown.hiddentext import hidden_characters
+from memkeeper.regions.markers import looks_like_marker, parse
+from memkeeper.regions.render import Context, clean, compile_region
+from memkeeper.regions.templates import Query, TemplateError, parse_format, parse_template
 
 if TYPE_CHECKING:
     from memkeeper.records import Event

@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from memkeeper.errors import Invalid
-from memkeeper.refs import resolve_key, split_ref
-from memkeeper.sections import (
+from memkeeper.markdown.refs import resolve_key, split_ref
+from memkeeper.markdown.sections import (
     Document,
     Section,
     count_lines,
@@ -529,7 +529,7 @@ def test_resolution_works_on_a_split_documents_keys() -> None:
 
 def test_refs_import_neither_the_markdown_parser_nor_dataclasses() -> None:
     heavy = "{'markdown_it', 'dataclasses', 'inspect'}"
-    probe = f"import sys, memkeeper.refs; print(sorted({heavy} & set(sys.modules)))"
+    probe = f"import sys, memkeeper.markdown.refs; print(sorted({heavy} & set(sys.modules)))"
     result = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     )

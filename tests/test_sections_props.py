@@ -16,7 +16,7 @@ from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from memkeeper.sections import count_lines, join, split
+from memkeeper.markdown.sections import count_lines, join, split
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -21,8 +21,11 @@ from subprocess import PIPE
 import pytest
 from conftest import run_cli, tree_bytes
 
-from memkeeper import Invalid, Memory, cli, fsguard, fsio
+from memkeeper import Invalid, Memory
+from memkeeper.cli import main as cli
 from memkeeper.errors import EnvironmentFailure
+from memkeeper.fs import files as fsio
+from memkeeper.store import netfs as fsguard
 
 OUTSIDE = b"# Outside\n\nnot memkeeper's to touch\n"
 

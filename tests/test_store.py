@@ -10,7 +10,7 @@ import pytest
 
 from memkeeper import events as ev
 from memkeeper.errors import EnvironmentFailure
-from memkeeper.store import SCHEMA_VERSION, FileState, SectionRow, Store
+from memkeeper.store.sqlite import SCHEMA_VERSION, FileState, SectionRow, Store
 
 
 @pytest.fixture

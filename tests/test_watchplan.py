@@ -5,8 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memkeeper.records import Event
-from memkeeper.watchplan import (
+from memkeeper.daemon.plan import (
     Batch,
     Gone,
     Index,
@@ -22,6 +21,7 @@ from memkeeper.watchplan import (
     regen_due,
     watch_dirs,
 )
+from memkeeper.records import Event
 
 ROOT = "/repo"
 KNOWN = Known(

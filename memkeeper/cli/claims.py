@@ -1,0 +1,85 @@
+"""The lease verbs of the CLI (contract §4): ``claim``, ``renew``, ``release``, ``claims``,
+``metrics``. Each returns a JSON-able payload; ``cli`` prints it and maps errors to exit codes
+(``Busy`` is exit 5). Cheap to import: the lease modules load only when a verb runs.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+    from typing import Any
+
+    from memkeeper.api import Memory
+
+    Verb = Callable[[str, str], argparse.ArgumentParser]
+
+
+def add_verbs(verb: Verb) -> None:
+    """Declare the lease verbs with ``verb(name, help)`` (which adds the common options)."""
+    claim = verb("claim", "take a lease on paths, globs or PATH#KEY sections")
+    claim.add_argument("targets", nargs="+", metavar="TARGET")
+    claim.add_argument("--mode", choices=("write", "read"), default="write")
+    claim.add_argument("--ttl", type=float, metavar="S", help="seconds (policy default_ttl)")
+    claim.add_argument("--priority", type=int, default=0, metavar="P", help="higher goes first")
+    claim.add_argument("--strict", action="store_true", help="refuse others' writes under it")
+    claim.add_argument("--wait", type=float, metavar="S", help="queue up to S seconds")
+    claim.add_argument("--objective", default="", metavar="T", help="what the claim is for")
+    renew = verb("renew", "keep a claim alive: it expires TTL seconds from now")
+    renew.add_argument("id", metavar="ID")
+    renew.add_argument("--ttl", type=float, metavar="S")
+    verb("release", "give a claim back").add_argument("id", metavar="ID")
+    verb("claims", "list live claims and queued requests")
+    verb("metrics", "lease counters for the last hour")
+
+
+def cmd_claim(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
+    from memkeeper.leases.wording import claim_json
+
+    claim = memory.claim(
+        args.targets,
+        mode=args.mode,
+        ttl=args.ttl,
+        priority=args.priority,
+        strict=args.strict,
+        wait=args.wait,
+        objective=args.objective,
+    )
+    return claim_json(claim, memory.now())
+
+
+def cmd_renew(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
+    from memkeeper.leases.wording import claim_json
+
+    return claim_json(memory.renew(args.id, args.ttl), memory.now())
+
+
+def cmd_release(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
+    from memkeeper.leases.wording import claim_json
+
+    return {**claim_json(memory.release(args.id), memory.now()), "seconds_left": 0}
+
+
+def cmd_claims(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
+    from memkeeper.leases.wording import claim_json, waiter_json
+    from memkeeper.ops.claims import LeaseTable
+
+    claims, waiters, now = LeaseTable(memory).live()
+    return {
+        "claims": [claim_json(c, now) for c in claims],
+        "waiters": [waiter_json(w, now) for w in waiters],
+    }
+
+
+def cmd_metrics(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
+    return memory.metrics()
+
+
+COMMANDS: dict[str, Callable[[Memory, argparse.Namespace], dict[str, Any]]] = {
+    "claim": cmd_claim,
+    "renew": cmd_renew,
+    "release": cmd_release,
+    "claims": cmd_claims,
+    "metrics": cmd_metrics,
+}

@@ -1,0 +1,258 @@
+"""The watch daemon's executor: it looks at dirty paths, does what ``watchplan`` plans, and
+returns what happened as ``Outcome`` values (it never prints).
+
+- A human save of a managed file is indexed like any change memkeeper did not make:
+  ``section.external_edit`` (rev + 1) and, for rewritten history, ``policy.violation``. A save
+  of a generated file goes through ``regen`` for that file, which also opens a reconciliation
+  for a hand-edited region and leaves that region alone.
+- memkeeper's own writes (any process's) are skipped by hash: the index already holds them.
+- Events recorded since the last batch (claims, patches, appends, emits, the daemon's own
+  indexing) re-render every generated file; a claim due to expire is expired on time.
+- A policy edit reloads the policy and re-lists the managed files; so does a directory coming
+  or going, and a timer (new managed files in directories not watched yet).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import replace
+
+from memkeeper.daemon.plan import (
+    HOME_DIR,
+    POLICY_FILE,
+    Gone,
+    Index,
+    Known,
+    Look,
+    Outcome,
+    Reload,
+    Rescan,
+    Sweep,
+    describe,
+    plan,
+    plan_files,
+    prep_changes,
+    regen_due,
+    watch_dirs,
+)
+from memkeeper.errors import Invalid, MemkeeperError
+from memkeeper.events import digest
+from memkeeper.fs import files as fsio
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Set
+
+    from memkeeper.api import Memory
+    from memkeeper.daemon.plan import Action
+
+REGEN_EVENTS = frozenset({"region.regenerated", "reconcile.opened", "claim.expired"})
+
+
+class Daemon:
+    """The daemon's state between batches and the actions that change the world."""
+
+    def __init__(self, memory: Memory, rescan_s: float) -> None:
+        from memkeeper.policy.model import root_policy
+
+        self.memory = memory
+        self.root = os.path.abspath(memory.root)
+        self.policy = root_policy(self.root)
+        self.rescan_s = rescan_s
+        self.known = Known(frozenset(), frozenset())
+        self.watching: frozenset[str] = frozenset()
+        self.last_event = 0
+        self._last_error = ""
+        self._list()
+
+    # -- the daemon's life ---------------------------------------------------------------------
+
+    def caught_up(self, *, first: bool) -> list[Outcome]:
+        """Once a watch is up: index what changed while none was (before the start, during a
+        restart); on the first, also expire due claims and render every region."""
+        if first:
+            self.last_event = self._head()  # what came before is rendered by the forced regen
+        done = self._scan() + (self._run(Sweep()) if first else [])
+        files, dirs = len(self.known.files), len(self.known.dirs)
+        what = f"{files} managed file(s), {dirs} directories"
+        head = Outcome("started", self.root, what) if first else Outcome("rewatched", None, what)
+        return [head, *done, *self._settle(force=first)]
+
+    def step(self, raw: Iterable[tuple[int, str]]) -> list[Outcome]:
+        """One batch from the change source (empty: a quiet tick)."""
+        batch = prep_changes(raw, self.root)
+        looks = [self._look(path) for path in sorted(batch.paths)]
+        done: list[Outcome] = []
+        for action in plan(batch, looks, self.known, self.memory.now()):
+            done += self._run(action)
+        back = {k.path for k in looks if k.kind == "file" and k.file_class not in (None, "private")}
+        self.known = replace(self.known, files=self.known.files | back)
+        return done + self._settle(force=any(o.action == "reloaded" for o in done))
+
+    def watch_paths(self) -> list[str]:
+        """The directories to watch now, absolute; remembered for ``must_rewatch``."""
+        self.watching = self.known.dirs
+        found = (os.path.join(self.root, d) if d else self.root for d in sorted(self.known.dirs))
+        return [path for path in found if os.path.isdir(path)]
+
+    def must_rewatch(self) -> bool:
+        return self.known.dirs != self.watching
+
+    # -- actions -------------------------------------------------------------------------------
+
+    def _run(self, action: Action) -> list[Outcome]:
+        """Do one action; a failure is an ``error`` outcome (not repeated), never a crash."""
+        try:
+            return self._do(action)
+        except MemkeeperError as exc:
+            return self._failed(exc, getattr(action, "path", None))
+
+    def _do(self, action: Action) -> list[Outcome]:
+        if isinstance(action, Index):
+            if action.file_class == "generated":
+                return self._index_generated(action.path)
+            return self._index(action.path)
+        if isinstance(action, Gone):
+            self.known = replace(self.known, files=self.known.files - {action.path})
+            return [Outcome("gone", action.path, "deleted or renamed away; watching for it")]
+        if isinstance(action, Reload):
+            return self._reload()
+        if isinstance(action, Rescan):
+            return self._scan()
+        self.known = replace(self.known, next_expiry=None)
+        return self._recorded(self.memory.sweep_claims, {"claim.expired"})
+
+    def _index(self, rel: str) -> list[Outcome]:
+        """Index a change nobody told memkeeper about, under the file's lock."""
+        memory = self.memory
+        with memory.locked(rel):
+            try:
+                data = fsio.read_bytes(self.root, rel)
+            except Invalid:
+                return []  # gone again: the next batch says so
+            with memory.store.writing():
+                mark = self._head()
+                doc = memory.index_file(rel, data)
+                fresh = memory.store.events(since=mark)
+        self.known = replace(self.known, files=self.known.files | {rel})
+        if doc is None:
+            return []
+        return [describe(e) for e in fresh] or [Outcome("indexed", rel, "first seen, indexed")]
+
+    def _index_generated(self, rel: str) -> list[Outcome]:
+        """A generated file: index it, open a reconciliation for a hand-edited region, render
+        the others (``regen`` of that file does all three)."""
+        self.known = replace(self.known, files=self.known.files | {rel})
+        wanted = {"section.external_edit", *REGEN_EVENTS}
+        try:
+            done = self._recorded(lambda: self.memory.regen(rel), wanted)
+        except MemkeeperError as exc:  # bad markers, say: still record the edit
+            return [*self._failed(exc, rel), *self._index(rel)]
+        return [o for o in done if o.path in (rel, None)]
+
+    def _reload(self) -> list[Outcome]:
+        from memkeeper.policy.model import root_policy
+
+        self.policy = root_policy(self.root)  # a bad policy: an error, the old one stays
+        found = self._scan()
+        what = f"{len(self.known.files)} managed file(s), {len(self.known.dirs)} directories"
+        return [Outcome("reloaded", POLICY_FILE, what), *found]
+
+    def _scan(self) -> list[Outcome]:
+        """List the managed files again: index changed ones, report vanished ones."""
+        before = self.known.files
+        listed = self._list()
+        looks = [self._look(rel) for rel in sorted(listed | before)]
+        return [o for action in plan_files(looks, before) for o in self._run(action)]
+
+    def _list(self) -> frozenset[str]:
+        """The managed files (private ones left out) now; watch their directories."""
+        from pathlib import Path
+
+        from memkeeper.policy.model import managed_files
+
+        found = managed_files(self.policy, Path(self.root))
+        listed = frozenset(rel for rel, rule in found if rule.file_class != "private")
+        rescan = self.memory.now() + self.rescan_s
+        self.known = replace(self.known, dirs=watch_dirs(listed), files=listed, next_rescan=rescan)
+        return listed
+
+    def _settle(self, *, force: bool) -> list[Outcome]:
+        """Re-render regions after new events (or when ``force``d); note the next expiry."""
+        fresh = self.memory.store.events(since=self.last_event)
+        done: list[Outcome] = []
+        if force or regen_due(e.type for e in fresh):
+            done = self._regen()  # its own events come back next time: quiet or idempotent
+        if fresh:
+            self.last_event = fresh[-1].id
+        if fresh or force or self.known.next_expiry is None:
+            expiry = self.memory.store.earliest_expiry(self.now())
+            self.known = replace(self.known, next_expiry=expiry)
+        return done
+
+    def _regen(self) -> list[Outcome]:
+        try:
+            done = self._recorded(lambda: self.memory.regen(), REGEN_EVENTS)
+        except MemkeeperError as exc:
+            return self._failed(exc, getattr(exc, "path", None))
+        self._last_error = ""
+        return done
+
+    def _failed(self, exc: MemkeeperError, path: str | None) -> list[Outcome]:
+        """An ``error`` outcome, unless it repeats the last one word for word."""
+        if exc.message == self._last_error:
+            return []
+        self._last_error = exc.message
+        return [Outcome("error", path, exc.message)]
+
+    # -- looking -------------------------------------------------------------------------------
+
+    def _look(self, rel: str) -> Look:
+        """What is at ``rel`` now: a managed file's hash and the index's, or its kind."""
+        try:
+            info = os.lstat(os.path.join(self.root, rel))
+        except (FileNotFoundError, NotADirectoryError):
+            return Look(rel, "missing", self._class(rel))
+        if stat.S_ISDIR(info.st_mode):
+            return Look(rel, "dir" if self._walkable(rel) else "other")
+        file_class = self._class(rel)
+        if not stat.S_ISREG(info.st_mode) or file_class in (None, "private"):
+            return Look(rel, "file" if stat.S_ISREG(info.st_mode) else "other", file_class)
+        try:
+            data = fsio.read_bytes(self.root, rel)
+        except Invalid:
+            return Look(rel, "missing", file_class)
+        state = self.memory.store.file_state(rel)
+        indexed = None if state is None else state.file_hash
+        return Look(rel, "file", file_class, digest(data), indexed)
+
+    def _class(self, rel: str) -> str | None:
+        rule = self.policy.classify(rel)
+        return None if rule is None else rule.file_class
+
+    def _walkable(self, rel: str) -> bool:
+        """A directory ``managed_files`` would walk into (not ``.git``, ``node_modules``…)."""
+        from memkeeper.policy.model import DOT_DIRS, SKIP_DIRS
+
+        named = self.policy.named_dirs()
+        return (
+            all(
+                part not in SKIP_DIRS and (not part.startswith(".") or part in DOT_DIRS | named)
+                for part in rel.split("/")
+            )
+            and rel.split("/", 1)[0] != HOME_DIR
+        )
+
+    def _recorded(self, act: Callable[[], object], types: Set[str]) -> list[Outcome]:
+        """Do ``act`` and describe the events of ``types`` recorded meanwhile."""
+        mark = self._head()
+        act()
+        return [describe(e) for e in self.memory.store.events(since=mark) if e.type in types]
+
+    def _head(self) -> int:
+        last = self.memory.store.last_event()
+        return 0 if last is None else last.id
+
+    def now(self) -> float:
+        return self.memory.now()

@@ -1,0 +1,270 @@
+"""The Claude Code gate (contract §7): one tool call and the facts about the paths it touches
+in, a decision out. Pure: ``hookcmd`` reads the hook's JSON, gathers the facts through
+``Memory`` and prints what ``decide`` returns; ``gatewords`` says why, with the command to run.
+
+The rules are those of ``patch``, ``append`` and ``check``: a Write of a managed file, an
+Edit that rewrites append-only history or touches a generated region, a Bash command that
+writes a managed file: deny. A section owned by someone else: ask the human. Another agent's
+live claim: deny when strict, allow with ``WAIT: …`` when advisory. Everything else, private
+and unmanaged files included: allow, silently. Creating a managed file that does not exist
+yet is allowed (nothing can be lost), except append-only history, which ``append`` creates.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from memkeeper.errors import Invalid
+from memkeeper.gate import messages as words
+from memkeeper.gate.shellwrites import BashWrite, bash_writes
+from memkeeper.markdown.appendonly import first_changed_line
+from memkeeper.markdown.lines import LINE_END
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memkeeper.gate.payload import ToolCall
+    from memkeeper.leases.decisions import Claim
+
+Verdict = Literal["allow", "deny", "ask"]
+Kind = Literal["file", "dir", "missing", "other"]
+MANAGED = frozenset({"section-owned", "generated", "append-only"})  # private: the agent's own
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+@dataclass(frozen=True, slots=True)
+class SectionFacts:
+    key: str
+    start_line: int
+    end_line: int
+    rev: int
+    owners: tuple[str, ...] | None  # None: anyone may change it
+    strict: bool  # a policy rule makes claims on it strict
+
+
+@dataclass(frozen=True, slots=True)
+class PathFacts:
+    """One path inside the root, as the policy and the disk see it now."""
+
+    rel: str
+    kind: Kind
+    parent_is_dir: bool
+    file_class: str | None  # None: unmanaged
+    strict: bool = False
+    data: bytes = b""  # a managed file's bytes
+    sections: tuple[SectionFacts, ...] = ()  # a section-owned or generated file's sections
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    root: str
+    cwd: str  # the session's directory, resolved: commands name paths relative to it
+    agent: str
+    agent_option: str  # `` --agent ID`` for the commands suggested, unless the env names it
+    now: float
+    claims: tuple[Claim, ...] = ()
+    paths: Mapping[str, PathFacts] = field(default_factory=dict)  # absent: outside the root
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    verdict: Verdict = "allow"
+    reason: str = ""  # empty with "allow": say nothing
+    context: str = ""  # for Claude's context (Claude Code shows an allow's reason to nobody)
+
+
+ALLOW = Decision()
+
+
+def targets(call: ToolCall) -> tuple[str, ...]:
+    """The paths whose facts ``decide`` needs (and that PostToolUse re-indexes)."""
+    if call.command is not None:
+        return tuple(dict.fromkeys(w.path for w in bash_writes(call.command, call.cwd)))
+    return () if call.file_path is None else (call.file_path,)
+
+
+def decide(call: ToolCall, facts: Facts) -> Decision:
+    """The PreToolUse answer; ``ALLOW`` (silent) for whatever the gate does not judge."""
+    if call.event != "PreToolUse":
+        return ALLOW
+    if call.command is not None:
+        return combine(_bash(call.command, call.cwd, facts))
+    found = facts.paths.get(call.file_path or "")
+    if found is None:
+        return ALLOW
+    if call.tool == "Write":
+        return combine(_write(call.content or "", found, facts))
+    return combine(_edit(call, found, facts))
+
+
+def combine(found: Sequence[Decision]) -> Decision:
+    """Deny beats ask beats a WAIT; reasons of one verdict are joined, each said once."""
+    for verdict in ("deny", "ask", "allow"):
+        reasons = list(dict.fromkeys(d.reason for d in found if d.verdict == verdict and d.reason))
+        if reasons:
+            text = "\n".join(reasons)
+            return Decision(verdict, text, "" if verdict == "deny" else text)
+    return ALLOW
+
+
+def hook_output(decision: Decision) -> dict[str, Any] | None:
+    """Claude Code's PreToolUse JSON; None (print nothing) for a silent allow."""
+    if decision.verdict == "allow" and not decision.reason:
+        return None
+    out = {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": decision.verdict,
+        "permissionDecisionReason": decision.reason,
+    }
+    if decision.context:
+        out["additionalContext"] = decision.context
+    return {"hookSpecificOutput": out}
+
+
+# -- the tools ----------------------------------------------------------------------------------
+
+
+def _write(content: str, f: PathFacts, facts: Facts) -> list[Decision]:
+    if f.kind not in ("file", "missing") or (f.kind == "file" and content == _text(f.data)):
+        return []  # the tool fails, or rewrites nothing
+    if f.file_class == "append-only" or (f.file_class in MANAGED and f.kind == "file"):
+        changed = _changed_sections(f, _text(f.data), content)
+        return [Decision("deny", words.write_refusal(facts, f, changed))]
+    return _claims(facts, _file_targets(f))
+
+
+def _edit(call: ToolCall, f: PathFacts, facts: Facts) -> list[Decision]:
+    if f.file_class not in MANAGED:
+        return _claims(facts, _file_targets(f))
+    if f.kind == "missing":
+        content = apply_edits("", call.edits)
+        return [] if content is None else _write(content, f, facts)
+    old = _text(f.data)
+    new = apply_edits(old, call.edits)
+    if new is None and "\r\n" in old:  # Claude Code edits CRLF files with LF strings
+        old = old.replace("\r\n", "\n")
+        new = apply_edits(old, call.edits)
+    if f.kind != "file" or new is None or new == old:
+        return []  # the tool fails, or changes nothing
+    if f.file_class == "append-only":
+        line = first_changed_line(_lf(old), _lf(new))
+        if line is not None:
+            return [Decision("deny", words.history_refusal(facts, f, line))]
+    if f.file_class == "generated":
+        problem = _region_problem(f.rel, old, new)
+        if problem is not None:
+            return [Decision("deny", words.region_refusal(facts, f, problem))]
+    if f.file_class in ("section-owned", "generated"):
+        changed = _changed_sections(f, old, new)
+        asks = [
+            Decision("ask", words.owner_question(facts, f, s)) for s in _not_owned(facts, changed)
+        ]
+        sections = [(f"{f.rel}#{s.key}", f.strict or s.strict) for s in changed]
+        return asks + _claims(facts, sections or _file_targets(f))
+    return _claims(facts, _file_targets(f))
+
+
+def _bash(command: str, cwd: str, facts: Facts) -> list[Decision]:
+    out: list[Decision] = []
+    for write in bash_writes(command, cwd):
+        f = facts.paths.get(write.path)
+        if f is None or not _happens(write, f):
+            continue
+        if f.file_class == "append-only" or (f.file_class in MANAGED and f.kind == "file"):
+            out.append(Decision("deny", words.bash_refusal(facts, f, write.how)))
+        else:
+            out += _claims(facts, _file_targets(f))
+    return out
+
+
+def _happens(write: BashWrite, f: PathFacts) -> bool:
+    if write.when == "is-file":
+        return f.kind == "file"
+    if write.when == "parent-is-dir":
+        return f.parent_is_dir and f.kind != "dir"
+    return f.kind != "dir"
+
+
+# -- rules --------------------------------------------------------------------------------------
+
+
+def _claims(facts: Facts, wanted: Sequence[tuple[str, bool]]) -> list[Decision]:
+    """Other agents' live claims over ``(target, strict by policy)``: strict ones deny,
+    advisory ones allow with a ``WAIT:`` reason."""
+    out: list[Decision] = []
+    if not facts.claims:
+        return out
+    from memkeeper.leases.decisions import write_permission
+
+    for target, strict in wanted:
+        held = tuple(replace(c, strict=True) for c in facts.claims) if strict else facts.claims
+        for claim in write_permission(held, facts.agent, target, None, facts.now).holders:
+            verdict: Verdict = "deny" if claim.strict else "allow"
+            out.append(Decision(verdict, words.claim_reason(facts, target, claim)))
+    return out
+
+
+def _file_targets(f: PathFacts) -> list[tuple[str, bool]]:
+    return [(f.rel, f.strict or any(s.strict for s in f.sections))]
+
+
+def _not_owned(facts: Facts, sections: Sequence[SectionFacts]) -> list[SectionFacts]:
+    return [s for s in sections if s.owners is not None and facts.agent not in s.owners]
+
+
+def _region_problem(rel: str, old: str, new: str) -> str | None:
+    from memkeeper.regions.markers import patch_problem
+
+    try:
+        return patch_problem(rel, _bytes(old), _bytes(new))
+    except Invalid:
+        return None  # markers already broken: `check` says so, an edit may be the fix
+
+
+# -- text -----------------------------------------------------------------------------------------
+
+
+def apply_edits(text: str, edits: Sequence[tuple[str, str, bool]]) -> str | None:
+    """The text after Claude Code's Edit/MultiEdit ``(old, new, replace_all)`` steps; None
+    when a step would fail (its old string is not there)."""
+    for old, new, every in edits:
+        if not old:
+            if text:
+                return None  # an empty old string only creates a file
+            text = new
+        elif old not in text:
+            return None
+        else:
+            text = text.replace(old, new, -1 if every else 1)
+    return text
+
+
+def changed_lines(old: str, new: str) -> set[int]:
+    """1-based lines of ``old`` that ``new`` changes; an insertion counts for the line above."""
+    import difflib
+
+    a, b = _LINE.findall(old), _LINE.findall(new)
+    out: set[int] = set()
+    for tag, i1, i2, _, _ in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag != "equal":
+            out.update(range(i1 + 1, i2 + 1) if i2 > i1 else (max(i1, 1),))
+    return out
+
+
+def _changed_sections(f: PathFacts, old: str, new: str) -> list[SectionFacts]:
+    lines = changed_lines(old, new)
+    return [s for s in f.sections if any(s.start_line <= n <= s.end_line for n in lines)]
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _bytes(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
+
+
+def _lf(text: str) -> bytes:
+    return LINE_END.sub(b"\n", _bytes(text))

@@ -1,0 +1,153 @@
+"""What the Claude Code gate says. Every refusal names the memkeeper command to run instead,
+with paths as the session names them (relative to its directory) and, when the agent's id
+does not come from ``$MEMKEEPER_AGENT``, the ``--agent`` that keeps the attribution right.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+
+from memkeeper.events import iso_utc
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from memkeeper.gate.decide import Facts, PathFacts, SectionFacts
+    from memkeeper.leases.decisions import Claim
+
+APPENDS = frozenset({">>", "tee -a"})
+RESTORES = frozenset({"git checkout", "git restore"})
+
+
+def shown(facts: Facts, rel: str) -> str:
+    """``rel`` as the session names it: relative to its directory when that is in the root."""
+    if facts.cwd == facts.root or facts.cwd.startswith(facts.root + os.sep):
+        return os.path.relpath(os.path.join(facts.root, rel), facts.cwd)
+    return rel
+
+
+def command(facts: Facts, *args: str) -> str:
+    return "`memkeeper " + " ".join(args) + facts.agent_option + "`"
+
+
+def patch_steps(facts: Facts, path: str, section: SectionFacts | None) -> str:
+    """How to change one section through memkeeper (``F`` holds the new body)."""
+    if section is None:
+        ref = shlex.quote(f"{path}#KEY")
+        return (
+            f"list its sections with {command(facts, 'sections', shlex.quote(path))}, read one "
+            f"with {command(facts, 'read', ref, '--json')} (its body and rev N), then replace "
+            f"its body with {command(facts, 'patch', ref, '--expect-rev N', '--body-file F')}"
+        )
+    ref = shlex.quote(f"{path}#{section.key}")
+    expect = f"--expect-rev {section.rev}"
+    return (
+        f"read {section.key} with {command(facts, 'read', ref, '--json')}, then replace its body "
+        f"with {command(facts, 'patch', ref, expect, '--body-file F')} (F holds the new body)"
+    )
+
+
+def write_refusal(facts: Facts, f: PathFacts, changed: Sequence[SectionFacts]) -> str:
+    path = shown(facts, f.rel)
+    if f.file_class == "append-only":
+        return f"{path} is append-only history: Write would replace it. {_append(facts, path)}"
+    few = 0 < len(changed) <= 3  # name them; past that, say how to find them
+    steps = [patch_steps(facts, path, s) for s in changed] if few else []
+    return (
+        f"{path} is {f.file_class}: Write replaces the whole file and would undo other agents' "
+        f"changes made since you read it. Change one section at a time: "
+        f"{'; '.join(steps) or patch_steps(facts, path, None)}. An Edit of just the lines you "
+        f"change is allowed too.{_regen(facts, f, path)}"
+    )
+
+
+def history_refusal(facts: Facts, f: PathFacts, line: int) -> str:
+    path = shown(facts, f.rel)
+    return (
+        f"{path} is append-only: this edit changes line {line} of its history, which stays as "
+        f"written. {_append(facts, path)}"
+    )
+
+
+def region_refusal(facts: Facts, f: PathFacts, problem: str) -> str:
+    path = shown(facts, f.rel)
+    return (
+        f"{path}: {problem.replace('the patch', 'this edit')}. memkeeper renders the text "
+        f"between the markers: change the text outside them, and run "
+        f"{command(facts, 'regen', shlex.quote(path))} to re-render the regions (a hand edit "
+        f"inside is not kept: it opens a reconciliation and fails `memkeeper check`)."
+    )
+
+
+def owner_question(facts: Facts, f: PathFacts, section: SectionFacts) -> str:
+    owners = ", ".join(section.owners or ())
+    return (
+        f"{shown(facts, f.rel)}#{section.key} belongs to {owners} (policy .memkeeper.yaml); "
+        f"{facts.agent} is not an owner, so `memkeeper patch` would refuse this change. "
+        f"Approve it only if you are, or speak for, {owners}."
+    )
+
+
+def bash_refusal(facts: Facts, f: PathFacts, how: str) -> str:
+    path = shown(facts, f.rel)
+    if f.file_class == "append-only":
+        why = (
+            f"`{how}` adds text by hand, without the entry template, the event log or claim checks"
+            if how in APPENDS
+            else f"`{how}` would rewrite its history"
+        )
+        return f"{path} is append-only: {why}. {_append(facts, path, text=True)}"
+    last = f.sections[-1] if f.sections and how in APPENDS else None
+    if last is not None:
+        lead = f"`{how}` would add to its last section, {last.key}, without a revision check"
+    elif how in RESTORES:
+        lead = (
+            f"`{how}` would put back the committed file and discard every change since, other "
+            f"agents' included. To restore one section, take its text from "
+            f"`git show HEAD:{f.rel}`, then"
+        )
+    else:
+        lead = f"`{how}` would rewrite it without a revision check, losing other agents' changes"
+    steps = patch_steps(facts, path, last)
+    joiner = " " if how in RESTORES and last is None else ". Instead, "
+    return f"{path} is {f.file_class}: {lead}{joiner}{steps}.{_regen(facts, f, path)}"
+
+
+def claim_reason(facts: Facts, target: str, claim: Claim) -> str:
+    """Deny (strict) or ``WAIT:`` (advisory) for another agent's claim over ``target``."""
+    rel, _, key = target.partition("#")
+    where = shown(facts, rel) + (f"#{key}" if key else "")
+    left = claim.seconds_left(facts.now)
+    who = (
+        f"{claim.agent} holds a{' strict' if claim.strict else 'n advisory'} {claim.mode} claim "
+        f"{claim.id} on {', '.join(claim.targets)} (expires in {left}s, at "
+        f"{iso_utc(claim.expires_at)})"
+    )
+    queue = command(facts, "claim", shlex.quote(where), f"--wait {left + 5}")
+    if claim.strict:
+        return (
+            f"{where} is claimed: {who}. Wait for its release or expiry: {queue} queues you "
+            f"until then; re-read {where} before changing it."
+        )
+    return (
+        f"WAIT: {who}. Your change to {where} may go ahead, but they may be changing it too: "
+        f"coordinate first, or queue with {queue}."
+    )
+
+
+def _append(facts: Facts, path: str, *, text: bool = False) -> str:
+    how = "--text 'ENTRY'" if text else "--entry-file F"
+    other = "--entry-file F" if text else "--text 'ENTRY'"
+    return (
+        f"Add a new entry at the end instead: "
+        f"{command(facts, 'append', shlex.quote(path), how)} (or {other})."
+    )
+
+
+def _regen(facts: Facts, f: PathFacts, path: str) -> str:
+    if f.file_class != "generated":
+        return ""
+    regen = command(facts, "regen", shlex.quote(path))
+    return f" The generated regions between memkeeper's markers are rendered by {regen}."

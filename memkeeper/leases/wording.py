@@ -1,0 +1,104 @@
+"""How claims look from outside: user targets in, event data, JSON and sentences out."""
+
+from __future__ import annotations
+
+import math
+
+from memkeeper.events import iso_utc
+from memkeeper.fs import root as repo
+from memkeeper.markdown import refs
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from memkeeper.api import Memory
+    from memkeeper.leases.decisions import Claim, Request
+    from memkeeper.store.leasetables import WaiterRow
+
+
+def resolve_target(memory: Memory, target: str) -> str:
+    """A root-relative target; ``PATH#KEY`` with the section's full key (``#build`` names
+    ``inventory-service/build``), resolved against the file as it is now."""
+    path, key = refs.split_ref(target)
+    if key is None:
+        rel = repo.relative_path(memory.root, path)
+        return rel + "/" if path.endswith("/") else rel
+    rel = memory.relpath(path)
+    memory.refresh(rel)
+    return f"{rel}#{refs.resolve_key(rel, key, memory.store.section_keys(rel))}"
+
+
+def claim_data(claim: Claim) -> dict[str, Any]:
+    """What a ``claim.*`` event records about the claim."""
+    return {
+        "id": claim.id,
+        "token": claim.token,
+        "mode": claim.mode,
+        "targets": list(claim.targets),
+        "priority": claim.priority,
+        "strict": claim.strict,
+        "expires_at": iso_utc(claim.expires_at),
+        "objective": claim.objective,
+    }
+
+
+def claim_json(claim: Claim, now: float) -> dict[str, Any]:
+    return {
+        **claim_data(claim),
+        "agent": claim.agent,
+        "granted_at": iso_utc(claim.granted_at),
+        "seconds_left": claim.seconds_left(now),
+    }
+
+
+def holder_json(claim: Claim, now: float) -> dict[str, Any]:
+    keep = ("agent", "id", "mode", "targets", "strict", "expires_at", "seconds_left")
+    full = claim_json(claim, now)
+    return {name: full[name] for name in keep}
+
+
+def waiter_json(row: WaiterRow, now: float) -> dict[str, Any]:
+    r = row.request
+    return {
+        "id": r.id,
+        "agent": r.agent,
+        "mode": r.mode,
+        "targets": list(r.targets),
+        "priority": r.priority,
+        "arrival": r.arrival,
+        "pid": row.pid,
+        "seconds_left": math.ceil(max(0.0, row.deadline - now)),
+    }
+
+
+def describe(claim: Claim, now: float) -> str:
+    scope = ", ".join(claim.targets)
+    left = claim.seconds_left(now)
+    strict = " strict" if claim.strict else ""
+    return f"{claim.agent} holds{strict} {claim.mode} claim {claim.id} on {scope} ({left} s left)"
+
+
+def _queued(request: Request) -> str:
+    return f"{request.agent} queued first ({request.id}, priority {request.priority})"
+
+
+_BUSY = {
+    "held": "{scope} is busy: {who} — try again later, or queue with --wait SECONDS",
+    "timeout": "gave up waiting for {scope}: {who} — try again later, or wait longer",
+    "deadlock": "claim {id} on {scope} was aborted to break a deadlock (its holders wait for "
+    "you): {who} — release what you hold that they need, then claim again",
+    "expired": "claim {id} on {scope} was granted but expired before it was collected — "
+    "claim again with a longer --ttl",
+}
+
+
+def busy_message(
+    request: Request, reason: str, holders: Sequence[Claim], ahead: Sequence[Request], now: float
+) -> str:
+    """Why ``request`` was not granted, naming who holds or is queued ahead, and what to do."""
+    who = "; ".join([describe(c, now) for c in holders] + [_queued(w) for w in ahead])
+    template = _BUSY.get(reason, "claim {id} on {scope} was {reason}")
+    scope = ", ".join(request.targets)
+    return template.format(id=request.id, scope=scope, reason=reason, who=who or "nobody now")

@@ -1,0 +1,204 @@
+"""Pure rules for turning a patch request into a section's new bytes (contract §4 "Patch rules").
+
+- ``text_bytes`` refuses input that is not text (invalid UTF-8, NUL).
+- ``normalize_body`` writes the body with the file's line endings and the final-newline rule.
+- ``apply_dmp`` applies a diff-match-patch payload *strictly*: every hunk must match the base
+  exactly where it says, never the library's fuzzy guess.
+- ``body_is_inert`` is the fast path's guard: a body none of whose lines could open a heading,
+  fence, HTML block or link definition cannot change the document's sections, so no re-parse.
+- ``structure_problem`` explains, from two full parses, how a body would change the headings.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memkeeper.errors import Invalid
+from memkeeper.markdown.lines import LINE_END, count_lines, detect_newline
+from memkeeper.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memkeeper.markdown.sections import Document
+
+# Lines that could start a heading, a setext underline, a fence, an HTML block (also the
+# memkeeper markers) or a link reference definition, after any container prefix.
+_RISKY_LINE = re.compile(
+    rb"^[ \t]*#|^[ \t]*(?:=+|-+)[ \t]*$|```|~~~|^[ \t>*+\-0-9.)]*<|^[ \t>]*\[", re.MULTILINE
+)
+
+
+def text_bytes(data: bytes, where: str) -> str:
+    """Decode UTF-8 text, refusing NUL bytes and invalid sequences with the line they are on."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise Invalid(
+            f"{where}:{line}: invalid UTF-8 at byte {exc.start} — memory files "
+            "and bodies must be UTF-8 text"
+        ) from None
+    if "\0" in text:
+        line = text.count("\n", 0, text.index("\0")) + 1
+        raise Invalid(f"{where}:{line}: contains a NUL byte — memory files and bodies must be text")
+    return text
+
+
+def normalize_body(body: bytes, newline: bytes, ends_file: bool) -> bytes:
+    """The body with every line ending as ``newline``; a final one unless it ends the file."""
+    converted = LINE_END.sub(newline, body)
+    if converted and not converted.endswith(newline) and not ends_file:
+        converted += newline
+    return converted
+
+
+class Splice(Record):
+    """A file's new bytes after replacing one section's body, and where that body sits."""
+
+    __slots__ = ("data", "heading", "body", "body_start", "body_end")
+    data: bytes
+    heading: bytes
+    body: bytes
+    body_start: int
+    body_end: int
+
+    def __init__(
+        self, data: bytes, heading: bytes, body: bytes, body_start: int, body_end: int
+    ) -> None:
+        self._fill(data, heading, body, body_start, body_end)
+
+
+def splice(
+    data: bytes, start: int, heading: bytes, old_body: bytes, new_body: bytes, is_heading: bool
+) -> Splice:
+    """Replace the body after ``heading`` (at ``start``) with ``new_body``, in the file's style.
+
+    Every byte outside the section stays as it was; a heading on the file's last line gains a
+    line ending when a body follows it.
+    """
+    end = start + len(heading) + len(old_body)
+    newline = detect_newline(data)
+    if heading.endswith(b"\r") and newline == b"\n":
+        newline = b"\r"  # "\r" + "\n" would fuse into one "\r\n" and eat a blank line
+    body = normalize_body(new_body, newline, end == len(data))
+    if body and is_heading and not heading.endswith((b"\n", b"\r")):
+        heading += newline
+    body_start = start + len(heading)
+    return Splice(
+        data[:start] + heading + body + data[end:],
+        heading,
+        body,
+        body_start,
+        body_start + len(body),
+    )
+
+
+def apply_dmp(base: str, patch_text: str, where: str) -> str:
+    """Apply a ``patch_toText`` payload to ``base`` with no fuzz, or raise ``Invalid``."""
+    from diff_match_patch import diff_match_patch
+
+    dmp = diff_match_patch()
+    try:
+        patches = dmp.patch_fromText(patch_text)
+    except (ValueError, IndexError) as exc:
+        raise Invalid(
+            f"{where}: malformed diff-match-patch payload ({exc}) — produce it with patch_toText",
+            reason="bad_patch",
+        ) from None
+    text = base
+    for number, patch in enumerate(patches, start=1):
+        source = "".join(t for op, t in patch.diffs if op != dmp.DIFF_INSERT)
+        target = "".join(t for op, t in patch.diffs if op != dmp.DIFF_DELETE)
+        at = patch.start2
+        if text[at : at + len(source)] != source:
+            raise Invalid(
+                f"{where}: hunk {number} of the diff-match-patch payload does not "
+                "apply exactly to the current body — re-read the section and "
+                "rebuild the patch against it",
+                reason="patch_does_not_apply",
+            )
+        text = text[:at] + target + text[at + len(source) :]
+    return text
+
+
+def body_is_inert(old_body: bytes, body: bytes, heading: bytes, next_heading: bytes | None) -> bool:
+    """True when replacing ``old_body`` by ``body`` provably keeps every section boundary.
+
+    Neither body may hold a line that could open a heading, fence, HTML block (the old one
+    may be what swallowed later headings) or link definition. Conservative: a False only
+    sends the patch through a full re-parse.
+    """
+    if not heading and not body:
+        return False  # an emptied preamble disappears
+    if heading and not heading.endswith((b"\n", b"\r")):
+        return False  # the heading line would need a line ending added
+    if _risky(old_body) or _risky(body):
+        return False
+    if next_heading is None:
+        return True
+    # A last paragraph line could join a following setext heading's text.
+    if next_heading[:1] in (b" ", b"\t"):
+        return False  # an indented heading can become part of a list item in the body
+    next_is_atx = count_lines(next_heading) == 1  # a setext heading spans text + underline
+    return next_is_atx or body == b"" or _ends_with_blank_line(body)
+
+
+def _risky(body: bytes) -> bool:
+    return _RISKY_LINE.search(body.replace(b"\r\n", b"\n").replace(b"\r", b"\n")) is not None
+
+
+def _ends_with_blank_line(body: bytes) -> bool:
+    lines = LINE_END.split(body)
+    return len(lines) >= 2 and lines[-1] == b"" and lines[-2].strip() == b""
+
+
+def structure_problem(
+    old: Document, new: Document, key: str, body_start: int, body_end: int
+) -> str | None:
+    """Why replacing ``key``'s body changed the section list, or None if it did not."""
+    old_keys = [s.key for s in old.sections]
+    new_keys = [s.key for s in new.sections]
+    born = [s for s in new.sections if s.level and body_start <= s.start < body_end]
+    if born:
+        line = born[0].start_line - _line_of(new.data, body_start) + 1
+        title = new.heading(born[0]).decode("utf-8", "replace").strip()
+        return (
+            f"body line {line} would become a heading ({title!r}) — a body may not "
+            "contain headings: indent the line, escape its '#', or put it in a fence"
+        )
+    if key not in new_keys and key == old.sections[0].key and old.sections[0].level == 0:
+        return "an empty body would remove the preamble altogether — leave at least one line in it"
+    if old_keys != new_keys:
+        lost = [k for k in old_keys if k not in new_keys]
+        what = f"the heading {lost[0]!r}" if lost else "the headings after it"
+        cause = _cause(new, body_start, body_end)
+        return f"the body would change {what} outside this section: {cause}"
+    for before, after in zip(old.sections, new.sections, strict=True):
+        if before.key != key and old.text(before) != new.text(after):
+            return (
+                f"the body would change section {after.key!r} (a link definition or a "
+                "paragraph joining its heading) — end the body with a blank line"
+            )
+    return None
+
+
+_FENCE = re.compile(rb"^ {0,3}(```|~~~)", re.MULTILINE)
+
+
+def _cause(new: Document, body_start: int, body_end: int) -> str:
+    body = new.data[body_start:body_end].replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if len(_FENCE.findall(body)) % 2:
+        return "it opens a code fence it never closes, which swallows what follows — close it"
+    if b"<" in body:
+        return (
+            "an HTML block or comment in it runs on into what follows — close it and "
+            "end the body with a blank line"
+        )
+    return (
+        "its last lines join what follows (a setext underline, a stable-id marker or a "
+        "paragraph) — end the body with a blank line"
+    )
+
+
+def _line_of(data: bytes, offset: int) -> int:
+    return len(LINE_END.findall(data, 0, offset)) + 1

@@ -1,0 +1,258 @@
+"""Split a Markdown file into sections with exact byte and line spans.
+
+A section is a top-level heading (ATX or setext, as markdown-it-py sees it) and everything
+up to the next top-level heading; text before the first heading is ``_preamble``. The split
+is lossless: ``join(split(data)) == data`` for every input, whatever its line endings, BOM or
+final newline. Headings are located by a block-only markdown-it parse (the front-matter
+plugin keeps YAML headers out of them) and mapped back onto the original bytes, where
+``\\r\\n``, ``\\r`` and ``\\n`` each end a line, exactly as markdown-it counts them.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from markdown_it import MarkdownIt
+from mdit_py_plugins.front_matter import front_matter_plugin
+
+from memkeeper.errors import Invalid
+from memkeeper.markdown.lines import count_lines, detect_newline, line_starts
+
+__all__ = [
+    "PREAMBLE",
+    "Document",
+    "Section",
+    "count_lines",
+    "detect_newline",
+    "join",
+    "line_starts",
+    "slug",
+    "split",
+]
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from markdown_it.token import Token
+
+PREAMBLE = "_preamble"  # the key of the text before the first heading
+_BOM = b"\xef\xbb\xbf"
+
+_MD = MarkdownIt("commonmark").use(front_matter_plugin).disable("inline")
+_STABLE = re.compile(r"\s*<!--\s*memkeeper:section\s+id=([\w.\-]+(?:/[\w.\-]+)*)\s*-->\s*")
+_INLINE_MARKUP = re.compile(r"[\n!&*_<\[\]\\`]")  # the characters inline parsing acts on
+_ASCII_RUN = re.compile(r"[^a-z0-9_\-]+")
+
+_Span = tuple[str, str, str, int, int, int]  # key, base, title, level, start, body_start
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """One section: a heading line (or lines) and its body, as offsets into the file."""
+
+    key: str
+    base: str
+    title: str
+    level: int
+    start: int
+    body_start: int
+    end: int
+    start_line: int
+    end_line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A file's bytes and its sections, which cover them exactly and in order."""
+
+    data: bytes
+    sections: tuple[Section, ...]
+
+    def heading(self, section: Section) -> bytes:
+        return self.data[section.start : section.body_start]
+
+    def body(self, section: Section) -> bytes:
+        return self.data[section.body_start : section.end]
+
+    def text(self, section: Section) -> bytes:
+        return self.data[section.start : section.end]
+
+    def keys(self) -> tuple[tuple[str, str], ...]:
+        """``(key, base)`` pairs in document order, as ``refs.resolve_key`` takes them."""
+        return tuple((s.key, s.base) for s in self.sections)
+
+    def get(self, key: str) -> Section | None:
+        return next((s for s in self.sections if s.key == key), None)
+
+
+@dataclass(frozen=True, slots=True)
+class _Heading:
+    line: int  # 0-based first line
+    body_line: int  # 0-based line just after the heading (setext: after its underline)
+    level: int
+    title: str
+    stable: str | None
+
+
+def split(data: bytes, path: str = "<input>") -> Document:
+    """Sections of ``data``; raises ``Invalid`` for NUL bytes or invalid UTF-8."""
+    starts = line_starts(data)
+    headings = _headings(data, _decode(data, starts, path), starts)
+    bounds = [*starts, len(data)]  # bounds[n]: offset of 0-based line n, or the end of data
+    spans: list[_Span] = []
+    if data and (not headings or headings[0].line > 0):
+        bom = len(_BOM) if data.startswith(_BOM) else 0  # the BOM stays when a body is replaced
+        spans.append((PREAMBLE, PREAMBLE, "", 0, 0, bom))
+    for (key, base), head in zip(_keys(headings), headings, strict=True):
+        spans.append((key, base, head.title, head.level, bounds[head.line], bounds[head.body_line]))
+    ends = [span[4] for span in spans[1:]] + [len(data)] if spans else []
+    pairs = zip(spans, ends, strict=True)
+    return Document(data, tuple(_section(span, end, starts) for span, end in pairs))
+
+
+def join(doc: Document) -> bytes:
+    return b"".join(doc.text(s) for s in doc.sections)
+
+
+def slug(text: str) -> str:
+    """Lowercase; each run of anything but letters, digits, ``_`` and ``-`` becomes ``-``."""
+    lowered = text.lower()
+    if lowered.isascii():
+        slugged = _ASCII_RUN.sub("-", lowered)
+    else:
+        slugged = "".join(_slug_char(c) for c in lowered)
+        slugged = re.sub(r"\x00+", "-", slugged)
+    return slugged.strip("-") or "section"
+
+
+def _slug_char(char: str) -> str:
+    if char in "_-" or unicodedata.category(char)[0] in "LMN":
+        return char
+    return "\x00"
+
+
+def _decode(data: bytes, starts: list[int], path: str) -> str:
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line, column = _position(starts, nul)
+        raise Invalid(
+            f"{path}:{line}: NUL byte at column {column} — memory files must be text; "
+            "remove the NUL bytes",
+            path=path,
+            line=line,
+            column=column,
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line, column = _position(starts, exc.start)
+        raise Invalid(
+            f"{path}:{line}: invalid UTF-8 byte 0x{data[exc.start]:02x} at column {column} "
+            f"(offset {exc.start}) — memory files must be UTF-8 text; re-save it as UTF-8",
+            path=path,
+            line=line,
+            column=column,
+            offset=exc.start,
+        ) from None
+    return text.removeprefix("\ufeff")
+
+
+def _position(starts: list[int], offset: int) -> tuple[int, int]:
+    """1-based line and 1-based byte column of ``offset``."""
+    line = bisect_right(starts, offset)
+    return line, offset - starts[line - 1] + 1
+
+
+def _headings(data: bytes, text: str, starts: list[int]) -> list[_Heading]:
+    env: dict[str, object] = {}
+    tokens = _MD.parse(text, env)
+    found: list[_Heading] = []
+    for index, token in enumerate(tokens):
+        if token.type != "heading_open" or token.level != 0 or token.map is None:
+            continue
+        line, body_line = token.map
+        title = _title(tokens[index + 1].content, env)
+        stable = _stable_id(data, starts, line)
+        found.append(_Heading(line, body_line, int(token.tag[1:]), title, stable))
+    return found
+
+
+def _title(content: str, env: dict[str, object]) -> str:
+    if _INLINE_MARKUP.search(content) is None:
+        return content.strip()  # nothing the inline parser would change
+    children: list[Token] = []
+    _MD.inline.parse(content, _MD, env, children)
+    return _plain(children).strip()
+
+
+def _plain(tokens: Sequence[Token]) -> str:
+    """Text as rendered: link and emphasis markup, inline HTML dropped; images give alt."""
+    parts: list[str] = []
+    for token in tokens:
+        if token.type in ("text", "text_special", "code_inline"):
+            parts.append(token.content)
+        elif token.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+        elif token.type == "image":
+            parts.append(_plain(token.children or ()))
+    return "".join(parts)
+
+
+def _stable_id(data: bytes, starts: list[int], line: int) -> str | None:
+    if line == 0:
+        return None
+    above = data[starts[line - 1] : starts[line]].decode("utf-8").removeprefix("\ufeff")
+    match = _STABLE.fullmatch(above)
+    return match.group(1) if match else None
+
+
+def _keys(headings: list[_Heading]) -> list[tuple[str, str]]:
+    """``(key, base)`` per heading: slugs joined to ancestors, stable ids, unique suffixes."""
+    taken: dict[str, int] = {PREAMBLE: 1}  # key -> the last suffix number tried on it
+    ancestors: list[tuple[int, str]] = []
+    pairs: list[tuple[str, str]] = []
+    for head in headings:
+        while ancestors and ancestors[-1][0] >= head.level:
+            ancestors.pop()
+        if head.stable is not None:
+            wanted, base = head.stable, head.stable.rpartition("/")[2]
+        else:
+            base = slug(head.title)
+            wanted = f"{ancestors[-1][1]}/{base}" if ancestors else base
+        key = _unique(wanted, taken)
+        ancestors.append((head.level, key))
+        pairs.append((key, base))
+    return pairs
+
+
+def _unique(wanted: str, taken: dict[str, int]) -> str:
+    """``wanted``, else the first free ``wanted-2``, ``wanted-3``…; marks the result taken."""
+    if wanted not in taken:
+        taken[wanted] = 1
+        return wanted
+    key, number = wanted, taken[wanted]  # numbers up to taken[wanted] are known to be taken
+    while key in taken:
+        number += 1
+        key = f"{wanted}-{number}"
+    taken[wanted] = number
+    taken[key] = 1
+    return key
+
+
+def _section(span: _Span, end: int, starts: list[int]) -> Section:
+    key, base, title, level, start, body_start = span
+    return Section(
+        key=key,
+        base=base,
+        title=title,
+        level=level,
+        start=start,
+        body_start=body_start,
+        end=end,
+        start_line=bisect_right(starts, start),
+        end_line=bisect_right(starts, end - 1),
+    )

@@ -1,0 +1,158 @@
+"""``memkeeper append``: add an entry at the end of an append-only file, under its lock.
+
+Appends from racing agents serialise on the file lock, so each lands whole, after the one
+before it, in the order of their ``entry.appended`` events. Indexing a rewrite of history
+(anything but an extension of the last content memkeeper saw) records ``policy.violation``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+
+from memkeeper.errors import Refused
+from memkeeper.fs import files as fsio
+from memkeeper.markdown import appendonly
+from memkeeper.markdown.lines import count_lines
+from memkeeper.markdown.patchrules import text_bytes
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from memkeeper.api import Memory
+    from memkeeper.store.sqlite import SectionRow
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """Where the entry landed and the file's new revision."""
+
+    path: str
+    start_line: int
+    end_line: int
+    file_rev: int
+    file_hash: str
+    event_id: int
+    warnings: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "file_rev": self.file_rev,
+            "file_hash": self.file_hash,
+            "event_id": self.event_id,
+            "warnings": list(self.warnings),
+        }
+
+
+def append(memory: Memory, rel: str, text: str | bytes) -> AppendResult:
+    """Add ``text`` (poured into the file's ``entry_template``, if any) at the end of ``rel``."""
+    raw = text.encode("utf-8") if isinstance(text, str) else text
+    body = text_bytes(raw, "entry")
+    template = _entry_template(memory, rel)
+    entry = appendonly.make_entry(template, body, memory.agent, memory.now())
+    with memory.locked(rel):
+        exists = os.path.lexists(os.path.join(memory.root, rel))
+        data = fsio.read_bytes(memory.root, rel) if exists else b""
+        with memory.store.writing():
+            if exists:
+                memory.index_file(rel, data)
+            warnings = _check_claims(memory, rel)
+            done = _write(memory, rel, data, entry, appendonly.entry_title(body))
+            fsio.crashpoint("append.before_commit")  # file and index written, not committed
+        fsio.crashpoint("append.after_commit")  # committed, lock still held
+        return replace(done, warnings=warnings)
+
+
+def _check_claims(memory: Memory, rel: str) -> tuple[str, ...]:
+    """Warnings for other agents' advisory claims on the file; ``Refused`` (reason
+    ``claimed``) under another agent's strict claim or a ``strict: true`` rule."""
+    now = memory.now()
+    if not memory.store.any_live_claim(now):
+        return ()
+    from memkeeper.leases import decisions as leases
+    from memkeeper.leases.wording import holder_json
+
+    held = memory.store.claim_rows()
+    if memory.rule(rel).get("strict"):
+        held = [replace(c, strict=True) for c in held]
+    decision = leases.write_permission(held, memory.agent, rel, None, now)
+    if decision.refusal is None:
+        return decision.warnings
+    holders = [holder_json(c, now) for c in decision.holders]
+    raise Refused(decision.refusal, reason="claimed", holders=holders)
+
+
+def _write(memory: Memory, rel: str, data: bytes, entry: str, title: str) -> AppendResult:
+    new = appendonly.append_entry(data, entry)
+    if appendonly.leaves_block_open(new) and not appendonly.leaves_block_open(data):
+        raise Refused(
+            f"{rel}: the entry leaves a code fence or HTML block open, which would swallow "
+            "every entry after it — close it",
+            reason="structure",
+        )
+    fsio.atomic_write(memory.root, rel, new)
+    memory.index_file(rel, new, external=False)
+    state = memory.store.file_state(rel)
+    assert state is not None
+    total = count_lines(new)
+    first = total - count_lines(entry.encode("utf-8")) + 1
+    event = memory.record(
+        "entry.appended",
+        rel,
+        None,
+        {
+            "file_rev": state.file_rev,
+            "start_line": first,
+            "end_line": total,
+            "title": title,
+        },
+    )
+    return AppendResult(rel, first, total, state.file_rev, state.file_hash, event.id)
+
+
+def _entry_template(memory: Memory, rel: str) -> str | None:
+    """The rule's ``entry_template``; ``Refused`` unless ``rel`` is an append-only file."""
+    from memkeeper.policy.model import root_policy
+
+    rule = root_policy(memory.root).classify(rel)
+    if rule is None:
+        raise Refused(
+            f"{rel}: not managed by the policy (.memkeeper.yaml) — memkeeper only appends to "
+            "append-only files; add a rule for it",
+            reason="unmanaged",
+        )
+    if rule.file_class != "append-only":
+        hint = (
+            " — private files are yours alone: edit it directly"
+            if rule.file_class == "private"
+            else " — change it with memkeeper patch PATH#KEY"
+        )
+        raise Refused(
+            f"{rel}: is {rule.file_class}; append is only for append-only files{hint}",
+            reason="class",
+        )
+    return rule.entry_template
+
+
+def note_rewrite(memory: Memory, rel: str, previous: list[SectionRow], data: bytes) -> None:
+    """Record ``policy.violation`` when ``data`` does not extend what the index last held."""
+    old = b"".join(row.heading + row.body for row in previous if row.present)
+    line = appendonly.first_changed_line(old, data)
+    if line is None:
+        return
+    memory.record(
+        "policy.violation",
+        rel,
+        None,
+        {
+            "rule": "append-only",
+            "line": line,
+            "message": f"{rel}:{line}: history was rewritten, not extended",
+            "noticed_by": memory.agent,
+        },
+        actor="external",
+    )

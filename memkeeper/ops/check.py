@@ -1,0 +1,253 @@
+"""``memkeeper check [--staged] [PATH...]``: judge managed files against the policy.
+
+For pre-commit and CI, and stateless where it can be: it reads the policy, the files (with
+``--staged``, the index's versions of them) and git's ``HEAD``, and never creates
+``.memkeeper/``, so it works on a fresh clone. It finds: a bad policy; broken region markers,
+unknown sources and hand-edited regions (their checksums are in the files); history in an
+append-only file that no longer extends its ``HEAD`` version; a private file staged for
+commit; hidden characters (bidi controls, zero-width and tag characters) and text that is
+not UTF-8 in managed files; and, when the state exists, open reconciliations.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from memkeeper.errors import Failed, Invalid
+from memkeeper.fs.git import Git
+from memkeeper.markdown.appendonly import first_changed_line
+from memkeeper.markdown.hiddentext import hidden_characters
+from memkeeper.markdown.lines import LINE_END
+from memkeeper.ops.verify import violation
+from memkeeper.regions import markers as regions
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from pathlib import Path
+    from typing import Any
+
+    from memkeeper.policy.model import FileRule, Policy
+
+POLICY_FILE = ".memkeeper.yaml"
+RULES = (
+    "policy",
+    "markers",
+    "region-source",
+    "region-edited",
+    "append-only",
+    "private",
+    "hidden-text",
+    "encoding",
+    "reconciliation",
+)
+
+
+def check(
+    root: Path, paths: Sequence[str] = (), *, staged: bool = False, git: Git | None = None
+) -> dict[str, Any]:
+    """Every violation under ``root`` (only ``paths``, if given); ``Failed`` if any."""
+    git = git or Git(root)
+    if staged and not git.is_repo():
+        raise Invalid(f"{root}: not a git repository — --staged judges what git would commit")
+    policy, found, warnings = _policy(root, git, staged)
+    checked: list[str] = []
+    if policy is not None:
+        files, unmanaged = _files(root, policy, git, paths, staged)
+        warnings += [f"{rel}: not managed by the policy; nothing to check" for rel in unmanaged]
+        checked, more = _judge_files(root, policy, git, files, staged)
+        found += more + _reconciliations(root, paths)
+    payload = {"checked": checked, "staged": staged, "violations": found, "warnings": warnings}
+    if found:
+        where = len({v["path"] for v in found})
+        raise Failed(f"check found {len(found)} violation(s) in {where} file(s)", **payload)
+    return payload
+
+
+def _judge_files(
+    root: Path, policy: Policy, git: Git, files: list[tuple[str, FileRule]], staged: bool
+) -> tuple[list[str], list[dict[str, Any]]]:
+    checked: list[str] = []
+    found: list[dict[str, Any]] = []
+    in_git = git.is_repo()
+    for rel, rule in files:
+        if rule.file_class == "private":
+            found += [_private(rel)] if staged and git.staged_blob(rel) is not None else []
+            continue
+        data = git.staged_blob(rel) if staged else _read(root, rel)
+        if data is not None:
+            checked.append(rel)
+            head = git.head(rel) if in_git and rule.file_class == "append-only" else None
+            found += judge(rel, rule.file_class, data, head, policy.templates)
+    return checked, found
+
+
+def _policy(
+    root: Path, git: Git, staged: bool
+) -> tuple[Policy | None, list[dict[str, Any]], list[str]]:
+    from memkeeper.policy.model import empty_policy, load_policy
+
+    data = git.staged_blob(POLICY_FILE) if staged else None
+    if data is None:
+        data = _read(root, POLICY_FILE)
+    if data is None:
+        return empty_policy(), [], [f"no {POLICY_FILE}: nothing is managed, nothing to check"]
+    try:
+        return load_policy(data, POLICY_FILE), [], []
+    except Invalid as exc:
+        what, _, fix = exc.message.partition(" — ")
+        line = exc.fields.get("line")
+        return None, [violation(POLICY_FILE, line, "policy", what, fix or "fix the policy")], []
+
+
+def _files(
+    root: Path, policy: Policy, git: Git, paths: Sequence[str], staged: bool
+) -> tuple[list[tuple[str, FileRule]], list[str]]:
+    """The managed files to judge (the staged ones, the named ones, or all of them) and the
+    named paths that no rule manages."""
+    if staged:  # named paths (pre-commit passes them, all of them with --all-files) are judged
+        names = list(paths) if paths else git.staged()  # in their index version, changed or not
+    elif paths:
+        names = list(paths)
+    else:
+        from memkeeper.policy.model import managed_files
+
+        return managed_files(policy, root), []
+    rules = [(name, policy.classify(name)) for name in names]
+    managed = [(name, rule) for name, rule in rules if rule is not None]
+    return managed, [name for name, rule in rules if rule is None and not staged]
+
+
+def _read(root: Path, rel: str) -> bytes | None:
+    """The working tree's bytes of a regular file; ``None`` when there is none."""
+    full = os.path.join(root, rel)
+    if os.path.islink(full) or not os.path.isfile(full):
+        return None
+    with open(full, "rb") as handle:
+        return handle.read()
+
+
+# -- judging one file (pure) --------------------------------------------------------------
+
+
+def judge(
+    rel: str, file_class: str, data: bytes, head: bytes | None, templates: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """Violations of one managed file's bytes (``head``: its committed version, if any)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return [violation(rel, line, "encoding", "not UTF-8 text", "save the file as UTF-8")]
+    found = _hidden(rel, text)
+    if file_class == "generated":
+        found += judge_regions(rel, data, templates)
+    if file_class == "append-only" and head is not None:
+        found += _history(rel, data, head)
+    return found
+
+
+def _hidden(rel: str, text: str) -> list[dict[str, Any]]:
+    found = []
+    for line, column, what, count in hidden_characters(text):
+        more = f" and {count - 1} more" if count > 1 else ""
+        message = f"column {column}: {what}{more} — invisible in review, read by agents"
+        fix = "delete it, or write it as an HTML entity if it is meant to be there"
+        found.append(violation(rel, line, "hidden-text", message, fix))
+    return found
+
+
+def judge_regions(rel: str, data: bytes, templates: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Marker mistakes, unknown sources and hand-edited regions of a generated file."""
+    from memkeeper.regions.render import compile_region
+
+    try:
+        found = regions.parse(data, rel)
+    except Invalid as exc:
+        what, _, fix = exc.message.partition(" — ")
+        return [violation(rel, exc.fields.get("line"), "markers", _bare(what), fix)]
+    out = []
+    for region in found:
+        try:
+            compile_region(region, templates, rel)
+        except Invalid as exc:
+            what, _, fix = exc.message.partition(" — ")
+            out.append(violation(rel, region.start_line, "region-source", _bare(what), fix))
+        if region.edited(data):
+            lines = f"lines {region.start_line}-{region.end_line}"
+            out.append(
+                violation(
+                    rel,
+                    region.start_line + 1,
+                    "region-edited",
+                    f"generated region {region.id!r} ({lines}) was edited by hand: its text "
+                    "does not match the checksum on its end marker",
+                    "move your text outside the markers and run `memkeeper regen`; or run "
+                    "`memkeeper regen` and then `memkeeper reconcile resolve ID "
+                    "--keep-human` (or --take-generated)",
+                )
+            )
+    return out
+
+
+def _bare(message: str) -> str:
+    """A message without its leading ``path:line: ``, which the violation carries itself."""
+    return re.sub(r"^\S*?:\d+: ", "", message, count=1)
+
+
+def _history(rel: str, data: bytes, head: bytes) -> list[dict[str, Any]]:
+    line = first_changed_line(_lf(head), _lf(data))
+    if line is None:
+        return []
+    return [
+        violation(
+            rel,
+            line,
+            "append-only",
+            f"history was rewritten: line {line} differs from the committed version (HEAD) "
+            "of this append-only file",
+            f"restore it (git checkout HEAD -- {rel}) and add to it with `memkeeper append`",
+        )
+    ]
+
+
+def _lf(data: bytes) -> bytes:
+    """Line endings as ``\\n``: git may convert them between HEAD and the working tree."""
+    return LINE_END.sub(b"\n", data)
+
+
+def _private(rel: str) -> dict[str, Any]:
+    return violation(
+        rel,
+        None,
+        "private",
+        "a private file is staged for commit",
+        f"unstage it (git restore --staged {rel}) and add it to .gitignore",
+    )
+
+
+def _reconciliations(root: Path, paths: Sequence[str]) -> list[dict[str, Any]]:
+    """Open reconciliations, when ``.memkeeper/`` exists (check never creates it)."""
+    home = os.path.join(root, ".memkeeper")
+    if not os.path.exists(os.path.join(home, "state.db")):
+        return []
+    from memkeeper.store.sqlite import Store
+
+    store = Store.open(home)
+    try:
+        rows = store.reconciliations()
+    finally:
+        store.close()
+    return [
+        violation(
+            row.path,
+            None,
+            "reconciliation",
+            f"reconciliation {row.id} is open: region {row.region!r} was edited by hand",
+            f"memkeeper reconcile show {row.id}, then resolve it with --keep-human or "
+            "--take-generated",
+        )
+        for row in rows
+        if not paths or row.path in paths
+    ]

@@ -1,0 +1,354 @@
+"""Claims (contract §4): the shell that stores what ``leases`` decides and wakes waiters.
+
+Every operation is one ``writing()`` transaction that first settles the table — expired claims
+go, each leaving ``claim.expired``; waits whose process is gone go too — then acts, then
+serves the queue again: it grants each waiter that has become grantable, in queue order, and
+aborts deadlock victims (``claim.aborted``, reason ``deadlock``) until neither is left. When
+anything changed it pokes every waiter's FIFO after the commit (``waiting``). Fencing tokens
+come from a counter stored in the grant's transaction: they never repeat, whatever crashes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from dataclasses import replace
+
+from memkeeper.errors import Busy, Invalid, Refused
+from memkeeper.events import iso_utc
+from memkeeper.fs import files as fsio
+from memkeeper.fs import wakeups as waiting
+from memkeeper.leases import decisions as leases
+from memkeeper.leases.wording import (
+    busy_message,
+    claim_data,
+    describe,
+    holder_json,
+    resolve_target,
+)
+from memkeeper.store.leasetables import WaiterRow
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from typing import Any
+
+    from memkeeper.api import Memory
+    from memkeeper.leases.decisions import Claim, Mode, Request
+
+WAKE_CAP_S = 5.0  # a waiter re-checks at least this often, in case a poke was lost
+ABANDON_GRACE_S = 10.0  # a wait this far past its deadline is dropped, whatever its pid says
+METRICS_WINDOW_S = 3600.0
+_SLACK_S = 0.005  # wake just after an expiry, not just before it
+
+
+class LeaseTable:
+    """The lease operations of one ``Memory``; each public call is one transaction."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+        self.store = memory.store
+        self.default_ttl, self.max_ttl = memory.lease_ttls()
+        self.changed = False
+        self.swept: list[Claim] = []
+        self.me: str | None = None  # the request this process waits on: it needs no poke
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[float]:
+        """Settle, act, settle. ``Invalid`` or ``Refused`` from the body still commits the
+        sweep (bodies check before they write) and is raised after the commit."""
+        self.changed, failure = False, None
+        with self.store.writing():
+            now = self.memory.now()
+            self.swept = self._sweep(now)
+            if self.changed:  # else the queue is as the last transaction's serve left it
+                self._serve(now)
+            try:
+                yield now
+            except (Invalid, Refused) as exc:
+                failure = exc
+            left = self._serve(now) if self.changed else []
+            pokes = [w.request.id for w in left]
+        waiting.notify(self.memory.home, (i for i in pokes if i != self.me))
+        if failure is not None:
+            raise failure
+
+    # -- operations ------------------------------------------------------------------------
+
+    def claim(
+        self,
+        targets: Iterable[str],
+        *,
+        mode: Mode,
+        ttl: float | None,
+        priority: int,
+        strict: bool,
+        wait: float | None,
+        objective: str,
+    ) -> Claim:
+        resolved = [resolve_target(self.memory, target) for target in targets]
+        if wait is not None and not wait >= 0:
+            raise Invalid(f"--wait must be a number of seconds, not {wait} — pass --wait 30")
+        inbox: waiting.Inbox | None = None
+        try:
+            with self.transaction() as now:
+                arrival = self.store.bump("request")
+                request = leases.make_request(
+                    f"c{arrival}", self.memory.agent, resolved, mode=mode, priority=priority,
+                    strict=strict, ttl=self.default_ttl if ttl is None else ttl,
+                    objective=objective, arrival=arrival,
+                )  # fmt: skip
+                outcome: Claim | Busy | None = self._enter(request, now)
+                if outcome is None and wait:
+                    inbox = waiting.Inbox(self.memory.home, request.id)  # before the row shows
+                    row = WaiterRow(request, os.getpid(), now + wait, "waiting", None)
+                    self.store.put_waiter(row)
+                    self.changed = True  # a new wait may close a cycle: serve the queue
+                elif outcome is None:
+                    outcome = self._busy(request, now, "held")
+                fsio.crashpoint("claim.before_commit")  # granted (or queued), not committed
+        except BaseException:
+            if inbox is not None:
+                inbox.close()
+            raise
+        fsio.crashpoint("claim.after_commit")
+        if inbox is not None:
+            return self._wait(request, inbox)
+        if isinstance(outcome, Busy):
+            raise outcome
+        assert outcome is not None
+        return outcome
+
+    def renew(self, claim_id: str, ttl: float | None) -> Claim:
+        with self.transaction() as now:
+            held = self._find(claim_id)
+            ttl = self.default_ttl if ttl is None else ttl
+            claim = leases.renew(held, self.memory.agent, ttl, now, self.max_ttl)
+            self.store.put_claim(claim)
+            self._event("claim.renewed", claim, {"previous_expires_at": iso_utc(held.expires_at)})
+        return claim
+
+    def release(self, claim_id: str) -> Claim:
+        with self.transaction() as now:
+            claim = self._find(claim_id)
+            leases.check_release(claim, self.memory.agent)
+            if not claim.is_live(now):
+                raise _expired(claim, now)
+            self._drop(claim, now, None)
+        return claim
+
+    def live(self) -> tuple[list[Claim], list[WaiterRow], float]:
+        """The live claims and the queued requests, after a sweep."""
+        with self.transaction() as now:
+            return self.store.claim_rows(), self._waiting(), now
+
+    def sweep(self) -> list[Claim]:
+        """Expire what is due (the daemon calls this); the claims that expired."""
+        with self.transaction():
+            return list(self.swept)
+
+    def metrics(self) -> dict[str, Any]:
+        with self.transaction() as now:
+            since, count = iso_utc(now - METRICS_WINDOW_S), self.store.count_events
+            return {
+                "window_s": int(METRICS_WINDOW_S),
+                "claims_held": len(self.store.claim_rows()),
+                "queue_depth": len(self._waiting()),
+                "claims_granted": count("claim.granted", since),
+                "deadlocks_broken": count("claim.aborted", since, "deadlock"),
+                "ttl_expirations": count("claim.expired", since),
+                "conflicts": self.store.tally_count("conflict", now - METRICS_WINDOW_S),
+            }
+
+    # -- the queue ---------------------------------------------------------------------------
+
+    def _enter(self, request: Request, now: float) -> Claim | None:
+        live, queued = self._table()
+        return self._grant(request, now) if leases.grantable(live, queued, request) else None
+
+    def _wait(self, request: Request, inbox: waiting.Inbox) -> Claim:
+        self.me = request.id
+        try:
+            while isinstance(outcome := self._step(request), float):
+                inbox.block(outcome)
+        except BaseException:
+            self._forget(request.id)
+            raise
+        finally:
+            inbox.close()
+        if isinstance(outcome, Busy):
+            raise outcome
+        return outcome
+
+    def _step(self, request: Request) -> Claim | Busy | float:
+        """Collect the outcome of our wait, or how long to sleep before looking again."""
+        with self.transaction() as now:
+            row = next((w for w in self.store.waiter_rows() if w.request.id == request.id), None)
+            if row is not None and row.state == "waiting" and now < row.deadline:
+                soonest = self.store.earliest_expiry(now) or math.inf
+                return min(row.deadline, soonest, now + WAKE_CAP_S) - now + _SLACK_S
+            if row is not None:
+                self.store.drop_waiter(request.id)
+                self.changed = True  # a request left the queue: others may move up
+            if row is not None and row.state == "granted":
+                return self.store.claim_row(request.id) or self._busy(request, now, "expired")
+            return self._busy(request, now, (row.reason if row else None) or "timeout")
+
+    def _forget(self, request_id: str) -> None:
+        """Leave the queue on an interruption; give back a grant nobody collected."""
+        with self.transaction() as now:
+            for row in self.store.waiter_rows():
+                if row.request.id == request_id:
+                    self._abandon(row, now, "interrupted")
+
+    def _serve(self, now: float) -> list[WaiterRow]:
+        """Grant what has become grantable and abort deadlock victims until neither is left;
+        the waiter rows that remain (whom to poke)."""
+        while True:
+            rows = self.store.waiter_rows()
+            queued = tuple(w.request for w in rows if w.state == "waiting")
+            if not queued:
+                return rows  # nobody to grant, no cycle to break
+            live = tuple(self.store.claim_rows())
+            order = leases.queue_order(live, queued)
+            ready = next((r for r in order if leases.grantable(live, queued, r)), None)
+            if ready is not None:
+                self._grant(ready, now)
+                self.store.settle_waiter(ready.id, "granted")
+                continue
+            victim = leases.deadlock_victim(live, queued)
+            if victim is None:
+                return rows
+            self._abort(next(r for r in queued if r.id == victim), "deadlock")
+
+    def _sweep(self, now: float) -> list[Claim]:
+        expired = self.store.claim_rows(expired_by=now)
+        for claim in expired:
+            self.store.drop_claim(claim.id)
+            self._event("claim.expired", claim, {})
+        for row in self.store.waiter_rows():
+            if _abandoned(row, now):
+                self._abandon(row, now, "abandoned")
+        self.changed |= bool(expired)
+        return expired
+
+    def _abandon(self, row: WaiterRow, now: float, why: str) -> None:
+        self.store.drop_waiter(row.request.id)
+        if row.pid != os.getpid():
+            waiting.discard(self.memory.home, row.request.id)
+        claim = self.store.claim_row(row.request.id) if row.state == "granted" else None
+        if claim is not None:
+            self._drop(claim, now, why)
+        elif row.state == "waiting":
+            self._abort(row.request, why, settle=False)
+        self.changed = True
+
+    # -- changes, each with its event ---------------------------------------------------------
+
+    def _grant(self, request: Request, now: float) -> Claim:
+        claim = leases.grant(request, self.store.bump("token"), now, self.max_ttl)
+        self.store.put_claim(claim)
+        self._event("claim.granted", claim, {})
+        self.changed = True
+        return claim
+
+    def _drop(self, claim: Claim, now: float, reason: str | None) -> None:
+        self.store.drop_claim(claim.id)
+        extra: dict[str, Any] = {"held_s": round(now - claim.granted_at, 3)}
+        self._event("claim.released", claim, {**extra, "reason": reason} if reason else extra)
+        self.changed = True
+
+    def _abort(self, request: Request, reason: str, *, settle: bool = True) -> None:
+        if settle:
+            self.store.settle_waiter(request.id, "aborted", reason)
+        data: dict[str, Any] = {"reason": reason, "mode": request.mode}
+        data |= {"targets": list(request.targets), "priority": request.priority}
+        self.memory.record("claim.aborted", None, None, {"id": request.id, **data}, request.agent)
+        self.changed = True
+
+    def _event(self, type: str, claim: Claim, extra: dict[str, Any]) -> None:
+        self.memory.record(type, None, None, {**claim_data(claim), **extra}, claim.agent)
+
+    # -- reading the table -----------------------------------------------------------------------
+
+    def _table(self) -> tuple[tuple[Claim, ...], tuple[Request, ...]]:
+        """Live claims (call after a sweep) and the requests still waiting."""
+        return tuple(self.store.claim_rows()), tuple(w.request for w in self._waiting())
+
+    def _waiting(self) -> list[WaiterRow]:
+        return [w for w in self.store.waiter_rows() if w.state == "waiting"]
+
+    def _find(self, claim_id: str) -> Claim:
+        """A stored claim, or one this transaction's sweep just expired; else ``Invalid``."""
+        found = self.store.claim_row(claim_id)
+        found = found or next((c for c in self.swept if c.id == claim_id), None)
+        if found is not None:
+            return found
+        ended = self.store.last_claim_event(claim_id)
+        if ended is None:
+            raise Invalid(
+                f"no claim {claim_id!r} — list the live ones with: memkeeper claims",
+                reason="unknown_claim",
+            )
+        how = ended.type.removeprefix("claim.")
+        raise Invalid(
+            f"claim {claim_id} was {how} at {ended.ts} — claim again and re-read what it covered",
+            reason=how,
+        )
+
+    def _busy(self, request: Request, now: float, reason: str) -> Busy:
+        live, queued = self._table()
+        holders = leases.blockers(live, request)
+        ahead = [w for w in leases.waiters_ahead(live, queued, request) if w.id != request.id]
+        return Busy(
+            busy_message(request, reason, holders, ahead, now),
+            reason=reason,
+            id=request.id,
+            holders=[holder_json(c, now) for c in holders],
+            waiters=[{"id": w.id, "agent": w.agent, "priority": w.priority} for w in ahead],
+        )
+
+
+def _expired(claim: Claim, now: float) -> Invalid:
+    ago = math.floor(now - claim.expires_at)
+    return Invalid(
+        f"claim {claim.id} expired {ago} s ago — take a new claim and re-read what it covered",
+        reason="expired",
+    )
+
+
+def _abandoned(row: WaiterRow, now: float) -> bool:
+    if now > row.deadline + ABANDON_GRACE_S:
+        return True
+    if row.pid == os.getpid():
+        return False
+    try:
+        os.kill(row.pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, someone else's
+        return False
+    return False
+
+
+# -- writes under claims (called inside the patch's transaction) ------------------------------
+
+
+def check_write(memory: Memory, rel: str, key: str, claim_id: str | None) -> tuple[str, ...]:
+    """Warnings for a write of ``rel#key``; ``Refused`` (reason ``claimed``) when a strict
+    claim (or a ``strict: true`` policy rule) of another agent covers it, or ``claim_id``
+    is not a live write claim of this agent that covers it."""
+    now, target = memory.now(), f"{rel}#{key}"
+    held = memory.store.claim_rows()
+    if memory.rule(rel, key).get("strict"):
+        held = [replace(c, strict=True) for c in held]
+    decision = leases.write_permission(held, memory.agent, target, claim_id, now)
+    if decision.refusal is None:
+        return decision.warnings
+    message = f"{target}: {decision.refusal}"
+    if decision.refusal.startswith(target):  # not the fence: another agent's strict claim
+        strict = "; ".join(describe(c, now) for c in decision.holders if c.strict)
+        message = f"{target}: {strict} — wait for its release or expiry, then re-read"
+    holders = [holder_json(c, now) for c in decision.holders]
+    raise Refused(message, reason="claimed", holders=holders)

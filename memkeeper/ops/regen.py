@@ -1,0 +1,207 @@
+"""``memkeeper regen``: re-render generated regions from events, live claims and reconciliations.
+
+The shell around ``regions`` and ``render``. Every region of every file is parsed and its
+source checked before anything is written. Then, file by file under its lock: a region whose
+text no longer matches its checksum was edited by hand — it is left alone and gets a
+reconciliation (opened once; a later regen only refreshes its texts) — and the others are
+rendered. A file is written only when its bytes change, so a regen with nothing new leaves
+files and their mtimes alone. Private files never reach a region: neither their events nor
+claims on them are shown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memkeeper.errors import Refused
+from memkeeper.events import iso_utc
+from memkeeper.fs import files as fsio
+from memkeeper.regions import markers as regions
+from memkeeper.regions.render import Context, compile_region
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from memkeeper.api import Memory
+    from memkeeper.policy.model import Policy
+    from memkeeper.records import Event
+    from memkeeper.regions.markers import Region
+    from memkeeper.regions.render import Renderer
+
+
+@dataclass(frozen=True, slots=True)
+class RegenResult:
+    """What a regen did to one file."""
+
+    path: str
+    rendered: tuple[str, ...]  # regions whose text changed
+    unchanged: tuple[str, ...]
+    edited: tuple[str, ...]  # left alone: edited by hand, reconciliation open
+    written: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "rendered": list(self.rendered),
+            "unchanged": list(self.unchanged),
+            "edited": list(self.edited),
+            "written": self.written,
+        }
+
+
+def regen(memory: Memory, rel: str | None) -> list[RegenResult]:
+    """Re-render ``rel`` (a generated file), or every generated file when ``None``."""
+    from memkeeper.policy.model import root_policy
+
+    policy = root_policy(memory.root)
+    targets = _targets(memory, policy, rel)
+    for path in targets:  # every marker and source is valid before anything is written
+        _compiled(path, fsio.read_bytes(memory.root, path), policy)
+    claims = live_claims(memory, policy)
+    for path in targets:  # reconciliations first, so a reconciliations region shows them all
+        _visit(memory, policy, path, claims, write=False)
+    return [_visit(memory, policy, path, claims, write=True) for path in targets]
+
+
+def _targets(memory: Memory, policy: Policy, rel: str | None) -> list[str]:
+    if rel is None:
+        from memkeeper.policy.model import managed_files
+
+        found = managed_files(policy, memory.root)
+        return [path for path, rule in found if rule.file_class == "generated"]
+    rule = policy.classify(rel)
+    fsio.read_bytes(memory.root, rel)  # a missing file is Invalid before a policy refusal
+    if rule is None or rule.file_class != "generated":
+        what = "not managed by the policy" if rule is None else f"is {rule.file_class}"
+        raise Refused(
+            f"{rel}: {what}; only generated files have regions to render — give "
+            "the file `class: generated` in .memkeeper.yaml",
+            reason="unmanaged" if rule is None else "class",
+        )
+    return [rel]
+
+
+def _compiled(
+    rel: str, data: bytes, policy: Policy
+) -> tuple[tuple[Region, ...], dict[str, Renderer]]:
+    found = regions.parse(data, rel)
+    return found, {r.id: compile_region(r, policy.templates, rel) for r in found}
+
+
+def _visit(
+    memory: Memory, policy: Policy, rel: str, claims: tuple[dict[str, Any], ...], write: bool
+) -> RegenResult:
+    with memory.locked(rel):
+        data = fsio.read_bytes(memory.root, rel)
+        with memory.store.writing():
+            memory.index_file(rel, data)
+            found, renderers = _compiled(rel, data, policy)
+            edited = [r for r in found if r.edited(data)]
+            before = context(memory, policy, claims) if edited else None
+            for region in edited:
+                assert before is not None
+                open_reconciliation(memory, rel, region, data, renderers[region.id](before))
+            if not write:
+                return RegenResult(rel, (), (), tuple(r.id for r in edited), False)
+            now = context(memory, policy, claims)
+            texts = {r.id: renderers[r.id](now) for r in found if r not in edited}
+            done = _write(memory, rel, data, found, texts, edited)
+            fsio.crashpoint("regen.before_commit")  # file and index written, not committed
+        fsio.crashpoint("regen.after_commit")  # committed, lock still held
+        return done
+
+
+def _write(
+    memory: Memory,
+    rel: str,
+    data: bytes,
+    found: tuple[Region, ...],
+    texts: Mapping[str, str],
+    edited: list[Region],
+) -> RegenResult:
+    new = regions.fill(data, found, texts)
+    after = {r.id: new[r.text_start : r.end] for r in regions.parse(new, rel)}
+    changed = tuple(
+        r.id for r in found if r.id in texts and after[r.id] != data[r.text_start : r.end]
+    )
+    unchanged = tuple(r.id for r in found if r.id in texts and r.id not in changed)
+    if new != data:
+        fsio.atomic_write(memory.root, rel, new)
+        memory.index_file(rel, new, external=False)
+        state = memory.store.file_state(rel)
+        assert state is not None
+        memory.record(
+            "region.regenerated", rel, None, {"regions": list(changed), "file_rev": state.file_rev}
+        )
+    return RegenResult(rel, changed, unchanged, tuple(r.id for r in edited), new != data)
+
+
+def open_reconciliation(memory: Memory, rel: str, region: Region, data: bytes, text: str) -> None:
+    """Open (once) the reconciliation of a hand-edited region, with ``reconcile.opened``."""
+    human = region.text(data).decode("utf-8", "replace")
+    row, opened = memory.store.open_reconciliation(
+        rel, region.id, human, text, memory.agent, iso_utc(memory.now())
+    )
+    if opened:
+        memory.record(
+            "reconcile.opened",
+            rel,
+            None,
+            {"id": row.id, "region": region.id, "line": region.start_line},
+        )
+
+
+# -- what regions are rendered from ----------------------------------------------------------
+
+
+def context(memory: Memory, policy: Policy, claims: tuple[dict[str, Any], ...]) -> Context:
+    """Events and open reconciliations from the store, without anything about private files."""
+    events = tuple(e for e in memory.store.events() if not _about_private(policy, e))
+    open_ = memory.store.reconciliations()
+    found = tuple(r.to_json() for r in open_ if not is_private(policy, r.path))
+    return Context(events, claims, found)
+
+
+def live_claims(memory: Memory, policy: Policy) -> tuple[dict[str, Any], ...]:
+    """The live claims as plain fields, without targets inside private files. Takes its own
+    transaction (it may expire claims), so call it outside ``writing()``."""
+    out = []
+    for claim in memory.claims():
+        targets = [t for t in claim.targets if not is_private(policy, t.partition("#")[0])]
+        if targets:
+            out.append(
+                {
+                    "id": claim.id,
+                    "token": claim.token,
+                    "agent": claim.agent,
+                    "mode": claim.mode,
+                    "targets": targets,
+                    "priority": claim.priority,
+                    "strict": claim.strict,
+                    "expires_at": claim.expires_at,
+                    "objective": claim.objective,
+                }
+            )
+    return tuple(out)
+
+
+def _about_private(policy: Policy, event: Event) -> bool:
+    """An event about a private file, or a claim event naming one: never rendered."""
+    targets = event.data.get("targets")
+    named = [t for t in targets if isinstance(t, str)] if isinstance(targets, list) else []
+    return is_private(policy, event.path) or any(
+        is_private(policy, t.partition("#")[0]) for t in named
+    )
+
+
+def is_private(policy: Policy, path: str | None) -> bool:
+    """True for a path (or a directory or glob target) that a private rule covers."""
+    if not path:
+        return False
+    for candidate in (path.rstrip("/"), path.rstrip("/") + "/x"):
+        rule = policy.classify(candidate)
+        if rule is not None and rule.file_class == "private":
+            return True
+    return False

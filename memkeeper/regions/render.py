@@ -1,0 +1,239 @@
+"""Rendering generated regions: built-in sources and policy templates over a frozen ``Context``.
+
+Pure. The shell (``regen``) gathers the events, live claims and open reconciliations, leaves
+out everything about private files, and hands them over; rendering the same context twice
+gives the same text. ``region.regenerated`` events are never shown: a regen that showed its
+own event would change the page again on every run. Every value is flattened to one line,
+stripped of hidden characters, with ``<`` escaped, so no rendered text can hold a marker.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from memkeeper.errors import Invalid
+from memkeeper.events import iso_utc
+from memkeeper.markdown.hiddentext import strip_hidden
+from memkeeper.regions.markers import looks_like_marker
+from memkeeper.regions.templates import SOURCES, TemplateError, parse_template, query_from
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memkeeper.records import Event
+    from memkeeper.regions.markers import Region
+    from memkeeper.regions.templates import Part, Query
+
+NEVER_SHOWN = frozenset({"region.regenerated"})
+DEFAULT_EVENT_LIMIT = 10
+MAX_VALUE = 200
+_BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]+")
+_EMPTY = {
+    "claims": "_No live claims._",
+    "events": "_No events yet._",
+    "reconciliations": "_No open reconciliations._",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What regions are rendered from: events oldest first, plain claim and reconciliation
+    fields (``agent``, ``mode``, ``targets``, ``expires_at`` …; ``id``, ``path``, ``region`` …)."""
+
+    events: tuple[Event, ...] = ()
+    claims: tuple[Mapping[str, Any], ...] = ()
+    reconciliations: tuple[Mapping[str, Any], ...] = ()
+
+
+Renderer = Callable[[Context], str]
+
+
+def compile_region(region: Region, templates: Mapping[str, str], path: str) -> Renderer:
+    """The region's renderer; ``Invalid`` naming the marker's line for a bad source or filter."""
+    where = f"{path}:{region.start_line}"
+    try:
+        if region.source in SOURCES:
+            query = query_from([(region.source, None), *region.args])
+            return lambda context: _checked(where, _block(query, context))
+        if region.source in templates:
+            if region.args:
+                raise TemplateError("a template region takes no arguments — keep only id=")
+            parts = parse_template(templates[region.source])
+            return lambda context: _checked(where, _template(parts, context))
+    except TemplateError as exc:
+        what = f"region {region.id!r} (source {region.source!r}): {exc}"
+        raise Invalid(f"{where}: {what}", path=path, line=region.start_line) from None
+    known = ", ".join([*SOURCES, *sorted(templates)])
+    raise Invalid(
+        f"{where}: unknown source {region.source!r} — use one of {known}, or name a template "
+        "under `templates:` in .memkeeper.yaml",
+        path=path,
+        line=region.start_line,
+    )
+
+
+def _checked(where: str, text: str) -> str:
+    for line in text.splitlines():
+        if looks_like_marker(line.encode()):
+            raise Invalid(
+                f"{where}: the template renders a memkeeper marker line ({line.strip()!r}) — "
+                "remove it from the template"
+            )
+    return text
+
+
+def _block(query: Query, context: Context) -> str:
+    return "\n".join(_lines(query, context)) + "\n"
+
+
+def _template(parts: tuple[Part, ...], context: Context) -> str:
+    text = "".join(p if isinstance(p, str) else "\n".join(_lines(p, context)) for p in parts)
+    return text if text.endswith("\n") else text + "\n"
+
+
+def _lines(query: Query, context: Context) -> list[str]:
+    items = select(query, context)
+    if query.count:
+        return [str(len(items))]
+    if not items:
+        return [query.empty if query.empty is not None else _EMPTY[query.source]]
+    if query.each is not None:
+        return [_format(query.each, item) for item in items]
+    return _DEFAULTS[query.source](items)
+
+
+# -- selecting ------------------------------------------------------------------------------
+
+
+def select(query: Query, context: Context) -> list[dict[str, Any]]:
+    """The items a query shows, newest first for events, as field dictionaries."""
+    if query.source == "events":
+        events = [e for e in reversed(context.events) if _event_matches(query, e)]
+        return [event_fields(e) for e in events[: query.limit or DEFAULT_EVENT_LIMIT]]
+    if query.source == "claims":
+        claims = [claim_fields(c) for c in context.claims]
+        found = [c for c in claims if _claim_matches(query, c)]
+    else:
+        found = [dict(r) for r in context.reconciliations if _under(r.get("path"), query.path)]
+    return found[: query.limit] if query.limit else found
+
+
+def _event_matches(query: Query, event: Event) -> bool:
+    return (
+        event.type not in NEVER_SHOWN
+        and (not query.types or event.type in query.types)
+        and query.actor in (None, event.actor)
+        and _under(event.path, query.path)
+    )
+
+
+def _claim_matches(query: Query, claim: dict[str, Any]) -> bool:
+    paths = [t.partition("#")[0] for t in claim["target_list"]]
+    return query.actor in (None, claim["agent"]) and any(_under(p, query.path) for p in paths)
+
+
+def _under(path: object, wanted: str | None) -> bool:
+    if wanted is None:
+        return True
+    if not isinstance(path, str):
+        return False
+    return path == wanted.rstrip("/") or path.startswith(wanted.rstrip("/") + "/")
+
+
+def event_fields(event: Event) -> dict[str, Any]:
+    shown = display_time(event.ts)
+    where = (event.path or "") + (f"#{event.section}" if event.section else "")
+    fields = event.to_json()
+    fields.update(ts=shown, date=shown[:10], time=shown[11:], where=where)
+    return fields
+
+
+def claim_fields(claim: Mapping[str, Any]) -> dict[str, Any]:
+    targets = [str(t) for t in claim.get("targets", ())]
+    expires = claim.get("expires_at")
+    when = iso_utc(expires) if isinstance(expires, int | float) else str(expires or "")
+    return {
+        **claim,
+        "targets": ", ".join(targets),
+        "target_list": targets,
+        "expires": display_time(when),
+        "agent": str(claim.get("agent", "")),
+    }
+
+
+def display_time(iso: str) -> str:
+    """``2026-11-29T13:27:07.120Z`` as ``2026-11-29 13:27:07Z``."""
+    if len(iso) >= 19 and iso[10] == "T":
+        return f"{iso[:10]} {iso[11:19]}Z"
+    return iso
+
+
+# -- formatting -----------------------------------------------------------------------------
+
+
+def clean(value: object) -> str:
+    """A value as one safe line of Markdown text."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, dict | list | tuple):
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    else:
+        text = str(value)
+    text = _BREAKS.sub(" ", strip_hidden(text)).replace("<", "&lt;")
+    text = text.replace("```", "\\`\\`\\`").replace("~~~", "\\~\\~\\~")
+    return text if len(text) <= MAX_VALUE else text[: MAX_VALUE - 1] + "…"
+
+
+def _format(each: tuple[str | tuple[str, ...], ...], item: Mapping[str, Any]) -> str:
+    return "".join(part if isinstance(part, str) else clean(_lookup(item, part)) for part in each)
+
+
+def _lookup(item: Mapping[str, Any], path: tuple[str, ...]) -> object:
+    value: object = item
+    for name in path:
+        value = value.get(name) if isinstance(value, Mapping) else None
+    return value
+
+
+def _events(items: list[dict[str, Any]]) -> list[str]:
+    return [f"- {clean(e['ts'])} {clean(e['actor'])} {clean(e['type'])}{_detail(e)}" for e in items]
+
+
+def _detail(event: Mapping[str, Any]) -> str:
+    data = event["data"] if isinstance(event.get("data"), dict) else {}
+    where = f" {clean(event['where'])}" if event.get("where") else ""
+    if data.get("title"):
+        return f"{where}: {clean(data['title'])}"
+    if isinstance(data.get("targets"), list):
+        return f"{where} {clean(', '.join(str(t) for t in data['targets']))}"
+    return f"{where} (rev {clean(data['rev'])})" if "rev" in data else where
+
+
+def _claims(items: list[dict[str, Any]]) -> list[str]:
+    rows = ["| agent | mode | targets | expires (UTC) |", "| --- | --- | --- | --- |"]
+    for c in items:
+        mode = clean(c.get("mode")) + (" (strict)" if c.get("strict") else "")
+        cells = [clean(c["agent"]), mode, clean(c["targets"]), clean(c["expires"])]
+        rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return rows
+
+
+def _reconciliations(items: list[dict[str, Any]]) -> list[str]:
+    return [
+        f"- #{clean(r.get('id'))} {clean(r.get('path'))} region {clean(r.get('region'))}, "
+        f"opened by {clean(r.get('opened_by'))} {clean(display_time(str(r.get('opened_at'))))}"
+        f" — `memkeeper reconcile show {clean(r.get('id'))}`"
+        for r in items
+    ]
+
+
+_DEFAULTS: dict[str, Callable[[list[dict[str, Any]]], list[str]]] = {
+    "claims": _claims,
+    "events": _events,
+    "reconciliations": _reconciliations,
+}

@@ -1,0 +1,496 @@
+"""The state store: revisions, section texts and the event log, in SQLite under ``.memkeeper/``.
+
+The interface is a set of domain operations (no SQL leaves this module), so another backend
+can implement the same methods. Every writing operation runs inside ``writing()``, one
+``BEGIN IMMEDIATE`` transaction (a deferred read-then-write fails at once with
+SQLITE_BUSY_SNAPSHOT); reads that need a consistent snapshot run inside ``reading()``.
+WAL mode with ``synchronous=FULL``: a successful patch is a promise to an agent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+
+from memkeeper import events as ev
+from memkeeper.errors import EnvironmentFailure
+from memkeeper.fs import files as fsio
+from memkeeper.records import Event, Record
+from memkeeper.store.leasetables import LeaseRows
+from memkeeper.store.netfs import refuse_network_filesystem
+from memkeeper.store.recontables import ReconciliationRows
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from typing import Any
+
+
+SCHEMA_VERSION = 2  # 1: files, sections, events, cache; 2: + claims, waiters, counters,
+#                     tallies, reconciliations (added by re-running the IF NOT EXISTS schema)
+BUSY_TIMEOUT_S = 60.0
+WAL_TRIM_BYTES = 1024 * 1024
+EVENTS_HEAD = "events:head"  # cache key: "ID HASH" of the last event appended
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY,
+    file_rev INTEGER NOT NULL,
+    file_hash TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sections (
+    path TEXT NOT NULL,
+    key TEXT NOT NULL,
+    ord INTEGER NOT NULL,          -- position in the file, meaningless when absent
+    rev INTEGER NOT NULL,          -- never goes back, even across absence
+    hash TEXT,                     -- NULL while the section is absent from the file
+    present INTEGER NOT NULL,
+    title TEXT NOT NULL,
+    level INTEGER NOT NULL,
+    base TEXT NOT NULL,            -- last key segment without the duplicate suffix
+    heading BLOB NOT NULL,
+    body BLOB NOT NULL,
+    size INTEGER NOT NULL,         -- len(heading) + len(body)
+    lines INTEGER NOT NULL,
+    PRIMARY KEY (path, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS sections_by_ord ON sections (path, present, ord);
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY,
+    ts TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    type TEXT NOT NULL,
+    path TEXT,
+    section TEXT,
+    data TEXT NOT NULL,
+    prev TEXT NOT NULL,
+    hash TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_by_type ON events (type, id);
+CREATE TABLE IF NOT EXISTS cache (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS claims (  -- granted leases, expired ones until swept
+    id TEXT PRIMARY KEY,
+    token INTEGER NOT NULL UNIQUE,
+    agent TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    targets TEXT NOT NULL,         -- JSON list of normalized targets
+    priority INTEGER NOT NULL,
+    strict INTEGER NOT NULL,
+    granted_at REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    objective TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS claims_by_expiry ON claims (expires_at);
+CREATE TABLE IF NOT EXISTS waiters (  -- queued requests, until their process collects the outcome
+    id TEXT PRIMARY KEY,
+    arrival INTEGER NOT NULL,
+    agent TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    targets TEXT NOT NULL,
+    priority INTEGER NOT NULL,
+    strict INTEGER NOT NULL,
+    ttl REAL NOT NULL,
+    objective TEXT NOT NULL,
+    pid INTEGER NOT NULL,          -- the waiting process: once it is gone the wait is abandoned
+    deadline REAL NOT NULL,
+    state TEXT NOT NULL,           -- waiting, granted or aborted
+    reason TEXT
+);
+CREATE TABLE IF NOT EXISTS counters (  -- token: the highest fencing token ever issued
+    name TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS tallies (  -- lightweight counts kept out of the event log
+    kind TEXT NOT NULL,
+    at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tallies_by_kind ON tallies (kind, at);
+CREATE TABLE IF NOT EXISTS reconciliations (  -- hand edits of generated regions, until resolved
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    region TEXT NOT NULL,
+    human TEXT NOT NULL,           -- the region's text as the human left it
+    generated TEXT NOT NULL,       -- what memkeeper would have written there
+    opened_by TEXT NOT NULL,
+    opened_at TEXT NOT NULL,
+    resolution TEXT,               -- NULL while open, else keep-human or take-generated
+    resolved_by TEXT,
+    resolved_at TEXT
+);
+CREATE UNIQUE INDEX IF NOT EXISTS reconciliations_open ON reconciliations (path, region)
+    WHERE resolution IS NULL;
+"""
+
+
+class FileState(Record):
+    """A file's revision and hash as the index last saw it."""
+
+    __slots__ = ("file_rev", "file_hash")
+    file_rev: int
+    file_hash: str
+
+    def __init__(self, file_rev: int, file_hash: str) -> None:
+        self._fill(file_rev, file_hash)
+
+
+class SectionRow(Record):
+    """What the index holds for one section of one file."""
+
+    __slots__ = (
+        "key",
+        "ord",
+        "rev",
+        "hash",
+        "present",
+        "title",
+        "level",
+        "base",
+        "heading",
+        "body",
+        "lines",
+    )
+    key: str
+    ord: int
+    rev: int
+    hash: str | None
+    present: bool
+    title: str
+    level: int
+    base: str
+    heading: bytes
+    body: bytes
+    lines: int
+
+    def __init__(
+        self,
+        key: str,
+        ord: int,
+        rev: int,
+        hash: str | None,
+        present: bool,
+        title: str,
+        level: int,
+        base: str,
+        heading: bytes,
+        body: bytes,
+        lines: int,
+    ) -> None:
+        self._fill(key, ord, rev, hash, present, title, level, base, heading, body, lines)
+
+
+_ROW_COLUMNS = "key, ord, rev, hash, present, title, level, base, heading, body, lines"
+
+
+def _row(values: tuple[Any, ...]) -> SectionRow:
+    key, ord_, rev, hash_, present, title, level, base, heading, body, lines = values
+    return SectionRow(
+        key, ord_, rev, hash_, bool(present), title, level, base, bytes(heading), bytes(body), lines
+    )
+
+
+class Store(LeaseRows, ReconciliationRows):
+    """One connection to the memory home's database."""
+
+    def __init__(self, connection: sqlite3.Connection, wal: str = "") -> None:
+        self._db = connection
+        self._wal = wal
+
+    @classmethod
+    def open(cls, home: str) -> Store:
+        """Open (creating if needed) the store in the memory home directory ``home``;
+        ``EnvironmentFailure`` on a network filesystem, before anything is written there."""
+        refuse_network_filesystem(home)
+        first = not os.path.exists(os.path.join(home, "state.db"))
+        if first:
+            prepare_home(home)
+        try:
+            db = sqlite3.connect(
+                os.path.join(home, "state.db"),
+                timeout=BUSY_TIMEOUT_S,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            try:
+                db.execute("PRAGMA synchronous=FULL")
+                store = cls(db, os.path.join(home, "state.db-wal"))
+                if first or db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                    store._migrate(home)
+            except BaseException:
+                db.close()
+                raise
+        except sqlite3.Error as exc:
+            raise EnvironmentFailure(
+                f"{home}/state.db: cannot open the state store: {exc}"
+            ) from exc
+        return store
+
+    def close(self) -> None:
+        self._db.close()
+
+    def trim_log(self, limit: int = WAL_TRIM_BYTES) -> None:
+        """Fold a write-ahead log grown past ``limit`` back into the database and truncate it.
+
+        The CLI exits without closing (closing checkpoints, which costs syncs on every call),
+        so nothing else would stop the WAL growing — and every new process reads it through.
+        """
+        try:
+            size = os.path.getsize(self._wal)
+        except OSError:
+            return
+        if size > limit and not self._db.in_transaction:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+
+    def _migrate(self, home: str) -> None:
+        """Create or upgrade the schema; processes racing to do it take turns on a lock
+        (switching to WAL while another connection holds the database fails at once)."""
+        os.makedirs(os.path.join(home, "locks"), exist_ok=True)
+        with fsio.file_lock(os.path.join(home, "locks", "schema.lock")):
+            if self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0] != "wal":
+                raise EnvironmentFailure("the state store cannot use WAL mode on this filesystem")
+            self._create_or_upgrade()
+
+    def _create_or_upgrade(self) -> None:
+        with self.writing():
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            if version < SCHEMA_VERSION:  # every statement is IF NOT EXISTS: upgrades add
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        self._db.execute(statement)
+                self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            elif version != SCHEMA_VERSION:
+                raise EnvironmentFailure(
+                    f"the state store has schema version {version}, this memkeeper knows "
+                    f"{SCHEMA_VERSION} — upgrade memkeeper or remove .memkeeper/ to rebuild it"
+                )
+
+    # -- transactions -------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """One ``BEGIN IMMEDIATE`` transaction: committed on success, rolled back on error."""
+        with self._transaction("BEGIN IMMEDIATE"):
+            yield
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """A consistent snapshot for several reads."""
+        with self._transaction("BEGIN"):
+            yield
+
+    @contextlib.contextmanager
+    def _transaction(self, begin: str) -> Iterator[None]:
+        try:
+            self._db.execute(begin)
+        except sqlite3.Error as exc:
+            raise EnvironmentFailure(f"state store: cannot begin a transaction: {exc}") from exc
+        try:
+            yield
+        except BaseException:
+            self._rollback()
+            raise
+        try:
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._rollback()
+            raise EnvironmentFailure(f"state store: commit failed: {exc}") from exc
+
+    def _rollback(self) -> None:
+        """Roll back unless SQLite already did (RAISE(ROLLBACK), SQLITE_FULL, …): a second
+        ROLLBACK would raise and hide the error that caused it."""
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
+
+    # -- files and sections ---------------------------------------------------------------
+
+    def file_state(self, path: str) -> FileState | None:
+        row = self._db.execute(
+            "SELECT file_rev, file_hash FROM files WHERE path = ?", (path,)
+        ).fetchone()
+        return None if row is None else FileState(row[0], row[1])
+
+    def indexed_section(self, path: str, key: str) -> tuple[FileState, SectionRow] | None:
+        """The file's state and one present section, read together (one statement)."""
+        row = self._db.execute(
+            f"SELECT f.file_rev, f.file_hash, {', '.join('s.' + c for c in _COLS)} "
+            "FROM files f JOIN sections s ON s.path = f.path "
+            "WHERE f.path = ? AND s.key = ? AND s.present",
+            (path, key),
+        ).fetchone()
+        return None if row is None else (FileState(row[0], row[1]), _row(row[2:]))
+
+    def section_keys(self, path: str) -> list[tuple[str, str]]:
+        """``(key, base)`` of the file's present sections in document order."""
+        return self._db.execute(
+            "SELECT key, base FROM sections WHERE path = ? AND present ORDER BY ord", (path,)
+        ).fetchall()
+
+    def sections(self, path: str, *, with_absent: bool = False) -> list[SectionRow]:
+        where = "" if with_absent else "AND present"
+        rows = self._db.execute(
+            f"SELECT {_ROW_COLUMNS} FROM sections WHERE path = ? {where} "
+            "ORDER BY present DESC, ord",
+            (path,),
+        ).fetchall()
+        return [_row(r) for r in rows]
+
+    def bytes_before(self, path: str, ord_: int) -> int:
+        """Total size of the present sections before position ``ord_``."""
+        row = self._db.execute(
+            "SELECT COALESCE(SUM(size), 0) FROM sections WHERE path = ? AND present AND ord < ?",
+            (path, ord_),
+        ).fetchone()
+        return int(row[0])
+
+    def heading_at(self, path: str, ord_: int) -> bytes | None:
+        """The heading of the present section at position ``ord_``, if there is one."""
+        row = self._db.execute(
+            "SELECT heading FROM sections WHERE path = ? AND present AND ord = ?", (path, ord_)
+        ).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def indexed_paths(self) -> list[str]:
+        return [r[0] for r in self._db.execute("SELECT path FROM files ORDER BY path")]
+
+    def put_file(self, path: str, state: FileState) -> None:
+        self._db.execute(
+            "INSERT INTO files (path, file_rev, file_hash) VALUES (?, ?, ?) "
+            "ON CONFLICT (path) DO UPDATE SET file_rev = excluded.file_rev, "
+            "file_hash = excluded.file_hash",
+            (path, state.file_rev, state.file_hash),
+        )
+
+    def put_sections(self, path: str, rows: Iterable[SectionRow]) -> None:
+        """Insert or replace these section rows of ``path``."""
+        self._db.executemany(
+            f"INSERT OR REPLACE INTO sections (path, {_ROW_COLUMNS}, size) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    path,
+                    r.key,
+                    r.ord,
+                    r.rev,
+                    r.hash,
+                    int(r.present),
+                    r.title,
+                    r.level,
+                    r.base,
+                    r.heading,
+                    r.body,
+                    r.lines,
+                    len(r.heading) + len(r.body),
+                )
+                for r in rows
+            ],
+        )
+
+    # -- events ------------------------------------------------------------------------------
+
+    def append_event(
+        self,
+        ts: str,
+        actor: str,
+        type: str,
+        path: str | None,
+        section: str | None,
+        data: dict[str, Any],
+    ) -> Event:
+        """Chain a new event after the last one. Call inside ``writing()``."""
+        event = ev.make_event(self.last_event(), ts, actor, type, path, section, data)
+        self._db.execute(
+            "INSERT INTO events (id, ts, actor, type, path, section, data, prev, hash) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                event.id,
+                event.ts,
+                event.actor,
+                event.type,
+                event.path,
+                event.section,
+                json.dumps(event.data, ensure_ascii=False, sort_keys=True),
+                event.prev,
+                event.hash,
+            ),
+        )
+        self.cache(EVENTS_HEAD, f"{event.id} {event.hash}")
+        return event
+
+    def events_head(self) -> tuple[int, str] | None:
+        """The id and hash of the last event appended, recorded beside the log (a log that
+        ends before it lost its tail); None for a store that has not recorded one yet."""
+        found = self.cached(EVENTS_HEAD)
+        if found is None:
+            return None
+        head_id, _, head_hash = found.partition(" ")
+        return int(head_id), head_hash
+
+    def last_event(self) -> Event | None:
+        row = self._db.execute(
+            f"SELECT {_EVENT_COLUMNS} FROM events ORDER BY id DESC LIMIT 1"
+        ).fetchone()
+        return None if row is None else _event(row)
+
+    def events(self, since: int = 0, limit: int | None = None) -> list[Event]:
+        """Events with ``id > since``, oldest first."""
+        rows = self._db.execute(
+            f"SELECT {_EVENT_COLUMNS} FROM events WHERE id > ? ORDER BY id LIMIT ?",
+            (since, -1 if limit is None else limit),
+        ).fetchall()
+        return [_event(r) for r in rows]
+
+    # -- small cache (parsed policy facts keyed by content hash) -------------------------
+
+    def cached(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM cache WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def cache(self, key: str, value: str) -> None:
+        """Remember a derived fact, inside the current transaction or in one of its own."""
+        if self._db.in_transaction:
+            self._db.execute(
+                "INSERT OR REPLACE INTO cache (key, value) VALUES (?, ?)", (key, value)
+            )
+            return
+        with self.writing():
+            self.cache(key, value)
+
+    def last_claim_event(self, claim_id: str) -> Event | None:
+        """The latest event that ended claim ``claim_id`` (released, expired or aborted)."""
+        row = self._db.execute(
+            f"SELECT {_EVENT_COLUMNS} FROM events WHERE type IN "
+            "('claim.released', 'claim.expired', 'claim.aborted') "
+            "AND json_extract(data, '$.id') = ? ORDER BY id DESC LIMIT 1",
+            (claim_id,),
+        ).fetchone()
+        return None if row is None else _event(row)
+
+    def count_events(self, type: str, since_ts: str, reason: str | None = None) -> int:
+        """Events of ``type`` at or after ``since_ts`` (and with ``data.reason``, if given)."""
+        sql = "SELECT COUNT(*) FROM events WHERE type = ? AND ts >= ?"
+        if reason is None:
+            return int(self._db.execute(sql, (type, since_ts)).fetchone()[0])
+        sql += " AND json_extract(data, '$.reason') = ?"
+        return int(self._db.execute(sql, (type, since_ts, reason)).fetchone()[0])
+
+
+_COLS = _ROW_COLUMNS.split(", ")
+_EVENT_COLUMNS = "id, ts, actor, type, path, section, data, prev, hash"
+
+
+def _event(row: tuple[Any, ...]) -> Event:
+    id_, ts, actor, type_, path, section, data, prev, hash_ = row
+    return Event(id_, ts, actor, type_, path, section, json.loads(data), prev, hash_)
+
+
+def prepare_home(home: str) -> None:
+    """Create ``.memkeeper/`` with its ``.gitignore`` of ``*`` and its lock directory."""
+    os.makedirs(os.path.join(home, "locks"), exist_ok=True)
+    ignore = os.path.join(home, ".gitignore")
+    if not os.path.exists(ignore):
+        with open(ignore, "w", encoding="utf-8") as handle:
+            handle.write("*\n")
