@@ -1,7 +1,9 @@
-"""One exception root whose subclasses map one to one onto the contract's exit codes.
+"""One exception root whose subclasses map one to one onto the exit codes (docs/reference.md §6).
 
 Every error carries the fields of its JSON payload, so the CLI boundary can print it with
-``to_json()`` and the Python API can read the same facts as attributes.
+``to_json()`` and the Python API can read the same facts as attributes. The constructors
+name the fields each kind must carry: a ``Conflict`` cannot be raised without ``current``
+and ``recover``, a ``Refused`` without its ``reason``, a ``Failed`` without ``violations``.
 """
 
 from __future__ import annotations
@@ -9,9 +11,15 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import Any
+    from typing import Any, Literal
 
-    from memkeeper.records import SectionText
+    from memkeeper.records import SectionText, Violation
+
+    ConflictReason = Literal["stale_revision", "stale_file_hash"]
+    RefusalReason = Literal[
+        "unmanaged", "class", "structure", "owner", "claimed", "not_holder", "policy"
+    ]
+    BusyReason = Literal["held", "queued", "timeout", "deadlock", "expired", "abandoned"]
 
 
 class MemkeeperError(Exception):
@@ -31,8 +39,17 @@ class MemkeeperError(Exception):
     def to_json(self) -> dict[str, Any]:
         payload: dict[str, Any] = {"status": self.status, "message": self.message}
         for name, value in self.fields.items():
-            payload[name] = value.to_json() if hasattr(value, "to_json") else value
+            payload[name] = _json(value)
         return payload
+
+
+def _json(value: Any) -> Any:
+    """A field as JSON: records by their ``to_json``, lists of them item by item."""
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    if isinstance(value, list | tuple):
+        return [_json(item) for item in value]
+    return value
 
 
 class EnvironmentFailure(MemkeeperError):
@@ -47,15 +64,52 @@ class Invalid(MemkeeperError):
     candidates: Sequence[str] = ()  # for an unknown or ambiguous reference
 
 
+class PolicyInvalid(Invalid):
+    """Exit 2: the policy file is wrong at ``path:line:column``; ``problem`` says what and
+    ``fix`` what to do (``check`` reports the two apart)."""
+
+    path: str
+    line: int
+    column: int
+
+    def __init__(self, path: str, line: int, column: int, problem: str, fix: str) -> None:
+        message = f"{path}:{line}:{column}: {problem} — {fix}"
+        super().__init__(message, path=path, line=line, column=column)
+        self.problem = problem
+        self.fix = fix
+
+
 class Conflict(MemkeeperError):
     """Exit 3: a compare-and-swap lost; ``current`` holds what is there now."""
 
     exit_code = 3
     status = "conflict"
+    reason: ConflictReason
     current: SectionText
     expected: dict[str, Any]
-    retryable: bool = True
-    recover: str = ""
+    retryable: bool
+    recover: str
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: ConflictReason,
+        expected: dict[str, Any],
+        current: SectionText,
+        recover: str,
+        retryable: bool = True,
+        **fields: Any,
+    ) -> None:
+        super().__init__(
+            message,
+            reason=reason,
+            expected=expected,
+            current=current,
+            retryable=retryable,
+            recover=recover,
+            **fields,
+        )
 
 
 class Refused(MemkeeperError):
@@ -63,7 +117,11 @@ class Refused(MemkeeperError):
 
     exit_code = 4
     status = "refused"
+    reason: RefusalReason
     holders: Sequence[dict[str, Any]] = ()  # for reason "claimed": whose claim stands in the way
+
+    def __init__(self, message: str, *, reason: RefusalReason, **fields: Any) -> None:
+        super().__init__(message, reason=reason, **fields)
 
 
 class Busy(MemkeeperError):
@@ -71,7 +129,18 @@ class Busy(MemkeeperError):
 
     exit_code = 5
     status = "busy"
-    holders: Sequence[dict[str, Any]] = ()
+    reason: BusyReason
+    holders: Sequence[dict[str, Any]]
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: BusyReason,
+        holders: Sequence[dict[str, Any]],
+        **fields: Any,
+    ) -> None:
+        super().__init__(message, reason=reason, holders=holders, **fields)
 
 
 class Failed(MemkeeperError):
@@ -79,4 +148,7 @@ class Failed(MemkeeperError):
 
     exit_code = 6
     status = "failed"
-    violations: Sequence[dict[str, Any]] = ()
+    violations: Sequence[Violation]
+
+    def __init__(self, message: str, *, violations: Sequence[Violation], **fields: Any) -> None:
+        super().__init__(message, violations=violations, **fields)

@@ -1,4 +1,5 @@
-"""The values the Python API returns: small immutable records with a JSON form.
+"""Small immutable records: the values the Python API returns (with a JSON form) and the
+rows the state store keeps (a file's revision, a section's index row).
 
 They sit on the start-up hot path (every ``read`` builds one), so they are hand-written
 slotted classes rather than dataclasses or ``typing.NamedTuple``: importing either costs
@@ -162,3 +163,100 @@ class Event(Record):
         hash: str,
     ) -> None:
         self._fill(id, ts, actor, type, path, section, data, prev, hash)
+
+
+class Verdict(Record):
+    """The policy's word on one file (and section): its class (``None``: unmanaged), whether
+    writes under claims are strict, and who may patch the section (``None``: anyone)."""
+
+    __slots__ = ("file_class", "strict", "owners")
+    file_class: str | None
+    strict: bool
+    owners: tuple[str, ...] | None
+
+    def __init__(
+        self, file_class: str | None, strict: bool, owners: tuple[str, ...] | None
+    ) -> None:
+        self._fill(file_class, strict, owners)
+
+    def to_json(self) -> dict[str, Any]:
+        owners = None if self.owners is None else list(self.owners)
+        return {"class": self.file_class, "strict": self.strict, "owners": owners}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Verdict:
+        owners = data.get("owners")
+        owned = None if owners is None else tuple(owners)
+        return cls(data.get("class"), bool(data.get("strict")), owned)
+
+
+class Violation(Record):
+    """One thing ``check`` or ``verify`` found wrong: where, which rule, and what to do."""
+
+    __slots__ = ("path", "line", "rule", "message", "fix")
+    path: str | None
+    line: int | None
+    rule: str
+    message: str
+    fix: str
+
+    def __init__(
+        self, path: str | None, line: int | None, rule: str, message: str, fix: str
+    ) -> None:
+        self._fill(path, line, rule, message, fix)
+
+
+class FileState(Record):
+    """A file's revision and hash as the index last saw it."""
+
+    __slots__ = ("file_rev", "file_hash")
+    file_rev: int
+    file_hash: str
+
+    def __init__(self, file_rev: int, file_hash: str) -> None:
+        self._fill(file_rev, file_hash)
+
+
+class SectionRow(Record):
+    """What the index holds for one section of one file."""
+
+    __slots__ = (
+        "key",
+        "ord",
+        "rev",
+        "hash",
+        "present",
+        "title",
+        "level",
+        "base",
+        "heading",
+        "body",
+        "lines",
+    )
+    key: str
+    ord: int
+    rev: int
+    hash: str | None
+    present: bool
+    title: str
+    level: int
+    base: str
+    heading: bytes
+    body: bytes
+    lines: int
+
+    def __init__(
+        self,
+        key: str,
+        ord: int,
+        rev: int,
+        hash: str | None,
+        present: bool,
+        title: str,
+        level: int,
+        base: str,
+        heading: bytes,
+        body: bytes,
+        lines: int,
+    ) -> None:
+        self._fill(key, ord, rev, hash, present, title, level, base, heading, body, lines)

@@ -6,7 +6,7 @@ import os
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from conftest import Cli, run_cli
@@ -23,6 +23,9 @@ GIT_ENV = {
     "GIT_COMMITTER_EMAIL": "t@example.com",
 }
 
+if TYPE_CHECKING:
+    from memkeeper.records import Violation
+
 
 def git(root: Path, *args: str) -> str:
     done = subprocess.run(
@@ -36,8 +39,11 @@ def git(root: Path, *args: str) -> str:
     return done.stdout
 
 
-def rules(violations: Sequence[dict[str, Any]]) -> list[tuple[str, int | None, str]]:
-    return [(v["path"], v["line"], v["rule"]) for v in violations]
+def rules(
+    violations: Sequence[dict[str, Any]] | Sequence[Violation],
+) -> list[tuple[str, int | None, str]]:
+    found = [v if isinstance(v, dict) else v.to_json() for v in violations]
+    return [(v["path"], v["line"], v["rule"]) for v in found]
 
 
 def failures(cli: Cli, *args: str) -> list[tuple[str, int | None, str]]:
@@ -71,9 +77,9 @@ def test_an_intact_or_never_rendered_region_passes() -> None:
 
 def test_a_region_whose_text_does_not_match_its_checksum_fails() -> None:
     (found,) = judge_regions("s.md", RENDERED, {})
-    assert (found["line"], found["rule"]) == (3, "region-edited")
-    assert "'events'" in found["message"]
-    assert "memkeeper regen" in found["fix"]
+    assert (found.line, found.rule) == (3, "region-edited")
+    assert "'events'" in found.message
+    assert "memkeeper regen" in found.fix
 
 
 def test_marker_mistakes_and_unknown_sources_fail_with_their_line() -> None:
@@ -81,24 +87,24 @@ def test_marker_mistakes_and_unknown_sources_fail_with_their_line() -> None:
     assert rules(judge_regions("s.md", nested, {})) == [("s.md", 2, "markers")]
     unknown = b"\n<!-- memkeeper:generated source=weather -->\n<!-- memkeeper:end -->\n"
     (found,) = judge_regions("s.md", unknown, {})
-    assert (found["line"], found["rule"]) == (2, "region-source")
-    assert found["message"].startswith("unknown source 'weather'")
+    assert (found.line, found.rule) == (2, "region-source")
+    assert found.message.startswith("unknown source 'weather'")
 
 
 def test_history_must_extend_its_committed_version() -> None:
     head = b"# Log\n\n## one\n\nfirst\n"
     assert judge("log.md", "append-only", head + b"\nmore\n", head, {}) == []
     (found,) = judge("log.md", "append-only", head.replace(b"first", b"1st"), head, {})
-    assert (found["line"], found["rule"]) == (5, "append-only")
+    assert (found.line, found.rule) == (5, "append-only")
     assert judge("log.md", "append-only", head.replace(b"\n", b"\r\n"), head, {}) == []
 
 
 def test_hidden_text_and_bad_encoding_fail() -> None:
     (hidden,) = judge("a.md", "section-owned", "# A\nsee\u202ethis\n".encode(), None, {})
-    assert (hidden["line"], hidden["rule"]) == (2, "hidden-text")
-    assert "U+202E" in hidden["message"]
+    assert (hidden.line, hidden.rule) == (2, "hidden-text")
+    assert "U+202E" in hidden.message
     (encoding,) = judge("a.md", "section-owned", b"# A\n\xff\n", None, {})
-    assert (encoding["line"], encoding["rule"]) == (2, "encoding")
+    assert (encoding.line, encoding.rule) == (2, "encoding")
 
 
 class FakeGit(Git):

@@ -19,7 +19,7 @@ from memkeeper import Busy, Claim, Conflict, Invalid, Memory, Refused
 from memkeeper.clock import FakeClock
 from memkeeper.fs import wakeups as waiting_module
 from memkeeper.leases.decisions import make_request
-from memkeeper.store.leasetables import WaiterRow
+from memkeeper.leases.waiters import WaiterRow
 
 START = 1_700_000_000.0
 
@@ -517,8 +517,8 @@ def test_a_dead_waiters_request_is_dropped(agents: Callable[[str], Memory]) -> N
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
     request = make_request("c77", "ghost", ["src/"], ttl=60, arrival=77)
-    with a.store.writing():
-        a.store.put_waiter(WaiterRow(request, gone.pid, START + 60, "waiting", None))
+    with a.workspace.store.writing():
+        a.workspace.store.put_waiter(WaiterRow(request, gone.pid, START + 60, "waiting", None))
     a.release(held.id)
     assert b.claim("src/").agent == "b", "the ghost was not served first"
     aborted = [e for e in a.events() if e.type == "claim.aborted"]

@@ -64,13 +64,13 @@ def clock() -> FakeClock:
 def home(sample: Path, clock: FakeClock) -> Memory:
     """The sample repository, initialised; the daemon's ``Memory`` on the fake clock."""
     memory = Memory(sample, "watcher", clock=clock)
-    init(memory, None)
+    init(memory.workspace, None)
     return memory
 
 
 def watch(memory: Memory, *steps: Step) -> tuple[list[Outcome], Script]:
     script = Script(steps)
-    return list(run(memory, script, Never(), pause=no_sleep)), script
+    return list(run(memory.workspace, script, Never(), pause=no_sleep)), script
 
 
 def actions(outcomes: Sequence[Outcome]) -> list[str]:
@@ -405,7 +405,7 @@ def test_private_files_are_left_alone(home: Memory) -> None:
     root = home.root
     outcomes, _ = watch(home, save(root, "memory/scratch/agent-a.md", lambda t: t + "x\n"))
     assert actions(outcomes) == ["started", "regenerated", "stopped"]
-    assert home.store.file_state("memory/scratch/agent-a.md") is None
+    assert home.workspace.store.file_state("memory/scratch/agent-a.md") is None
 
 
 def test_a_set_stop_event_ends_the_run_after_the_current_batch(home: Memory) -> None:
@@ -418,7 +418,7 @@ def test_a_set_stop_event_ends_the_run_after_the_current_batch(home: Memory) -> 
         return edit()
 
     script = Script([edit_then_stop, edit, edit])
-    outcomes = list(run(home, script, stop, pause=no_sleep))
+    outcomes = list(run(home.workspace, script, stop, pause=no_sleep))
     assert actions(outcomes)[-3:] == ["indexed", "regenerated", "stopped"]
     assert len(script.steps) == 2
 
@@ -445,7 +445,7 @@ def test_a_watch_that_fails_to_start_is_retried(home: Memory) -> None:
     pauses: list[float] = []
     root = home.root
     source = Flaky([save(root, "AGENTS.md", lambda t: t + "a\n")], failures=2)
-    outcomes = list(run(home, source, Never(), pause=pauses.append))
+    outcomes = list(run(home.workspace, source, Never(), pause=pauses.append))
     assert actions(outcomes)[:3] == ["error", "error", "started"]
     assert "indexed" in actions(outcomes)
     assert pauses == [0.1, 0.2]
@@ -455,7 +455,7 @@ def test_a_watch_that_never_starts_gives_up_with_an_environment_failure(home: Me
     pauses: list[float] = []
     outcomes: list[Outcome] = []
     with pytest.raises(EnvironmentFailure, match="max_user_watches"):
-        outcomes.extend(run(home, Flaky([], failures=99), Never(), pause=pauses.append))
+        outcomes.extend(run(home.workspace, Flaky([], failures=99), Never(), pause=pauses.append))
     assert len(pauses) == 4
 
 

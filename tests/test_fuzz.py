@@ -504,7 +504,8 @@ def test_check_of_a_tree_of_hostile_files_returns_or_lists_violations(
             assert payload["violations"]
         event("rules: " + ", ".join(sorted({v["rule"] for v in payload["violations"]})))
         _well_formed(payload["violations"], CHECKED)
-        _well_formed(judge("log.md", "append-only", contents[2], head, {}), ["log.md"])
+        judged = [v.to_json() for v in judge("log.md", "append-only", contents[2], head, {})]
+        _well_formed(judged, ["log.md"])
 
     check_tree()
 

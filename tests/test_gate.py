@@ -20,6 +20,7 @@ from conftest import MEMKEEPER, run_cli
 
 from memkeeper.api import Memory
 from memkeeper.gate import decide as gate
+from memkeeper.gate import facts as gatefacts
 from memkeeper.gate.hook import gather
 from memkeeper.gate.payload import parse_call
 from memkeeper.leases.decisions import Claim
@@ -335,7 +336,9 @@ def payload(root: Path, case: Case, event: str = "PreToolUse") -> dict[str, Any]
 
 @pytest.fixture
 def root(sample: Path) -> Path:
-    init(Memory.open(sample), None)  # as `memkeeper init` leaves it: every managed file indexed
+    init(
+        Memory.open(sample).workspace, None
+    )  # as `memkeeper init` leaves it: every managed file indexed
     return sample
 
 
@@ -346,7 +349,7 @@ def claim_object(agent: str, target: str, strict: bool, now: float) -> Claim:
 def pure_answer(root: Path, case: Case) -> dict[str, Any] | None:
     call = parse_call(json.dumps(payload(root, case)), str(root))
     memory = Memory.open(root, agent=SESSION_AGENT)
-    facts = gather(memory, call, gate.targets(call), f" --agent {SESSION_AGENT}")
+    facts = gather(memory.workspace, call, gate.targets(call), f" --agent {SESSION_AGENT}")
     if case.claim is not None:
         facts = replace(facts, claims=(claim_object(*case.claim, facts.now),))
     return gate.hook_output(gate.decide(call, facts))
@@ -497,7 +500,7 @@ def test_events_the_gate_does_not_judge_get_no_answer(root: Path) -> None:
     raw = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "hi", "cwd": str(root)})
     call = parse_call(raw, str(root))
     assert gate.targets(call) == ()
-    assert gate.decide(call, gate.Facts(str(root), str(root), "a", "", 0.0)) == gate.ALLOW
+    assert gate.decide(call, gatefacts.Facts(str(root), str(root), "a", "", 0.0)) == gate.ALLOW
 
 
 # -- PostToolUse indexes what the tool changed and names the agent -----------------------------
@@ -552,7 +555,7 @@ def test_post_tool_use_leaves_private_and_unmanaged_files_alone(root: Path) -> N
 def test_post_tool_use_is_never_a_permission_decision(root: Path) -> None:
     call = parse_call(json.dumps(payload(root, WRITE_HISTORY, event="PostToolUse")), str(root))
     memory = Memory.open(root, agent=SESSION_AGENT)
-    facts = gather(memory, call, gate.targets(call), "")
+    facts = gather(memory.workspace, call, gate.targets(call), "")
     assert gate.hook_output(gate.decide(call, facts)) is None
 
 
@@ -575,10 +578,10 @@ def test_an_insertion_counts_for_the_line_above_it() -> None:
     assert gate.changed_lines("a\n", "a\n") == set()
 
 
-def hand_facts(**file: Any) -> tuple[gate.Facts, str]:
+def hand_facts(**file: Any) -> tuple[gatefacts.Facts, str]:
     path = "/r/memory/decisions.md"
-    found = gate.PathFacts("memory/decisions.md", "file", True, "append-only", **file)
-    return gate.Facts("/r", "/r", "me", "", 100.0, paths={path: found}), path
+    found = gatefacts.PathFacts("memory/decisions.md", "file", True, "append-only", **file)
+    return gatefacts.Facts("/r", "/r", "me", "", 100.0, paths={path: found}), path
 
 
 def test_a_crlf_file_is_judged_with_the_lf_strings_claude_code_sends() -> None:
@@ -618,18 +621,18 @@ def test_writing_the_same_bytes_again_is_allowed() -> None:
 
 def test_deny_beats_ask_beats_wait_and_each_reason_is_said_once() -> None:
     wait, ask, deny = (
-        gate.Decision("allow", "W"),
-        gate.Decision("ask", "A"),
-        gate.Decision("deny", "D"),
+        gatefacts.Decision("allow", "W"),
+        gatefacts.Decision("ask", "A"),
+        gatefacts.Decision("deny", "D"),
     )
-    assert gate.combine([wait, ask, deny, deny]) == gate.Decision("deny", "D")
-    assert gate.combine([wait, ask, ask]) == gate.Decision("ask", "A", "A")
-    assert gate.combine([wait, wait]) == gate.Decision("allow", "W", "W")
+    assert gate.combine([wait, ask, deny, deny]) == gatefacts.Decision("deny", "D")
+    assert gate.combine([wait, ask, ask]) == gatefacts.Decision("ask", "A", "A")
+    assert gate.combine([wait, wait]) == gatefacts.Decision("allow", "W", "W")
     assert gate.combine([gate.ALLOW]) == gate.ALLOW
 
 
 def test_an_allow_with_a_reason_also_tells_claude_through_additional_context() -> None:
-    out = gate.hook_output(gate.Decision("allow", "WAIT: x", "WAIT: x"))
+    out = gate.hook_output(gatefacts.Decision("allow", "WAIT: x", "WAIT: x"))
     assert out == {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",

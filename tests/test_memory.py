@@ -191,11 +191,11 @@ def test_verify_catches_an_edited_event(memory: Memory) -> None:
     memory.patch("CLAUDE.md#build", "x\n", expect_rev=1)
     memory.patch("CLAUDE.md#build", "y\n", expect_rev=2)
     assert memory.verify()["events"] == 2
-    db = memory.store._db
+    db = memory.workspace.store._db
     db.execute("UPDATE events SET actor = 'mallory' WHERE id = 1")
     with pytest.raises(Failed) as caught:
         memory.verify()
-    assert any(v["rule"] == "event-chain" for v in caught.value.violations)
+    assert any(v.rule == "event-chain" for v in caught.value.violations)
 
 
 def test_verify_reports_a_file_changed_behind_the_index(memory: Memory, sample: Path) -> None:
@@ -203,7 +203,7 @@ def test_verify_reports_a_file_changed_behind_the_index(memory: Memory, sample: 
     (sample / "CLAUDE.md").write_text("# Replaced\n")
     with pytest.raises(Failed) as caught:
         memory.verify()
-    assert caught.value.violations[0]["path"] == "CLAUDE.md"
+    assert caught.value.violations[0].path == "CLAUDE.md"
     memory.read("CLAUDE.md")
     assert memory.verify()["files"] >= 1
 

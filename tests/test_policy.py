@@ -9,13 +9,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memkeeper.errors import Invalid
+from memkeeper.fs.walk import managed_files
+from memkeeper.policy.loader import parse_policy
 from memkeeper.policy.model import (
     FileRule,
     Policy,
     SectionRule,
     empty_policy,
-    load_policy,
-    managed_files,
 )
 from memkeeper.policy.parse import round_trip_yaml
 from memkeeper.policy.presets import preset_bytes, preset_names
@@ -24,7 +24,7 @@ RULE = "version: 1\nfiles:\n  - path: CLAUDE.md\n"
 
 
 def policy_of(text: str) -> Policy:
-    return load_policy(text.encode(), source="p.yaml")
+    return parse_policy(text.encode(), source="p.yaml")
 
 
 def rule_for(policy: Policy, relpath: str) -> tuple[str, str] | None:
@@ -237,7 +237,7 @@ def test_an_unknown_class_lists_the_four_classes() -> None:
 
 def test_a_file_that_is_not_utf8_is_invalid_at_its_line() -> None:
     with pytest.raises(Invalid, match=r"^p\.yaml:2:1: .*UTF-8"):
-        load_policy(b"version: 1\nfiles: \xff\n", source="p.yaml")
+        parse_policy(b"version: 1\nfiles: \xff\n", source="p.yaml")
 
 
 def test_a_minimal_policy_takes_the_lease_defaults() -> None:
@@ -389,7 +389,7 @@ def test_an_unknown_preset_is_invalid_and_lists_the_presets() -> None:
 @pytest.mark.parametrize("name", ["default", "cline-memory-bank"])
 def test_a_preset_loads_and_round_trips_byte_identical(name: str) -> None:
     data = preset_bytes(name)
-    policy = load_policy(data, source=f"{name}.yaml")
+    policy = parse_policy(data, source=f"{name}.yaml")
     assert (policy.default_ttl, policy.max_ttl) == (120, 3600)
     yaml = round_trip_yaml()
     out = io.BytesIO()
@@ -429,7 +429,7 @@ DEFAULT_CLASSES = {
 
 @pytest.mark.parametrize(("relpath", "file_class"), sorted(DEFAULT_CLASSES.items()))
 def test_the_default_preset_classifies_the_ecosystem_files(relpath: str, file_class: str) -> None:
-    policy = load_policy(preset_bytes("default"))
+    policy = parse_policy(preset_bytes("default"))
     rule = policy.classify(relpath)
     assert rule is not None
     assert rule.file_class == file_class
@@ -440,11 +440,11 @@ def test_the_default_preset_classifies_the_ecosystem_files(relpath: str, file_cl
     ["README.md", "src/main.py", ".github/workflows/ci.yml", "memory/diagram.png", "x/status.md"],
 )
 def test_the_default_preset_leaves_other_files_unmanaged(relpath: str) -> None:
-    assert load_policy(preset_bytes("default")).classify(relpath) is None
+    assert parse_policy(preset_bytes("default")).classify(relpath) is None
 
 
 def test_the_default_preset_separates_the_root_claude_md_from_nested_ones() -> None:
-    policy = load_policy(preset_bytes("default"))
+    policy = parse_policy(preset_bytes("default"))
     root, nested = policy.classify("CLAUDE.md"), policy.classify("a/CLAUDE.md")
     assert root is not None
     assert nested is not None
@@ -452,7 +452,7 @@ def test_the_default_preset_separates_the_root_claude_md_from_nested_ones() -> N
 
 
 def test_the_default_preset_templates_log_entries() -> None:
-    rule = load_policy(preset_bytes("default")).classify("memory/log/today.md")
+    rule = parse_policy(preset_bytes("default")).classify("memory/log/today.md")
     assert rule is not None
     assert rule.entry_template is not None
     assert "{text}" in rule.entry_template
@@ -477,13 +477,13 @@ CLINE_CLASSES = {
 
 @pytest.mark.parametrize(("relpath", "file_class"), sorted(CLINE_CLASSES.items()))
 def test_the_cline_preset_classifies_the_memory_bank(relpath: str, file_class: str) -> None:
-    rule = load_policy(preset_bytes("cline-memory-bank")).classify(relpath)
+    rule = parse_policy(preset_bytes("cline-memory-bank")).classify(relpath)
     assert rule is not None
     assert rule.file_class == file_class
 
 
 def test_the_cline_preset_leaves_other_files_unmanaged() -> None:
-    policy = load_policy(preset_bytes("cline-memory-bank"))
+    policy = parse_policy(preset_bytes("cline-memory-bank"))
     assert policy.classify("README.md") is None
     assert policy.classify("docs/.clinerules") is None
 
@@ -512,7 +512,7 @@ def test_managed_files_walks_the_tree_sorted_skipping_state_and_symlinks(tmp_pat
     os.symlink(tmp_path / "CLAUDE.md", tmp_path / "docs-CLAUDE.md")
     os.symlink(tmp_path / "src", tmp_path / "linked", target_is_directory=True)
     (tmp_path / "AGENTS.md").symlink_to(tmp_path / "README.md")
-    found = managed_files(load_policy(preset_bytes("default")), tmp_path)
+    found = managed_files(parse_policy(preset_bytes("default")), tmp_path)
     assert [(relpath, rule.file_class) for relpath, rule in found] == [
         (".cursor/rules/a.mdc", "section-owned"),
         (".github/copilot-instructions.md", "section-owned"),
@@ -525,13 +525,13 @@ def test_managed_files_walks_the_tree_sorted_skipping_state_and_symlinks(tmp_pat
 def test_managed_files_enters_a_dot_directory_a_glob_names(tmp_path: Path) -> None:
     write(tmp_path, ".clinerules/01-style.md")
     write(tmp_path, ".windsurf/rules/a.md")
-    found = managed_files(load_policy(preset_bytes("cline-memory-bank")), tmp_path)
+    found = managed_files(parse_policy(preset_bytes("cline-memory-bank")), tmp_path)
     assert [relpath for relpath, _ in found] == [".clinerules/01-style.md"]
 
 
 def test_managed_files_returns_the_matching_rule(tmp_path: Path) -> None:
     write(tmp_path, "memory/status.md")
-    policy = load_policy(preset_bytes("default"))
+    policy = parse_policy(preset_bytes("default"))
     [(relpath, rule)] = managed_files(policy, tmp_path)
     assert isinstance(rule, FileRule)
     assert rule is policy.classify(relpath)

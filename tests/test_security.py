@@ -337,7 +337,7 @@ def test_a_memory_home_on_a_network_filesystem_is_refused_with_a_clear_message(
     assert "MEMKEEPER_ROOT" in payload["message"]
     assert not (root / ".memkeeper").exists()
     with pytest.raises(EnvironmentFailure, match="network filesystem"):
-        _ = Memory.open(root).store
+        _ = Memory.open(root).workspace.store
 
 
 # -- hidden text in managed files ----------------------------------------------------------------

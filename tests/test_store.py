@@ -10,7 +10,8 @@ import pytest
 
 from memkeeper import events as ev
 from memkeeper.errors import EnvironmentFailure
-from memkeeper.store.sqlite import SCHEMA_VERSION, FileState, SectionRow, Store
+from memkeeper.records import FileState, SectionRow
+from memkeeper.store.sqlite import SCHEMA_VERSION, Store
 
 
 @pytest.fixture

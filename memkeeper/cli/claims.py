@@ -65,7 +65,7 @@ def cmd_claims(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
     from memkeeper.leases.wording import claim_json, waiter_json
     from memkeeper.ops.claims import LeaseTable
 
-    claims, waiters, now = LeaseTable(memory).live()
+    claims, waiters, now = LeaseTable(memory.workspace).live()
     return {
         "claims": [claim_json(c, now) for c in claims],
         "waiters": [waiter_json(w, now) for w in waiters],

@@ -6,7 +6,7 @@ Cheap to import: the modules doing the work load only when a verb runs.
 
 from __future__ import annotations
 
-from memkeeper.cli.main import read_input
+from memkeeper.cli.inputs import read_input
 from memkeeper.errors import Invalid
 
 TYPE_CHECKING = False
@@ -63,7 +63,7 @@ def cmd_reconcile(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
     if args.action == "show":
         from memkeeper.ops.reconcile import show
 
-        return {"action": "show", **show(memory, args.id)}
+        return {"action": "show", **show(memory.workspace, args.id)}
     if args.keep_human == args.take_generated:
         raise Invalid("reconcile resolve needs --keep-human or --take-generated")
     how = "keep-human" if args.keep_human else "take-generated"

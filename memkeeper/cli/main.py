@@ -14,6 +14,7 @@ import json
 import os
 import sys
 
+from memkeeper.cli.inputs import read_input
 from memkeeper.errors import Invalid, MemkeeperError
 
 TYPE_CHECKING = False
@@ -53,6 +54,12 @@ def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
         action="store_true",
         default=False if top else argparse.SUPPRESS,
         help="print one JSON object",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        default=False if top else argparse.SUPPRESS,
+        help="print the traceback of an internal error (else: .memkeeper/error.log)",
     )
 
 
@@ -142,53 +149,47 @@ def console() -> NoReturn:
 def main(argv: Sequence[str] | None = None, *, keep_open: bool = False) -> int:
     """Run one command; return its exit code. ``keep_open`` leaves the store to process exit."""
     words = sys.argv[1:] if argv is None else list(argv)
-    as_json = "--json" in words
+    as_json, opened = "--json" in words, _Opened()
     try:
         args = build_parser(_wanted_verb(words)).parse_args(words)
         as_json = args.json
-        if args.command == "hook":  # Claude Code's protocol on stdin/stdout; always 0
+        if args.command == "hook":  # the agent's protocol on stdin/stdout; always 0
             from memkeeper.cli.hooks import run_hook
 
             return run_hook(args)
-        payload = _dispatch(args, keep_open)
+        _emit(args.command, _dispatch(args, keep_open, opened), as_json)
     except MemkeeperError as exc:
-        return _fail(exc, as_json)
+        from memkeeper.cli.boundary import fail
+
+        return fail(exc, as_json)
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:  # the boundary: an unexpected failure is exit 1, never a traceback
-        return _fail(MemkeeperError(f"internal error: {type(exc).__name__}: {exc}"), as_json)
-    _emit(args.command, payload, as_json)
+    except Exception as exc:  # the boundary: an unexpected failure is exit 1, logged
+        from memkeeper.cli.boundary import crash
+
+        return crash(exc, words, opened.root, "--debug" in words)
     return 0
 
 
-def _dispatch(args: argparse.Namespace, keep_open: bool) -> dict[str, Any]:
+class _Opened:
+    """The root a command ran under, once known (where the boundary logs a crash)."""
+
+    root: str | None = None
+
+
+def _dispatch(args: argparse.Namespace, keep_open: bool, opened: _Opened) -> dict[str, Any]:
     from memkeeper.api import Memory
 
     memory = Memory.open(args.root, args.agent)
+    opened.root = memory.workspace.top
     try:
         return _command(args.command)(memory, args)
     finally:
+        ws = memory.workspace
         if not keep_open:
-            memory.close()
-        elif memory.store_opened:
-            memory.store.trim_log()
-
-
-def _fail(exc: MemkeeperError, as_json: bool) -> int:
-    if as_json:
-        print(json.dumps(exc.to_json(), ensure_ascii=False))
-    else:
-        print(f"memkeeper: {exc.message}", file=sys.stderr)
-        for item in getattr(exc, "violations", None) or ():
-            where = f"{item['path']}:{item['line']}" if item.get("line") else item.get("path")
-            print(
-                f"  {where or '-'}: [{item['rule']}] {item['message']} (fix: {item['fix']})",
-                file=sys.stderr,
-            )
-        recover = getattr(exc, "recover", None)
-        if recover:
-            print(f"next: {recover}", file=sys.stderr)
-    return exc.exit_code
+            ws.close()
+        elif ws.store_opened:
+            ws.store.trim_log()
 
 
 def _emit(command: str, payload: dict[str, Any], as_json: bool) -> None:
@@ -206,26 +207,13 @@ def _emit(command: str, payload: dict[str, Any], as_json: bool) -> None:
     sys.stdout.write(humane.render(command, payload))
 
 
-def read_input(name: str) -> bytes:
-    """A verb's input file, or stdin for ``-``; ``Invalid`` naming the file if unreadable."""
-    if name == "-":
-        return sys.stdin.buffer.read()
-    try:
-        with open(name, "rb") as handle:
-            return handle.read()
-    except OSError as exc:
-        raise Invalid(
-            f"{name}: cannot read ({exc.strerror}) — give an existing file or '-'", path=name
-        ) from None
-
-
 # -- verbs ------------------------------------------------------------------------------------
 
 
 def cmd_init(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
     from memkeeper.ops.setup import init
 
-    return init(memory, args.preset)
+    return init(memory.workspace, args.preset)
 
 
 def cmd_status(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
@@ -233,14 +221,14 @@ def cmd_status(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
     from memkeeper.cli.files import open_reconciliations
     from memkeeper.ops.setup import status
 
-    payload = status(memory)
+    payload = status(memory.workspace)
     payload["reconciliations"] = open_reconciliations(memory)
     payload["claims"] = cmd_claims(memory, args)["claims"]
     return payload
 
 
 def cmd_sections(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
-    rel = memory.relpath(args.path)
+    rel = memory.workspace.relpath(args.path)
     return {"path": rel, "sections": [s.to_json() for s in memory.sections(args.path)]}
 
 

@@ -52,7 +52,7 @@ def cmd_watch(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
     source = WatchfilesSource(debounce_ms=args.debounce_ms, step_ms=args.step_ms)
     with stop_on_signals() as stop, instance_lock(memory.home):
-        for outcome in run(memory, source, stop):
+        for outcome in run(memory.workspace, source, stop):
             if not _print_line("watch", outcome.to_json(), args.json):
                 stop.set()
     return {}

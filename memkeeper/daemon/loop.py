@@ -28,7 +28,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence, Set
 
-    from memkeeper.api import Memory
+    from memkeeper.ops.workspace import Workspace
 
 LOCK_FILE = "watch.lock"
 RESCAN_S = 30.0  # a full re-listing of managed files at least this often (new directories)
@@ -75,7 +75,7 @@ class WatchfilesSource:
 
 
 def run(
-    memory: Memory,
+    ws: Workspace,
     source: ChangeSource,
     stop: StopEvent,
     *,
@@ -83,7 +83,7 @@ def run(
     pause: Callable[[float], None] = time.sleep,
 ) -> Iterator[Outcome]:
     """Watch until ``stop`` is set (or the source ends), yielding what happens as it happens."""
-    daemon = Daemon(memory, rescan_s)
+    daemon = Daemon(ws, rescan_s)
     first, failures = True, 0
     while not stop.is_set():
         dirs = daemon.watch_paths()

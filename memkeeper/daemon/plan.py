@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from memkeeper.names import HOME_DIR, POLICY_FILE, STATE_DB, temp_pid
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -23,13 +25,11 @@ if TYPE_CHECKING:
 
     from memkeeper.records import Event
 
-POLICY_FILE = ".memkeeper.yaml"
-HOME_DIR = ".memkeeper"
-STORE_FILES = frozenset({f"{HOME_DIR}/state.db", f"{HOME_DIR}/state.db-wal"})
+STORE_FILES = frozenset({f"{HOME_DIR}/{STATE_DB}", f"{HOME_DIR}/{STATE_DB}-wal"})
 # Events that never call for a re-render: a regen's own (regions never show them).
 QUIET_EVENTS = frozenset({"region.regenerated"})
-# Temp files of memkeeper's own atomic writes and of editors: never a save of a managed file.
-_TEMP_NAME = re.compile(r"\.memkeeper-\d+\.tmp$|\.sw[a-px]$|~$|^\.#|^#.*#$|___jb_\w+___$|^4913$")
+# Editors' temp and backup files (vim, emacs, JetBrains): never a save of a managed file.
+_EDITOR_TEMP = re.compile(r"\.sw[a-px]$|~$|^\.#|^#.*#$|___jb_\w+___$|^4913$")
 
 Kind = Literal["file", "dir", "missing", "other"]
 OutcomeKind = Literal[
@@ -139,7 +139,7 @@ def prep_changes(raw: Iterable[tuple[int, str]], root: str) -> Batch:
         policy = policy or rel == POLICY_FILE
         store = store or rel in STORE_FILES
         top, name = rel.split("/", 1)[0], rel.rsplit("/", 1)[-1]
-        if rel != POLICY_FILE and top not in (HOME_DIR, ".git") and not _TEMP_NAME.search(name):
+        if rel != POLICY_FILE and top not in (HOME_DIR, ".git") and not _is_temp(name):
             paths.add(rel)
     return Batch(frozenset(paths), policy, store)
 
@@ -217,3 +217,8 @@ def describe(event: Event) -> Outcome:
             "expired", None, f"claim {data.get('id')} of {event.actor} on {targets}", id_
         )
     return Outcome("indexed", path, event.type, id_, event.section)
+
+
+def _is_temp(name: str) -> bool:
+    """A temp file of memkeeper's own atomic writes, or of an editor."""
+    return temp_pid(name) is not None or _EDITOR_TEMP.search(name) is not None

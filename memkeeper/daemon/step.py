@@ -19,8 +19,6 @@ import stat
 from dataclasses import replace
 
 from memkeeper.daemon.plan import (
-    HOME_DIR,
-    POLICY_FILE,
     Gone,
     Index,
     Known,
@@ -39,13 +37,16 @@ from memkeeper.daemon.plan import (
 from memkeeper.errors import Invalid, MemkeeperError
 from memkeeper.events import digest
 from memkeeper.fs import files as fsio
+from memkeeper.names import POLICY_FILE
+from memkeeper.ops.claims import LeaseTable
+from memkeeper.ops.regen import regen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Set
 
-    from memkeeper.api import Memory
     from memkeeper.daemon.plan import Action
+    from memkeeper.ops.workspace import Workspace
 
 REGEN_EVENTS = frozenset({"region.regenerated", "reconcile.opened", "claim.expired"})
 
@@ -53,12 +54,12 @@ REGEN_EVENTS = frozenset({"region.regenerated", "reconcile.opened", "claim.expir
 class Daemon:
     """The daemon's state between batches and the actions that change the world."""
 
-    def __init__(self, memory: Memory, rescan_s: float) -> None:
-        from memkeeper.policy.model import root_policy
+    def __init__(self, ws: Workspace, rescan_s: float) -> None:
+        from memkeeper.policy.loader import load_policy
 
-        self.memory = memory
-        self.root = os.path.abspath(memory.root)
-        self.policy = root_policy(self.root)
+        self.ws = ws
+        self.root = os.path.abspath(ws.root)
+        self.policy = load_policy(self.root)
         self.rescan_s = rescan_s
         self.known = Known(frozenset(), frozenset())
         self.watching: frozenset[str] = frozenset()
@@ -84,7 +85,7 @@ class Daemon:
         batch = prep_changes(raw, self.root)
         looks = [self._look(path) for path in sorted(batch.paths)]
         done: list[Outcome] = []
-        for action in plan(batch, looks, self.known, self.memory.now()):
+        for action in plan(batch, looks, self.known, self.ws.now()):
             done += self._run(action)
         back = {k.path for k in looks if k.kind == "file" and k.file_class not in (None, "private")}
         self.known = replace(self.known, files=self.known.files | back)
@@ -121,20 +122,20 @@ class Daemon:
         if isinstance(action, Rescan):
             return self._scan()
         self.known = replace(self.known, next_expiry=None)
-        return self._recorded(self.memory.sweep_claims, {"claim.expired"})
+        return self._recorded(LeaseTable(self.ws).sweep, {"claim.expired"})
 
     def _index(self, rel: str) -> list[Outcome]:
         """Index a change nobody told memkeeper about, under the file's lock."""
-        memory = self.memory
-        with memory.locked(rel):
+        ws = self.ws
+        with ws.locked(rel):
             try:
                 data = fsio.read_bytes(self.root, rel)
             except Invalid:
                 return []  # gone again: the next batch says so
-            with memory.store.writing():
+            with ws.store.writing():
                 mark = self._head()
-                doc = memory.index_file(rel, data)
-                fresh = memory.store.events(since=mark)
+                doc = ws.index_file(rel, data)
+                fresh = ws.store.events(since=mark)
         self.known = replace(self.known, files=self.known.files | {rel})
         if doc is None:
             return []
@@ -146,15 +147,15 @@ class Daemon:
         self.known = replace(self.known, files=self.known.files | {rel})
         wanted = {"section.external_edit", *REGEN_EVENTS}
         try:
-            done = self._recorded(lambda: self.memory.regen(rel), wanted)
+            done = self._recorded(lambda: regen(self.ws, rel), wanted)
         except MemkeeperError as exc:  # bad markers, say: still record the edit
             return [*self._failed(exc, rel), *self._index(rel)]
         return [o for o in done if o.path in (rel, None)]
 
     def _reload(self) -> list[Outcome]:
-        from memkeeper.policy.model import root_policy
+        from memkeeper.policy.loader import load_policy
 
-        self.policy = root_policy(self.root)  # a bad policy: an error, the old one stays
+        self.policy = load_policy(self.root)  # a bad policy: an error, the old one stays
         found = self._scan()
         what = f"{len(self.known.files)} managed file(s), {len(self.known.dirs)} directories"
         return [Outcome("reloaded", POLICY_FILE, what), *found]
@@ -170,30 +171,30 @@ class Daemon:
         """The managed files (private ones left out) now; watch their directories."""
         from pathlib import Path
 
-        from memkeeper.policy.model import managed_files
+        from memkeeper.fs.walk import managed_files
 
         found = managed_files(self.policy, Path(self.root))
         listed = frozenset(rel for rel, rule in found if rule.file_class != "private")
-        rescan = self.memory.now() + self.rescan_s
+        rescan = self.ws.now() + self.rescan_s
         self.known = replace(self.known, dirs=watch_dirs(listed), files=listed, next_rescan=rescan)
         return listed
 
     def _settle(self, *, force: bool) -> list[Outcome]:
         """Re-render regions after new events (or when ``force``d); note the next expiry."""
-        fresh = self.memory.store.events(since=self.last_event)
+        fresh = self.ws.store.events(since=self.last_event)
         done: list[Outcome] = []
         if force or regen_due(e.type for e in fresh):
             done = self._regen()  # its own events come back next time: quiet or idempotent
         if fresh:
             self.last_event = fresh[-1].id
         if fresh or force or self.known.next_expiry is None:
-            expiry = self.memory.store.earliest_expiry(self.now())
+            expiry = self.ws.store.earliest_expiry(self.now())
             self.known = replace(self.known, next_expiry=expiry)
         return done
 
     def _regen(self) -> list[Outcome]:
         try:
-            done = self._recorded(lambda: self.memory.regen(), REGEN_EVENTS)
+            done = self._recorded(lambda: regen(self.ws, None), REGEN_EVENTS)
         except MemkeeperError as exc:
             return self._failed(exc, getattr(exc, "path", None))
         self._last_error = ""
@@ -223,7 +224,7 @@ class Daemon:
             data = fsio.read_bytes(self.root, rel)
         except Invalid:
             return Look(rel, "missing", file_class)
-        state = self.memory.store.file_state(rel)
+        state = self.ws.store.file_state(rel)
         indexed = None if state is None else state.file_hash
         return Look(rel, "file", file_class, digest(data), indexed)
 
@@ -233,26 +234,17 @@ class Daemon:
 
     def _walkable(self, rel: str) -> bool:
         """A directory ``managed_files`` would walk into (not ``.git``, ``node_modules``…)."""
-        from memkeeper.policy.model import DOT_DIRS, SKIP_DIRS
-
-        named = self.policy.named_dirs()
-        return (
-            all(
-                part not in SKIP_DIRS and (not part.startswith(".") or part in DOT_DIRS | named)
-                for part in rel.split("/")
-            )
-            and rel.split("/", 1)[0] != HOME_DIR
-        )
+        return all(self.policy.walks_into(part) for part in rel.split("/"))
 
     def _recorded(self, act: Callable[[], object], types: Set[str]) -> list[Outcome]:
         """Do ``act`` and describe the events of ``types`` recorded meanwhile."""
         mark = self._head()
         act()
-        return [describe(e) for e in self.memory.store.events(since=mark) if e.type in types]
+        return [describe(e) for e in self.ws.store.events(since=mark) if e.type in types]
 
     def _head(self) -> int:
-        last = self.memory.store.last_event()
+        last = self.ws.store.last_event()
         return 0 if last is None else last.id
 
     def now(self) -> float:
-        return self.memory.now()
+        return self.ws.now()

@@ -18,13 +18,13 @@ import os
 import stat
 
 from memkeeper.errors import EnvironmentFailure, Invalid
+from memkeeper.names import temp_name, temp_pid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
 CRASH_ENV = "MEMKEEPER_CRASH_AT"
-TEMP_TAG = ".memkeeper-"  # atomic_write's temp file: .NAME.memkeeper-PID.tmp
 
 
 def crashpoint(name: str) -> None:
@@ -164,7 +164,7 @@ def _replace(directory: int, name: str, relpath: str, where: str, data: bytes) -
         )
     mode = stat.S_IMODE(found)
     sweep_temps(where, name)
-    temp = f".{name}{TEMP_TAG}{os.getpid()}.tmp"
+    temp = temp_name(name, os.getpid())
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(temp, flags, 0o600, dir_fd=directory)
     try:
@@ -184,31 +184,23 @@ def _replace(directory: int, name: str, relpath: str, where: str, data: bytes) -
     os.fsync(directory)
 
 
-def temp_pid(name: str) -> int | None:
-    """The writer's pid when ``name`` is a temp file of ``atomic_write``
-    (``.NAME.memkeeper-PID.tmp``): never a memory file, whatever the policy's globs say."""
-    if not (name.startswith(".") and name.endswith(".tmp")):
-        return None
-    _, tag, pid = name[:-4].rpartition(TEMP_TAG)
-    return int(pid) if tag and pid.isdigit() else None
-
-
 def sweep_temps(directory: str, name: str) -> None:
     """Remove the temp files of ``name`` that writers killed mid-replace left behind: those
     whose process is gone (a live one may be mid-write: its temp is left alone)."""
     for entry in os.listdir(directory):
         pid = temp_pid(entry)
-        if pid is not None and entry == f".{name}{TEMP_TAG}{pid}.tmp" and not _alive(pid):
+        if pid is not None and entry == temp_name(name, pid) and not pid_alive(pid):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(directory, entry))
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (someone else's counts: it is alive, not ours to judge)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:  # someone else's process
+    except PermissionError:
         return True
     return True
 

@@ -13,12 +13,19 @@ yet is allowed (nothing can be lost), except append-only history, which ``append
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Any
 
 from memkeeper.errors import Invalid
 from memkeeper.gate import messages as words
+from memkeeper.gate.facts import (
+    MANAGED,
+    Decision,
+    Facts,
+    PathFacts,
+    SectionFacts,
+    Verdict,
+)
 from memkeeper.gate.shellwrites import BashWrite, bash_writes
 from memkeeper.markdown.appendonly import first_changed_line
 from memkeeper.markdown.lines import LINE_END
@@ -26,54 +33,8 @@ from memkeeper.markdown.lines import LINE_END
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memkeeper.gate.payload import ToolCall
-    from memkeeper.leases.decisions import Claim
 
-Verdict = Literal["allow", "deny", "ask"]
-Kind = Literal["file", "dir", "missing", "other"]
-MANAGED = frozenset({"section-owned", "generated", "append-only"})  # private: the agent's own
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
-
-
-@dataclass(frozen=True, slots=True)
-class SectionFacts:
-    key: str
-    start_line: int
-    end_line: int
-    rev: int
-    owners: tuple[str, ...] | None  # None: anyone may change it
-    strict: bool  # a policy rule makes claims on it strict
-
-
-@dataclass(frozen=True, slots=True)
-class PathFacts:
-    """One path inside the root, as the policy and the disk see it now."""
-
-    rel: str
-    kind: Kind
-    parent_is_dir: bool
-    file_class: str | None  # None: unmanaged
-    strict: bool = False
-    data: bytes = b""  # a managed file's bytes
-    sections: tuple[SectionFacts, ...] = ()  # a section-owned or generated file's sections
-
-
-@dataclass(frozen=True, slots=True)
-class Facts:
-    root: str
-    cwd: str  # the session's directory, resolved: commands name paths relative to it
-    agent: str
-    agent_option: str  # `` --agent ID`` for the commands suggested, unless the env names it
-    now: float
-    claims: tuple[Claim, ...] = ()
-    paths: Mapping[str, PathFacts] = field(default_factory=dict)  # absent: outside the root
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    verdict: Verdict = "allow"
-    reason: str = ""  # empty with "allow": say nothing
-    context: str = ""  # for Claude's context (Claude Code shows an allow's reason to nobody)
-
 
 ALLOW = Decision()
 
@@ -199,8 +160,10 @@ def _claims(facts: Facts, wanted: Sequence[tuple[str, bool]]) -> list[Decision]:
     from memkeeper.leases.decisions import write_permission
 
     for target, strict in wanted:
-        held = tuple(replace(c, strict=True) for c in facts.claims) if strict else facts.claims
-        for claim in write_permission(held, facts.agent, target, None, facts.now).holders:
+        decision = write_permission(
+            facts.claims, facts.agent, target, None, facts.now, strict=strict
+        )
+        for claim in decision.holders:
             verdict: Verdict = "deny" if claim.strict else "allow"
             out.append(Decision(verdict, words.claim_reason(facts, target, claim)))
     return out

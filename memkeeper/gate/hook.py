@@ -15,13 +15,16 @@ import os
 import shlex
 import stat
 
-from memkeeper.api import AGENT_ENV, HOME_DIR, POLICY_FILE, Memory
 from memkeeper.errors import Invalid, MemkeeperError
 from memkeeper.fs import files as fsio
 from memkeeper.fs import root as repo
 from memkeeper.gate import decide as gate
-from memkeeper.gate.decide import Facts, PathFacts, SectionFacts
+from memkeeper.gate import facts as gatefacts
+from memkeeper.gate.facts import Facts, PathFacts, SectionFacts
 from memkeeper.gate.payload import BadPayload, ToolCall, parse_call
+from memkeeper.names import AGENT_ENV, HOME_DIR, POLICY_FILE, STATE_DB
+from memkeeper.ops import read
+from memkeeper.ops.workspace import Workspace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -58,11 +61,11 @@ def _answer(call: ToolCall, root: str | None, agent: str | None) -> dict[str, ob
     opened = _open(call, root, agent) if paths else None
     if opened is None:
         return None
-    memory, agent_option = opened
+    ws, agent_option = opened
     try:
-        facts = gather(memory, call, paths, agent_option)
+        facts = gather(ws, call, paths, agent_option)
     finally:
-        memory.close()
+        ws.close()
     return gate.hook_output(gate.decide(call, facts))
 
 
@@ -71,48 +74,48 @@ def _index(call: ToolCall, root: str | None, agent: str | None) -> None:
     opened = _open(call, root, agent) if paths else None
     if opened is None:
         return
-    memory = opened[0]
+    ws = opened[0]
     detail = {"tool": call.tool, "tool_use_id": call.tool_use_id}
     try:
         for path in paths:
-            rel = locate(str(memory.root), path)
-            if rel is not None and _indexable(memory, rel):
-                memory.refresh(rel, actor=memory.agent, detail=detail)
+            rel = locate(str(ws.root), path)
+            if rel is not None and _indexable(ws, rel):
+                ws.refresh(rel, actor=ws.agent, detail=detail)
     finally:
-        memory.close()
+        ws.close()
 
 
-def _indexable(memory: Memory, rel: str) -> bool:
-    is_file = _kind(os.path.join(memory.root, rel)) == "file"
-    return is_file and memory.rule(rel).get("class") in gate.MANAGED
+def _indexable(ws: Workspace, rel: str) -> bool:
+    is_file = _kind(os.path.join(ws.root, rel)) == "file"
+    return is_file and ws.rule(rel).file_class in gatefacts.MANAGED
 
 
-def _open(call: ToolCall, root: str | None, agent: str | None) -> tuple[Memory, str] | None:
+def _open(call: ToolCall, root: str | None, agent: str | None) -> tuple[Workspace, str] | None:
     """The memory of the session's root and the ``--agent`` option for suggested commands;
     None when the root has neither a policy nor memkeeper state."""
     top = repo.find_root(root, cwd=call.cwd)
     if not os.path.exists(os.path.join(top, POLICY_FILE)) and not os.path.exists(
-        os.path.join(top, HOME_DIR, "state.db")
+        os.path.join(top, HOME_DIR, STATE_DB)
     ):
         return None
     from_env = agent is None and bool(os.environ.get(AGENT_ENV))
     who = agent or os.environ.get(AGENT_ENV) or f"claude-code:{call.session_id}".rstrip(":")
-    return Memory(top, who), "" if from_env else f" --agent {shlex.quote(who)}"
+    return Workspace(top, who), "" if from_env else f" --agent {shlex.quote(who)}"
 
 
-def gather(memory: Memory, call: ToolCall, paths: tuple[str, ...], agent_option: str) -> Facts:
+def gather(ws: Workspace, call: ToolCall, paths: tuple[str, ...], agent_option: str) -> Facts:
     """The facts about ``paths`` (those inside the root) and the live claims."""
-    root = str(memory.root)
+    root = str(ws.root)
     found = {}
     for path in paths:
         rel = locate(root, path)
         if rel is not None:
-            found[path] = path_facts(memory, rel)
-    now = memory.now()
-    live = bool(found) and memory.store.any_live_claim(now)
-    claims = tuple(memory.store.claim_rows()) if live else ()
+            found[path] = path_facts(ws, rel)
+    now = ws.now()
+    live = bool(found) and ws.store.any_live_claim(now)
+    claims = tuple(ws.store.claim_rows()) if live else ()
     cwd = os.path.realpath(call.cwd)
-    return Facts(root, cwd, memory.agent, agent_option, now, claims, found)
+    return Facts(root, cwd, ws.agent, agent_option, now, claims, found)
 
 
 def locate(root: str, path: str) -> str | None:
@@ -128,36 +131,34 @@ def locate(root: str, path: str) -> str | None:
         return None
 
 
-def path_facts(memory: Memory, rel: str) -> PathFacts:
-    full = os.path.join(memory.root, rel)
+def path_facts(ws: Workspace, rel: str) -> PathFacts:
+    full = os.path.join(ws.root, rel)
     kind = _kind(full)
     parent_is_dir = os.path.isdir(os.path.dirname(full))
-    rule = memory.rule(rel)
-    file_class, strict = rule.get("class"), bool(rule.get("strict"))
-    if file_class not in gate.MANAGED or kind != "file":
+    rule = ws.rule(rel)
+    file_class, strict = rule.file_class, rule.strict
+    if file_class not in gatefacts.MANAGED or kind != "file":
         return PathFacts(rel, kind, parent_is_dir, file_class, strict)
-    sections = _sections(memory, rel) if file_class != "append-only" else ()
-    data = fsio.read_bytes(memory.root, rel)
+    sections = _sections(ws, rel) if file_class != "append-only" else ()
+    data = fsio.read_bytes(ws.root, rel)
     return PathFacts(rel, kind, parent_is_dir, file_class, strict, data, sections)
 
 
-def _sections(memory: Memory, rel: str) -> tuple[SectionFacts, ...]:
+def _sections(ws: Workspace, rel: str) -> tuple[SectionFacts, ...]:
     try:
-        found = memory.indexed_sections(rel)
+        found = read.sections(ws, rel)
     except MemkeeperError:
         return ()  # not readable as Markdown (not UTF-8…): judged without its sections
     out = []
     for s in found:
-        verdict = memory.rule(rel, s.key)
-        owners = verdict.get("owners")
-        mine = None if owners is None else tuple(owners)
+        verdict = ws.rule(rel, s.key)
         out.append(
-            SectionFacts(s.key, s.start_line, s.end_line, s.rev, mine, bool(verdict["strict"]))
+            SectionFacts(s.key, s.start_line, s.end_line, s.rev, verdict.owners, verdict.strict)
         )
     return tuple(out)
 
 
-def _kind(full: str) -> gate.Kind:
+def _kind(full: str) -> gatefacts.Kind:
     try:
         mode = os.lstat(full).st_mode
     except FileNotFoundError:

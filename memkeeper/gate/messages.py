@@ -14,7 +14,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from memkeeper.gate.decide import Facts, PathFacts, SectionFacts
+    from memkeeper.gate.facts import Facts, PathFacts, SectionFacts
     from memkeeper.leases.decisions import Claim
 
 APPENDS = frozenset({">>", "tee -a"})

@@ -244,13 +244,18 @@ def renew(claim: Claim, agent: str, ttl: float, now: float, ttl_cap: float) -> C
     """
     check_release(claim, agent)
     if not claim.is_live(now):
-        ago = math.floor(now - claim.expires_at)
-        raise Invalid(
-            f"claim {claim.id} expired {ago} s ago — take a new claim and re-read what it covered",
-            reason="expired",
-        )
+        raise expired_error(claim, now)
     _check_ttl(ttl)
     return replace(claim, expires_at=now + min(ttl, ttl_cap))
+
+
+def expired_error(claim: Claim, now: float) -> Invalid:
+    """What renewing (or collecting) a claim that has expired says."""
+    ago = math.floor(now - claim.expires_at)
+    return Invalid(
+        f"claim {claim.id} expired {ago} s ago — take a new claim and re-read what it covered",
+        reason="expired",
+    )
 
 
 def check_release(claim: Claim, agent: str) -> None:
@@ -272,23 +277,31 @@ def _check_ttl(ttl: float) -> None:
 
 
 def write_permission(
-    claims: Iterable[Claim], agent: str, target: str, claim_id: str | None, now: float
+    claims: Iterable[Claim],
+    agent: str,
+    target: str,
+    claim_id: str | None,
+    now: float,
+    *,
+    strict: bool = False,
 ) -> WriteDecision:
     """May ``agent`` write ``target`` (a file or ``PATH#KEY``) now, under ``claim_id`` if given?
 
     Other agents' overlapping live claims warn when advisory and refuse when strict (a write
-    conflicts with reads too). A ``claim_id`` must be live, ``agent``'s, ``write`` and cover
+    conflicts with reads too); ``strict`` (the policy's ``strict: true`` for the target) makes
+    every claim strict. A ``claim_id`` must be live, ``agent``'s, ``write`` and cover
     ``target``. Every refusal has the contract's reason ``claimed``.
     """
-    claims = tuple(claims)
+    claims = tuple(replace(c, strict=True) for c in claims) if strict else tuple(claims)
     target = normalize_target(target)
     live, _ = split_expired(claims, now)
     others = tuple(c for c in live if c.agent != agent and _touches(c, target))
-    warnings = tuple(_describe(c, now) for c in others if not c.strict)
-    strict = tuple(c for c in others if c.strict)
+    warnings = tuple(describe(c, now) for c in others if not c.strict)
+    blocking = tuple(c for c in others if c.strict)
     refusal = _fence_refusal(claims, agent, target, claim_id, now) if claim_id else None
-    if refusal is None and strict:
-        refusal = f"{target} is under {'; '.join(_describe(c, now) for c in strict)}"
+    if refusal is None and blocking:
+        held = "; ".join(describe(c, now, mark_strict=False) for c in blocking)
+        refusal = f"{target} is under {held}"
         refusal += " (strict) — wait for its release or expiry, then re-read"
     return WriteDecision(warnings, refusal, others)
 
@@ -297,10 +310,12 @@ def _touches(claim: Claim, target: str) -> bool:
     return any(targets_overlap(t, target) for t in claim.targets)
 
 
-def _describe(claim: Claim, now: float) -> str:
+def describe(claim: Claim, now: float, *, mark_strict: bool = True) -> str:
+    """``agent-a holds [strict ]write claim ID on TARGETS (N s left)``."""
     scope = ", ".join(claim.targets)
+    strict = " strict" if claim.strict and mark_strict else ""
     left = claim.seconds_left(now)
-    return f"{claim.agent} holds {claim.mode} claim {claim.id} on {scope} ({left} s left)"
+    return f"{claim.agent} holds{strict} {claim.mode} claim {claim.id} on {scope} ({left} s left)"
 
 
 def _fence_refusal(

@@ -1,33 +1,19 @@
-"""How claims look from outside: user targets in, event data, JSON and sentences out."""
+"""How claims look from outside: event data, JSON and sentences (pure)."""
 
 from __future__ import annotations
 
 import math
 
 from memkeeper.events import iso_utc
-from memkeeper.fs import root as repo
-from memkeeper.markdown import refs
+from memkeeper.leases.decisions import describe
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-    from memkeeper.api import Memory
     from memkeeper.leases.decisions import Claim, Request
-    from memkeeper.store.leasetables import WaiterRow
-
-
-def resolve_target(memory: Memory, target: str) -> str:
-    """A root-relative target; ``PATH#KEY`` with the section's full key (``#build`` names
-    ``inventory-service/build``), resolved against the file as it is now."""
-    path, key = refs.split_ref(target)
-    if key is None:
-        rel = repo.relative_path(memory.root, path)
-        return rel + "/" if path.endswith("/") else rel
-    rel = memory.relpath(path)
-    memory.refresh(rel)
-    return f"{rel}#{refs.resolve_key(rel, key, memory.store.section_keys(rel))}"
+    from memkeeper.leases.waiters import WaiterRow
 
 
 def claim_data(claim: Claim) -> dict[str, Any]:
@@ -71,13 +57,6 @@ def waiter_json(row: WaiterRow, now: float) -> dict[str, Any]:
         "pid": row.pid,
         "seconds_left": math.ceil(max(0.0, row.deadline - now)),
     }
-
-
-def describe(claim: Claim, now: float) -> str:
-    scope = ", ".join(claim.targets)
-    left = claim.seconds_left(now)
-    strict = " strict" if claim.strict else ""
-    return f"{claim.agent} holds{strict} {claim.mode} claim {claim.id} on {scope} ({left} s left)"
 
 
 def _queued(request: Request) -> str:

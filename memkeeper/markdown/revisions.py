@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from memkeeper.events import digest
 from memkeeper.markdown.lines import count_lines
-from memkeeper.store.sqlite import SectionRow
+from memkeeper.records import SectionRow
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

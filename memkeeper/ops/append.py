@@ -20,8 +20,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from memkeeper.api import Memory
-    from memkeeper.store.sqlite import SectionRow
+    from memkeeper.ops.workspace import Workspace
+    from memkeeper.records import SectionRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,45 +48,42 @@ class AppendResult:
         }
 
 
-def append(memory: Memory, rel: str, text: str | bytes) -> AppendResult:
+def append(ws: Workspace, rel: str, text: str | bytes) -> AppendResult:
     """Add ``text`` (poured into the file's ``entry_template``, if any) at the end of ``rel``."""
     raw = text.encode("utf-8") if isinstance(text, str) else text
     body = text_bytes(raw, "entry")
-    template = _entry_template(memory, rel)
-    entry = appendonly.make_entry(template, body, memory.agent, memory.now())
-    with memory.locked(rel):
-        exists = os.path.lexists(os.path.join(memory.root, rel))
-        data = fsio.read_bytes(memory.root, rel) if exists else b""
-        with memory.store.writing():
+    template = _entry_template(ws, rel)
+    entry = appendonly.make_entry(template, body, ws.agent, ws.now())
+    with ws.locked(rel):
+        exists = os.path.lexists(os.path.join(ws.root, rel))
+        data = fsio.read_bytes(ws.root, rel) if exists else b""
+        with ws.store.writing():
             if exists:
-                memory.index_file(rel, data)
-            warnings = _check_claims(memory, rel)
-            done = _write(memory, rel, data, entry, appendonly.entry_title(body))
+                ws.index_file(rel, data)
+            warnings = _check_claims(ws, rel)
+            done = _write(ws, rel, data, entry, appendonly.entry_title(body))
             fsio.crashpoint("append.before_commit")  # file and index written, not committed
         fsio.crashpoint("append.after_commit")  # committed, lock still held
         return replace(done, warnings=warnings)
 
 
-def _check_claims(memory: Memory, rel: str) -> tuple[str, ...]:
+def _check_claims(ws: Workspace, rel: str) -> tuple[str, ...]:
     """Warnings for other agents' advisory claims on the file; ``Refused`` (reason
     ``claimed``) under another agent's strict claim or a ``strict: true`` rule."""
-    now = memory.now()
-    if not memory.store.any_live_claim(now):
+    now = ws.now()
+    if not ws.store.any_live_claim(now):
         return ()
-    from memkeeper.leases import decisions as leases
     from memkeeper.leases.wording import holder_json
+    from memkeeper.ops.claims import write_decision
 
-    held = memory.store.claim_rows()
-    if memory.rule(rel).get("strict"):
-        held = [replace(c, strict=True) for c in held]
-    decision = leases.write_permission(held, memory.agent, rel, None, now)
+    decision = write_decision(ws, rel, None, None, now)
     if decision.refusal is None:
         return decision.warnings
     holders = [holder_json(c, now) for c in decision.holders]
     raise Refused(decision.refusal, reason="claimed", holders=holders)
 
 
-def _write(memory: Memory, rel: str, data: bytes, entry: str, title: str) -> AppendResult:
+def _write(ws: Workspace, rel: str, data: bytes, entry: str, title: str) -> AppendResult:
     new = appendonly.append_entry(data, entry)
     if appendonly.leaves_block_open(new) and not appendonly.leaves_block_open(data):
         raise Refused(
@@ -94,13 +91,13 @@ def _write(memory: Memory, rel: str, data: bytes, entry: str, title: str) -> App
             "every entry after it — close it",
             reason="structure",
         )
-    fsio.atomic_write(memory.root, rel, new)
-    memory.index_file(rel, new, external=False)
-    state = memory.store.file_state(rel)
+    fsio.atomic_write(ws.root, rel, new)
+    ws.index_file(rel, new, external=False)
+    state = ws.store.file_state(rel)
     assert state is not None
     total = count_lines(new)
     first = total - count_lines(entry.encode("utf-8")) + 1
-    event = memory.record(
+    event = ws.record(
         "entry.appended",
         rel,
         None,
@@ -114,11 +111,11 @@ def _write(memory: Memory, rel: str, data: bytes, entry: str, title: str) -> App
     return AppendResult(rel, first, total, state.file_rev, state.file_hash, event.id)
 
 
-def _entry_template(memory: Memory, rel: str) -> str | None:
+def _entry_template(ws: Workspace, rel: str) -> str | None:
     """The rule's ``entry_template``; ``Refused`` unless ``rel`` is an append-only file."""
-    from memkeeper.policy.model import root_policy
+    from memkeeper.policy.loader import load_policy
 
-    rule = root_policy(memory.root).classify(rel)
+    rule = load_policy(ws.root).classify(rel)
     if rule is None:
         raise Refused(
             f"{rel}: not managed by the policy (.memkeeper.yaml) — memkeeper only appends to "
@@ -138,13 +135,13 @@ def _entry_template(memory: Memory, rel: str) -> str | None:
     return rule.entry_template
 
 
-def note_rewrite(memory: Memory, rel: str, previous: list[SectionRow], data: bytes) -> None:
+def note_rewrite(ws: Workspace, rel: str, previous: list[SectionRow], data: bytes) -> None:
     """Record ``policy.violation`` when ``data`` does not extend what the index last held."""
     old = b"".join(row.heading + row.body for row in previous if row.present)
     line = appendonly.first_changed_line(old, data)
     if line is None:
         return
-    memory.record(
+    ws.record(
         "policy.violation",
         rel,
         None,
@@ -152,7 +149,7 @@ def note_rewrite(memory: Memory, rel: str, previous: list[SectionRow], data: byt
             "rule": "append-only",
             "line": line,
             "message": f"{rel}:{line}: history was rewritten, not extended",
-            "noticed_by": memory.agent,
+            "noticed_by": ws.agent,
         },
         actor="external",
     )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 
-from memkeeper.errors import Failed, Invalid
+from memkeeper.errors import Failed, Invalid, PolicyInvalid
 from memkeeper.fs.git import Git
 from memkeeper.markdown.appendonly import first_changed_line
 from memkeeper.markdown.hiddentext import hidden_characters
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from memkeeper.policy.model import FileRule, Policy
+    from memkeeper.records import Violation
 
 POLICY_FILE = ".memkeeper.yaml"
 RULES = (
@@ -58,18 +59,23 @@ def check(
         warnings += [f"{rel}: not managed by the policy; nothing to check" for rel in unmanaged]
         checked, more = _judge_files(root, policy, git, files, staged)
         found += more + _reconciliations(root, paths)
-    payload = {"checked": checked, "staged": staged, "violations": found, "warnings": warnings}
     if found:
-        where = len({v["path"] for v in found})
-        raise Failed(f"check found {len(found)} violation(s) in {where} file(s)", **payload)
-    return payload
+        where = len({v.path for v in found})
+        raise Failed(
+            f"check found {len(found)} violation(s) in {where} file(s)",
+            checked=checked,
+            staged=staged,
+            violations=found,
+            warnings=warnings,
+        )
+    return {"checked": checked, "staged": staged, "violations": [], "warnings": warnings}
 
 
 def _judge_files(
     root: Path, policy: Policy, git: Git, files: list[tuple[str, FileRule]], staged: bool
-) -> tuple[list[str], list[dict[str, Any]]]:
+) -> tuple[list[str], list[Violation]]:
     checked: list[str] = []
-    found: list[dict[str, Any]] = []
+    found: list[Violation] = []
     in_git = git.is_repo()
     for rel, rule in files:
         if rule.file_class == "private":
@@ -83,22 +89,17 @@ def _judge_files(
     return checked, found
 
 
-def _policy(
-    root: Path, git: Git, staged: bool
-) -> tuple[Policy | None, list[dict[str, Any]], list[str]]:
-    from memkeeper.policy.model import empty_policy, load_policy
+def _policy(root: Path, git: Git, staged: bool) -> tuple[Policy | None, list[Violation], list[str]]:
+    from memkeeper.policy.loader import parse_policy, policy_bytes
 
-    data = git.staged_blob(POLICY_FILE) if staged else None
+    data = policy_bytes(root, staged=git.staged_blob if staged else None)
     if data is None:
-        data = _read(root, POLICY_FILE)
-    if data is None:
-        return empty_policy(), [], [f"no {POLICY_FILE}: nothing is managed, nothing to check"]
+        return parse_policy(None), [], [f"no {POLICY_FILE}: nothing is managed, nothing to check"]
     try:
-        return load_policy(data, POLICY_FILE), [], []
-    except Invalid as exc:
-        what, _, fix = exc.message.partition(" — ")
-        line = exc.fields.get("line")
-        return None, [violation(POLICY_FILE, line, "policy", what, fix or "fix the policy")], []
+        return parse_policy(data), [], []
+    except PolicyInvalid as exc:
+        found = violation(POLICY_FILE, exc.line, "policy", exc.problem, exc.fix)
+        return None, [found], []
 
 
 def _files(
@@ -111,7 +112,7 @@ def _files(
     elif paths:
         names = list(paths)
     else:
-        from memkeeper.policy.model import managed_files
+        from memkeeper.fs.walk import managed_files
 
         return managed_files(policy, root), []
     rules = [(name, policy.classify(name)) for name in names]
@@ -133,7 +134,7 @@ def _read(root: Path, rel: str) -> bytes | None:
 
 def judge(
     rel: str, file_class: str, data: bytes, head: bytes | None, templates: Mapping[str, str]
-) -> list[dict[str, Any]]:
+) -> list[Violation]:
     """Violations of one managed file's bytes (``head``: its committed version, if any)."""
     try:
         text = data.decode("utf-8")
@@ -148,7 +149,7 @@ def judge(
     return found
 
 
-def _hidden(rel: str, text: str) -> list[dict[str, Any]]:
+def _hidden(rel: str, text: str) -> list[Violation]:
     found = []
     for line, column, what, count in hidden_characters(text):
         more = f" and {count - 1} more" if count > 1 else ""
@@ -158,7 +159,7 @@ def _hidden(rel: str, text: str) -> list[dict[str, Any]]:
     return found
 
 
-def judge_regions(rel: str, data: bytes, templates: Mapping[str, str]) -> list[dict[str, Any]]:
+def judge_regions(rel: str, data: bytes, templates: Mapping[str, str]) -> list[Violation]:
     """Marker mistakes, unknown sources and hand-edited regions of a generated file."""
     from memkeeper.regions.render import compile_region
 
@@ -196,7 +197,7 @@ def _bare(message: str) -> str:
     return re.sub(r"^\S*?:\d+: ", "", message, count=1)
 
 
-def _history(rel: str, data: bytes, head: bytes) -> list[dict[str, Any]]:
+def _history(rel: str, data: bytes, head: bytes) -> list[Violation]:
     line = first_changed_line(_lf(head), _lf(data))
     if line is None:
         return []
@@ -217,7 +218,7 @@ def _lf(data: bytes) -> bytes:
     return LINE_END.sub(b"\n", data)
 
 
-def _private(rel: str) -> dict[str, Any]:
+def _private(rel: str) -> Violation:
     return violation(
         rel,
         None,
@@ -227,7 +228,7 @@ def _private(rel: str) -> dict[str, Any]:
     )
 
 
-def _reconciliations(root: Path, paths: Sequence[str]) -> list[dict[str, Any]]:
+def _reconciliations(root: Path, paths: Sequence[str]) -> list[Violation]:
     """Open reconciliations, when ``.memkeeper/`` exists (check never creates it)."""
     home = os.path.join(root, ".memkeeper")
     if not os.path.exists(os.path.join(home, "state.db")):

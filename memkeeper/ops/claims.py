@@ -13,29 +13,29 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-from dataclasses import replace
 
 from memkeeper.errors import Busy, Invalid, Refused
 from memkeeper.events import iso_utc
 from memkeeper.fs import files as fsio
+from memkeeper.fs import root as roots
 from memkeeper.fs import wakeups as waiting
 from memkeeper.leases import decisions as leases
+from memkeeper.leases.waiters import WaiterRow
 from memkeeper.leases.wording import (
     busy_message,
     claim_data,
-    describe,
     holder_json,
-    resolve_target,
 )
-from memkeeper.store.leasetables import WaiterRow
+from memkeeper.markdown import refs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from typing import Any
 
-    from memkeeper.api import Memory
+    from memkeeper.errors import BusyReason
     from memkeeper.leases.decisions import Claim, Mode, Request
+    from memkeeper.ops.workspace import Workspace
 
 WAKE_CAP_S = 5.0  # a waiter re-checks at least this often, in case a poke was lost
 ABANDON_GRACE_S = 10.0  # a wait this far past its deadline is dropped, whatever its pid says
@@ -46,10 +46,10 @@ _SLACK_S = 0.005  # wake just after an expiry, not just before it
 class LeaseTable:
     """The lease operations of one ``Memory``; each public call is one transaction."""
 
-    def __init__(self, memory: Memory) -> None:
-        self.memory = memory
-        self.store = memory.store
-        self.default_ttl, self.max_ttl = memory.lease_ttls()
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.store = ws.store
+        self.default_ttl, self.max_ttl = ws.lease_ttls()
         self.changed = False
         self.swept: list[Claim] = []
         self.me: str | None = None  # the request this process waits on: it needs no poke
@@ -60,7 +60,7 @@ class LeaseTable:
         sweep (bodies check before they write) and is raised after the commit."""
         self.changed, failure = False, None
         with self.store.writing():
-            now = self.memory.now()
+            now = self.ws.now()
             self.swept = self._sweep(now)
             if self.changed:  # else the queue is as the last transaction's serve left it
                 self._serve(now)
@@ -70,7 +70,7 @@ class LeaseTable:
                 failure = exc
             left = self._serve(now) if self.changed else []
             pokes = [w.request.id for w in left]
-        waiting.notify(self.memory.home, (i for i in pokes if i != self.me))
+        waiting.notify(self.ws.home, (i for i in pokes if i != self.me))
         if failure is not None:
             raise failure
 
@@ -87,7 +87,7 @@ class LeaseTable:
         wait: float | None,
         objective: str,
     ) -> Claim:
-        resolved = [resolve_target(self.memory, target) for target in targets]
+        resolved = [resolve_target(self.ws, target) for target in targets]
         if wait is not None and not wait >= 0:
             raise Invalid(f"--wait must be a number of seconds, not {wait} — pass --wait 30")
         inbox: waiting.Inbox | None = None
@@ -95,13 +95,13 @@ class LeaseTable:
             with self.transaction() as now:
                 arrival = self.store.bump("request")
                 request = leases.make_request(
-                    f"c{arrival}", self.memory.agent, resolved, mode=mode, priority=priority,
+                    f"c{arrival}", self.ws.agent, resolved, mode=mode, priority=priority,
                     strict=strict, ttl=self.default_ttl if ttl is None else ttl,
                     objective=objective, arrival=arrival,
                 )  # fmt: skip
                 outcome: Claim | Busy | None = self._enter(request, now)
                 if outcome is None and wait:
-                    inbox = waiting.Inbox(self.memory.home, request.id)  # before the row shows
+                    inbox = waiting.Inbox(self.ws.home, request.id)  # before the row shows
                     row = WaiterRow(request, os.getpid(), now + wait, "waiting", None)
                     self.store.put_waiter(row)
                     self.changed = True  # a new wait may close a cycle: serve the queue
@@ -124,7 +124,7 @@ class LeaseTable:
         with self.transaction() as now:
             held = self._find(claim_id)
             ttl = self.default_ttl if ttl is None else ttl
-            claim = leases.renew(held, self.memory.agent, ttl, now, self.max_ttl)
+            claim = leases.renew(held, self.ws.agent, ttl, now, self.max_ttl)
             self.store.put_claim(claim)
             self._event("claim.renewed", claim, {"previous_expires_at": iso_utc(held.expires_at)})
         return claim
@@ -132,9 +132,9 @@ class LeaseTable:
     def release(self, claim_id: str) -> Claim:
         with self.transaction() as now:
             claim = self._find(claim_id)
-            leases.check_release(claim, self.memory.agent)
+            leases.check_release(claim, self.ws.agent)
             if not claim.is_live(now):
-                raise _expired(claim, now)
+                raise leases.expired_error(claim, now)
             self._drop(claim, now, None)
         return claim
 
@@ -193,7 +193,7 @@ class LeaseTable:
                 self.changed = True  # a request left the queue: others may move up
             if row is not None and row.state == "granted":
                 return self.store.claim_row(request.id) or self._busy(request, now, "expired")
-            return self._busy(request, now, (row.reason if row else None) or "timeout")
+            return self._busy(request, now, _busy_reason(row))
 
     def _forget(self, request_id: str) -> None:
         """Leave the queue on an interruption; give back a grant nobody collected."""
@@ -236,7 +236,7 @@ class LeaseTable:
     def _abandon(self, row: WaiterRow, now: float, why: str) -> None:
         self.store.drop_waiter(row.request.id)
         if row.pid != os.getpid():
-            waiting.discard(self.memory.home, row.request.id)
+            waiting.discard(self.ws.home, row.request.id)
         claim = self.store.claim_row(row.request.id) if row.state == "granted" else None
         if claim is not None:
             self._drop(claim, now, why)
@@ -264,11 +264,11 @@ class LeaseTable:
             self.store.settle_waiter(request.id, "aborted", reason)
         data: dict[str, Any] = {"reason": reason, "mode": request.mode}
         data |= {"targets": list(request.targets), "priority": request.priority}
-        self.memory.record("claim.aborted", None, None, {"id": request.id, **data}, request.agent)
+        self.ws.record("claim.aborted", None, None, {"id": request.id, **data}, request.agent)
         self.changed = True
 
     def _event(self, type: str, claim: Claim, extra: dict[str, Any]) -> None:
-        self.memory.record(type, None, None, {**claim_data(claim), **extra}, claim.agent)
+        self.ws.record(type, None, None, {**claim_data(claim), **extra}, claim.agent)
 
     # -- reading the table -----------------------------------------------------------------------
 
@@ -297,7 +297,7 @@ class LeaseTable:
             reason=how,
         )
 
-    def _busy(self, request: Request, now: float, reason: str) -> Busy:
+    def _busy(self, request: Request, now: float, reason: BusyReason) -> Busy:
         live, queued = self._table()
         holders = leases.blockers(live, request)
         ahead = [w for w in leases.waiters_ahead(live, queued, request) if w.id != request.id]
@@ -310,45 +310,56 @@ class LeaseTable:
         )
 
 
-def _expired(claim: Claim, now: float) -> Invalid:
-    ago = math.floor(now - claim.expires_at)
-    return Invalid(
-        f"claim {claim.id} expired {ago} s ago — take a new claim and re-read what it covered",
-        reason="expired",
-    )
+def _busy_reason(row: WaiterRow | None) -> BusyReason:
+    """Why a wait ended without a grant: aborted to break a deadlock (the only reason the
+    queue records), else it timed out."""
+    return "deadlock" if row is not None and row.reason == "deadlock" else "timeout"
 
 
 def _abandoned(row: WaiterRow, now: float) -> bool:
     if now > row.deadline + ABANDON_GRACE_S:
         return True
-    if row.pid == os.getpid():
-        return False
-    try:
-        os.kill(row.pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:  # alive, someone else's
-        return False
-    return False
+    return row.pid != os.getpid() and not fsio.pid_alive(row.pid)
 
 
-# -- writes under claims (called inside the patch's transaction) ------------------------------
+# -- targets and writes under claims -----------------------------------------------------------
 
 
-def check_write(memory: Memory, rel: str, key: str, claim_id: str | None) -> tuple[str, ...]:
+def resolve_target(ws: Workspace, target: str) -> str:
+    """A root-relative target; ``PATH#KEY`` with the section's full key (``#build`` names
+    ``inventory-service/build``), resolved against the file as it is now."""
+    path, key = refs.split_ref(target)
+    if key is None:
+        rel = roots.relative_path(ws.root, path)
+        return rel + "/" if path.endswith("/") else rel
+    rel = ws.relpath(path)
+    ws.refresh(rel)
+    return f"{rel}#{refs.resolve_key(rel, key, ws.store.section_keys(rel))}"
+
+
+def write_decision(
+    ws: Workspace, rel: str, key: str | None, claim_id: str | None, now: float
+) -> leases.WriteDecision:
+    """What the live claims (strict where the policy says so) say of a write of ``rel``
+    (its section ``key``, when given)."""
+    target = rel if key is None else f"{rel}#{key}"
+    strict = ws.rule(rel, key).strict
+    return leases.write_permission(
+        ws.store.claim_rows(), ws.agent, target, claim_id, now, strict=strict
+    )
+
+
+def check_write(ws: Workspace, rel: str, key: str, claim_id: str | None) -> tuple[str, ...]:
     """Warnings for a write of ``rel#key``; ``Refused`` (reason ``claimed``) when a strict
     claim (or a ``strict: true`` policy rule) of another agent covers it, or ``claim_id``
     is not a live write claim of this agent that covers it."""
-    now, target = memory.now(), f"{rel}#{key}"
-    held = memory.store.claim_rows()
-    if memory.rule(rel, key).get("strict"):
-        held = [replace(c, strict=True) for c in held]
-    decision = leases.write_permission(held, memory.agent, target, claim_id, now)
+    now, target = ws.now(), f"{rel}#{key}"
+    decision = write_decision(ws, rel, key, claim_id, now)
     if decision.refusal is None:
         return decision.warnings
     message = f"{target}: {decision.refusal}"
     if decision.refusal.startswith(target):  # not the fence: another agent's strict claim
-        strict = "; ".join(describe(c, now) for c in decision.holders if c.strict)
+        strict = "; ".join(leases.describe(c, now) for c in decision.holders if c.strict)
         message = f"{target}: {strict} — wait for its release or expiry, then re-read"
     holders = [holder_json(c, now) for c in decision.holders]
     raise Refused(message, reason="claimed", holders=holders)

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from memkeeper.api import Memory
+    from memkeeper.ops.workspace import Workspace
     from memkeeper.records import Event
 
 TYPE_PATTERN = re.compile(r"[a-z][a-z0-9_.-]{0,99}")
@@ -28,12 +28,12 @@ _JSON_NAMES = {list: "an array", str: "a string", int: "a number", float: "a num
                bool: "true or false", type(None): "null"}  # fmt: skip
 
 
-def emit(memory: Memory, type: str, data: Mapping[str, Any] | None = None) -> Event:
+def emit(ws: Workspace, type: str, data: Mapping[str, Any] | None = None) -> Event:
     """Record ``type`` with ``data`` as an event by ``memory.agent``."""
     check_type(type)
     fields = check_data(dict(data or {}))
-    with memory.store.writing():
-        return memory.record(type, None, None, fields)
+    with ws.store.writing():
+        return ws.record(type, None, None, fields)
 
 
 def check_type(type: str) -> None:

@@ -9,26 +9,27 @@ document's structure, write atomically and record the new revision with its even
 
 from __future__ import annotations
 
-from memkeeper.api import POLICY_FILE, section_text
 from memkeeper.errors import Conflict, Invalid, Refused
 from memkeeper.events import digest
 from memkeeper.fs import files as fsio
 from memkeeper.markdown import refs
 from memkeeper.markdown.lines import count_lines
-from memkeeper.records import PatchResult
-from memkeeper.store.sqlite import FileState, SectionRow
+from memkeeper.names import POLICY_FILE
+from memkeeper.ops.read import section_text
+from memkeeper.records import FileState, PatchResult, SectionRow
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from memkeeper.api import Memory
+    from memkeeper.errors import ConflictReason
+    from memkeeper.ops.workspace import Workspace
 
 WRITABLE_CLASSES = ("section-owned", "generated")
 
 
 def patch(
-    memory: Memory,
+    ws: Workspace,
     ref: str,
     body: str | bytes | None = None,
     *,
@@ -46,7 +47,7 @@ def patch(
         )
     if (body is None) == (dmp is None):
         raise Invalid("patch needs exactly one of a body or a diff-match-patch payload")
-    rel = memory.relpath(path)
+    rel = ws.relpath(path)
     new_body = None
     if body is not None:
         raw = body.encode("utf-8") if isinstance(body, str) else body
@@ -54,23 +55,23 @@ def patch(
 
         text_bytes(raw, "body")
         new_body = raw
-    rule = memory.rule(rel)
-    _check_class(rel, rule.get("class"))
-    with memory.locked(rel):
-        data = fsio.read_bytes(memory.top, rel)
+    rule = ws.rule(rel)
+    _check_class(rel, rule.file_class)
+    with ws.locked(rel):
+        data = fsio.read_bytes(ws.top, rel)
         lost: Conflict | None = None
-        with memory.store.writing():
-            memory.index_file(rel, data)
-            row = memory.section_row(rel, ref_key)
-            _check_owner(memory, rel, row.key)
-            warnings = _check_claims(memory, rel, row.key, claim)
-            state = memory.store.file_state(rel)
+        with ws.store.writing():
+            ws.index_file(rel, data)
+            row = ws.section_row(rel, ref_key)
+            _check_owner(ws, rel, row.key)
+            warnings = _check_claims(ws, rel, row.key, claim)
+            state = ws.store.file_state(rel)
             assert state is not None
             lost = _compare(rel, row, state, expect_rev, expect_file_hash)
             if lost is None:
-                done = _apply(memory, rel, data, row, state, new_body, dmp)
+                done = _apply(ws, rel, data, row, state, new_body, dmp)
             else:
-                memory.store.tally("conflict", memory.now())
+                ws.store.tally("conflict", ws.now())
         if lost is not None:
             raise lost
         fsio.crashpoint("patch.after_commit")  # committed, lock still held
@@ -78,7 +79,7 @@ def patch(
 
 
 def _apply(
-    memory: Memory,
+    ws: Workspace,
     rel: str,
     data: bytes,
     row: SectionRow,
@@ -92,20 +93,20 @@ def _apply(
         patched = patching.apply_dmp(row.body.decode("utf-8"), dmp, f"{rel}#{row.key}")
         new_body = patched.encode("utf-8")
     assert new_body is not None
-    start = memory.store.bytes_before(rel, row.ord)
+    start = ws.store.bytes_before(rel, row.ord)
     cut = patching.splice(data, start, row.heading, row.body, new_body, row.level > 0)
-    if memory.rule(rel).get("class") == "generated":
-        _check_regions(memory, rel, row.key, data, cut.data)
+    if ws.rule(rel).file_class == "generated":
+        _check_regions(ws, rel, row.key, data, cut.data)
     heading, body = cut.heading, cut.body
-    following = memory.store.heading_at(rel, row.ord + 1)
+    following = ws.store.heading_at(rel, row.ord + 1)
     if not patching.body_is_inert(row.body, body, row.heading, following):
-        _check_structure(memory, rel, data, cut.data, row.key, cut.body_start, cut.body_end)
+        _check_structure(ws, rel, data, cut.data, row.key, cut.body_start, cut.body_end)
     if heading + body == row.heading + row.body:
         return PatchResult(
             rel, row.key, row.rev, row.hash or "", state.file_rev, state.file_hash, 0
         )
     fsio.crashpoint("patch.before_write")
-    fsio.atomic_write(memory.top, rel, cut.data)
+    fsio.atomic_write(ws.top, rel, cut.data)
     fsio.crashpoint("patch.after_write")
     new_row = row._replace(
         rev=row.rev + 1,
@@ -115,9 +116,9 @@ def _apply(
         lines=count_lines(heading + body),
     )
     new_state = FileState(state.file_rev + 1, digest(cut.data))
-    memory.store.put_sections(rel, [new_row])
-    memory.store.put_file(rel, new_state)
-    event = memory.record(
+    ws.store.put_sections(rel, [new_row])
+    ws.store.put_file(rel, new_state)
+    event = ws.record(
         "section.patched",
         rel,
         row.key,
@@ -136,7 +137,7 @@ def _apply(
 
 
 def _check_structure(
-    memory: Memory, rel: str, old: bytes, new: bytes, key: str, body_start: int, body_end: int
+    ws: Workspace, rel: str, old: bytes, new: bytes, key: str, body_start: int, body_end: int
 ) -> None:
     from memkeeper.markdown.patchrules import structure_problem
     from memkeeper.markdown.sections import split
@@ -146,7 +147,7 @@ def _check_structure(
         raise Refused(f"{rel}#{key}: {problem}", reason="structure")
 
 
-def _check_regions(memory: Memory, rel: str, key: str, old: bytes, new: bytes) -> None:
+def _check_regions(ws: Workspace, rel: str, key: str, old: bytes, new: bytes) -> None:
     """A generated file takes patches outside its regions only (reason ``class``)."""
     from memkeeper.regions.markers import patch_problem
 
@@ -159,24 +160,24 @@ def _check_regions(memory: Memory, rel: str, key: str, old: bytes, new: bytes) -
         )
 
 
-def _check_owner(memory: Memory, rel: str, key: str) -> None:
-    owners = memory.rule(rel, key).get("owners")
-    if owners is not None and memory.agent not in owners:
+def _check_owner(ws: Workspace, rel: str, key: str) -> None:
+    owners = ws.rule(rel, key).owners
+    if owners is not None and ws.agent not in owners:
         raise Refused(
             f"{rel}#{key}: only {', '.join(owners)} may patch this section "
-            f"(policy {POLICY_FILE}); you are {memory.agent!r}",
+            f"(policy {POLICY_FILE}); you are {ws.agent!r}",
             reason="owner",
         )
 
 
-def _check_claims(memory: Memory, rel: str, key: str, claim: str | None) -> tuple[str, ...]:
+def _check_claims(ws: Workspace, rel: str, key: str, claim: str | None) -> tuple[str, ...]:
     """Warnings from advisory claims; ``Refused`` for strict ones or a failed fence.
     One cheap query when nobody holds a claim and the write names none."""
-    if claim is None and not memory.store.any_live_claim(memory.now()):
+    if claim is None and not ws.store.any_live_claim(ws.now()):
         return ()
     from memkeeper.ops.claims import check_write
 
-    return check_write(memory, rel, key, claim)
+    return check_write(ws, rel, key, claim)
 
 
 def _compare(
@@ -186,7 +187,7 @@ def _compare(
     if row.rev == expect_rev and expect_file_hash in (None, state.file_hash):
         return None
     stale_rev = row.rev != expect_rev
-    reason = "stale_revision" if stale_rev else "stale_file_hash"
+    reason: ConflictReason = "stale_revision" if stale_rev else "stale_file_hash"
     expected: dict[str, Any] = {"rev": expect_rev}
     if expect_file_hash is not None:
         expected["file_hash"] = expect_file_hash

@@ -21,18 +21,18 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from memkeeper.api import Memory
+    from memkeeper.ops.workspace import Workspace
     from memkeeper.policy.model import Policy
     from memkeeper.store.recontables import Reconciliation
 
 HOW = ("keep-human", "take-generated")
 
 
-def find(memory: Memory, rec_id: int, *, must_be_open: bool = False) -> Reconciliation:
+def find(ws: Workspace, rec_id: int, *, must_be_open: bool = False) -> Reconciliation:
     """The reconciliation ``rec_id``; ``Invalid`` if there is none (or it is closed)."""
-    row = memory.store.reconciliation(rec_id)
+    row = ws.store.reconciliation(rec_id)
     if row is None:
-        known = [str(r.id) for r in memory.store.reconciliations()]
+        known = [str(r.id) for r in ws.store.reconciliations()]
         hint = f"open ones: {', '.join(known)}" if known else "none is open"
         raise Invalid(f"no reconciliation {rec_id} — {hint} (memkeeper reconcile list)", id=rec_id)
     if must_be_open and row.resolution is not None:
@@ -44,9 +44,9 @@ def find(memory: Memory, rec_id: int, *, must_be_open: bool = False) -> Reconcil
     return row
 
 
-def show(memory: Memory, rec_id: int) -> dict[str, Any]:
+def show(ws: Workspace, rec_id: int) -> dict[str, Any]:
     """The reconciliation and a unified diff from the generated text to the human's."""
-    row = find(memory, rec_id)
+    row = find(ws, rec_id)
     return {**row.to_json(), "diff": diff(row)}
 
 
@@ -68,32 +68,32 @@ def _lines(text: str) -> list[str]:
     return [*lines, parts[-1] + "\n"] if parts[-1] else lines
 
 
-def resolve(memory: Memory, rec_id: int, how: str) -> Reconciliation:
+def resolve(ws: Workspace, rec_id: int, how: str) -> Reconciliation:
     """Close an open reconciliation the way ``how`` says, re-rendering its region."""
-    from memkeeper.policy.model import root_policy
+    from memkeeper.policy.loader import load_policy
 
     if how not in HOW:
         raise Invalid(f"unknown resolution {how!r} — use --keep-human or --take-generated")
-    rel = find(memory, rec_id, must_be_open=True).path
-    policy = root_policy(memory.root)
-    claims = live_claims(memory, policy)
-    with memory.locked(rel):
-        exists = os.path.lexists(os.path.join(memory.root, rel))
-        data = fsio.read_bytes(memory.root, rel) if exists else None
-        with memory.store.writing():
-            row = find(memory, rec_id, must_be_open=True)  # a racing resolver may have won
-            by, at = memory.agent, iso_utc(memory.now())
-            memory.store.resolve_reconciliation(rec_id, how, by, at)  # before rendering
+    rel = find(ws, rec_id, must_be_open=True).path
+    policy = load_policy(ws.root)
+    claims = live_claims(ws, policy)
+    with ws.locked(rel):
+        exists = os.path.lexists(os.path.join(ws.root, rel))
+        data = fsio.read_bytes(ws.root, rel) if exists else None
+        with ws.store.writing():
+            row = find(ws, rec_id, must_be_open=True)  # a racing resolver may have won
+            by, at = ws.agent, iso_utc(ws.now())
+            ws.store.resolve_reconciliation(rec_id, how, by, at)  # before rendering
             if data is not None:
-                memory.index_file(rel, data)
-                _rewrite(memory, policy, row, data, claims, how)
+                ws.index_file(rel, data)
+                _rewrite(ws, policy, row, data, claims, how)
             data_out = {"id": rec_id, "region": row.region, "resolution": how}
-            memory.record("reconcile.resolved", rel, None, data_out)
+            ws.record("reconcile.resolved", rel, None, data_out)
             return row._replace(resolution=how, resolved_by=by, resolved_at=at)
 
 
 def _rewrite(
-    memory: Memory,
+    ws: Workspace,
     policy: Policy,
     row: Reconciliation,
     data: bytes,
@@ -110,11 +110,11 @@ def _rewrite(
         new = keep_above(data, region)
         region = _region(row, new)
         assert region is not None
-    text = compile_region(region, policy.templates, row.path)(context(memory, policy, claims))
+    text = compile_region(region, policy.templates, row.path)(context(ws, policy, claims))
     new = regions.fill(new, [region], {region.id: text})
     if new != data:
-        fsio.atomic_write(memory.root, row.path, new)
-        memory.index_file(row.path, new, external=False)
+        fsio.atomic_write(ws.root, row.path, new)
+        ws.index_file(row.path, new, external=False)
 
 
 def _region(row: Reconciliation, data: bytes) -> regions.Region | None:

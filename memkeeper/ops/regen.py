@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from memkeeper.api import Memory
+    from memkeeper.ops.workspace import Workspace
     from memkeeper.policy.model import Policy
     from memkeeper.records import Event
     from memkeeper.regions.markers import Region
@@ -51,28 +51,28 @@ class RegenResult:
         }
 
 
-def regen(memory: Memory, rel: str | None) -> list[RegenResult]:
+def regen(ws: Workspace, rel: str | None) -> list[RegenResult]:
     """Re-render ``rel`` (a generated file), or every generated file when ``None``."""
-    from memkeeper.policy.model import root_policy
+    from memkeeper.policy.loader import load_policy
 
-    policy = root_policy(memory.root)
-    targets = _targets(memory, policy, rel)
+    policy = load_policy(ws.root)
+    targets = _targets(ws, policy, rel)
     for path in targets:  # every marker and source is valid before anything is written
-        _compiled(path, fsio.read_bytes(memory.root, path), policy)
-    claims = live_claims(memory, policy)
+        _compiled(path, fsio.read_bytes(ws.root, path), policy)
+    claims = live_claims(ws, policy)
     for path in targets:  # reconciliations first, so a reconciliations region shows them all
-        _visit(memory, policy, path, claims, write=False)
-    return [_visit(memory, policy, path, claims, write=True) for path in targets]
+        _visit(ws, policy, path, claims, write=False)
+    return [_visit(ws, policy, path, claims, write=True) for path in targets]
 
 
-def _targets(memory: Memory, policy: Policy, rel: str | None) -> list[str]:
+def _targets(ws: Workspace, policy: Policy, rel: str | None) -> list[str]:
     if rel is None:
-        from memkeeper.policy.model import managed_files
+        from memkeeper.fs.walk import managed_files
 
-        found = managed_files(policy, memory.root)
+        found = managed_files(policy, ws.root)
         return [path for path, rule in found if rule.file_class == "generated"]
     rule = policy.classify(rel)
-    fsio.read_bytes(memory.root, rel)  # a missing file is Invalid before a policy refusal
+    fsio.read_bytes(ws.root, rel)  # a missing file is Invalid before a policy refusal
     if rule is None or rule.file_class != "generated":
         what = "not managed by the policy" if rule is None else f"is {rule.file_class}"
         raise Refused(
@@ -91,30 +91,30 @@ def _compiled(
 
 
 def _visit(
-    memory: Memory, policy: Policy, rel: str, claims: tuple[dict[str, Any], ...], write: bool
+    ws: Workspace, policy: Policy, rel: str, claims: tuple[dict[str, Any], ...], write: bool
 ) -> RegenResult:
-    with memory.locked(rel):
-        data = fsio.read_bytes(memory.root, rel)
-        with memory.store.writing():
-            memory.index_file(rel, data)
+    with ws.locked(rel):
+        data = fsio.read_bytes(ws.root, rel)
+        with ws.store.writing():
+            ws.index_file(rel, data)
             found, renderers = _compiled(rel, data, policy)
             edited = [r for r in found if r.edited(data)]
-            before = context(memory, policy, claims) if edited else None
+            before = context(ws, policy, claims) if edited else None
             for region in edited:
                 assert before is not None
-                open_reconciliation(memory, rel, region, data, renderers[region.id](before))
+                open_reconciliation(ws, rel, region, data, renderers[region.id](before))
             if not write:
                 return RegenResult(rel, (), (), tuple(r.id for r in edited), False)
-            now = context(memory, policy, claims)
+            now = context(ws, policy, claims)
             texts = {r.id: renderers[r.id](now) for r in found if r not in edited}
-            done = _write(memory, rel, data, found, texts, edited)
+            done = _write(ws, rel, data, found, texts, edited)
             fsio.crashpoint("regen.before_commit")  # file and index written, not committed
         fsio.crashpoint("regen.after_commit")  # committed, lock still held
         return done
 
 
 def _write(
-    memory: Memory,
+    ws: Workspace,
     rel: str,
     data: bytes,
     found: tuple[Region, ...],
@@ -128,24 +128,24 @@ def _write(
     )
     unchanged = tuple(r.id for r in found if r.id in texts and r.id not in changed)
     if new != data:
-        fsio.atomic_write(memory.root, rel, new)
-        memory.index_file(rel, new, external=False)
-        state = memory.store.file_state(rel)
+        fsio.atomic_write(ws.root, rel, new)
+        ws.index_file(rel, new, external=False)
+        state = ws.store.file_state(rel)
         assert state is not None
-        memory.record(
+        ws.record(
             "region.regenerated", rel, None, {"regions": list(changed), "file_rev": state.file_rev}
         )
     return RegenResult(rel, changed, unchanged, tuple(r.id for r in edited), new != data)
 
 
-def open_reconciliation(memory: Memory, rel: str, region: Region, data: bytes, text: str) -> None:
+def open_reconciliation(ws: Workspace, rel: str, region: Region, data: bytes, text: str) -> None:
     """Open (once) the reconciliation of a hand-edited region, with ``reconcile.opened``."""
     human = region.text(data).decode("utf-8", "replace")
-    row, opened = memory.store.open_reconciliation(
-        rel, region.id, human, text, memory.agent, iso_utc(memory.now())
+    row, opened = ws.store.open_reconciliation(
+        rel, region.id, human, text, ws.agent, iso_utc(ws.now())
     )
     if opened:
-        memory.record(
+        ws.record(
             "reconcile.opened",
             rel,
             None,
@@ -156,19 +156,21 @@ def open_reconciliation(memory: Memory, rel: str, region: Region, data: bytes, t
 # -- what regions are rendered from ----------------------------------------------------------
 
 
-def context(memory: Memory, policy: Policy, claims: tuple[dict[str, Any], ...]) -> Context:
+def context(ws: Workspace, policy: Policy, claims: tuple[dict[str, Any], ...]) -> Context:
     """Events and open reconciliations from the store, without anything about private files."""
-    events = tuple(e for e in memory.store.events() if not _about_private(policy, e))
-    open_ = memory.store.reconciliations()
+    events = tuple(e for e in ws.store.events() if not _about_private(policy, e))
+    open_ = ws.store.reconciliations()
     found = tuple(r.to_json() for r in open_ if not is_private(policy, r.path))
     return Context(events, claims, found)
 
 
-def live_claims(memory: Memory, policy: Policy) -> tuple[dict[str, Any], ...]:
+def live_claims(ws: Workspace, policy: Policy) -> tuple[dict[str, Any], ...]:
     """The live claims as plain fields, without targets inside private files. Takes its own
     transaction (it may expire claims), so call it outside ``writing()``."""
     out = []
-    for claim in memory.claims():
+    from memkeeper.ops.claims import LeaseTable
+
+    for claim in LeaseTable(ws).live()[0]:
         targets = [t for t in claim.targets if not is_private(policy, t.partition("#")[0])]
         if targets:
             out.append(

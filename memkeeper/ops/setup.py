@@ -4,66 +4,61 @@ from __future__ import annotations
 
 import os
 
-from memkeeper.api import POLICY_FILE, Memory
 from memkeeper.fs import files as fsio
+from memkeeper.names import POLICY_FILE
+from memkeeper.ops import read
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from memkeeper.ops.workspace import Workspace
     from memkeeper.policy.model import Policy
 
 
-def init(memory: Memory, preset: str | None) -> dict[str, Any]:
+def init(ws: Workspace, preset: str | None) -> dict[str, Any]:
     """Write the policy if absent, create ``.memkeeper/``, index every managed file."""
-    from memkeeper.policy.model import load_policy
+    from memkeeper.policy.loader import load_policy, parse_policy
     from memkeeper.policy.presets import preset_bytes
 
-    policy_path = os.path.join(memory.root, POLICY_FILE)
-    created = not os.path.exists(policy_path)
+    created = not os.path.exists(os.path.join(ws.root, POLICY_FILE))
     if created:
         chosen = preset_bytes(preset or "default")
-        load_policy(chosen, f"preset {preset or 'default'}")
-        fsio.atomic_write(memory.root, POLICY_FILE, chosen)
-    with open(policy_path, "rb") as handle:
-        policy = load_policy(handle.read(), POLICY_FILE)
+        parse_policy(chosen, f"preset {preset or 'default'}")
+        fsio.atomic_write(ws.root, POLICY_FILE, chosen)
+    policy = load_policy(ws.root)
     payload = {
-        "root": str(memory.root),
+        "root": str(ws.root),
         "policy": POLICY_FILE,
         "policy_created": created,
         "preset": (preset or "default") if created else None,
-        "files": _describe(memory, policy),
+        "files": _describe(ws, policy),
     }
-    memory.store.trim_log(0)  # indexing every file leaves a big WAL for the next command
+    ws.store.trim_log(0)  # indexing every file leaves a big WAL for the next command
     return payload
 
 
-def status(memory: Memory) -> dict[str, Any]:
+def status(ws: Workspace) -> dict[str, Any]:
     """The root, the policy and every managed file with its class and section count."""
-    from memkeeper.policy.model import empty_policy, load_policy
+    from memkeeper.policy.loader import parse_policy, policy_bytes
 
-    policy_path = os.path.join(memory.root, POLICY_FILE)
-    exists = os.path.exists(policy_path)
-    if exists:
-        with open(policy_path, "rb") as handle:
-            policy = load_policy(handle.read(), POLICY_FILE)
-    else:
-        policy = empty_policy()
+    data = policy_bytes(ws.root)
+    policy = parse_policy(data)
     return {
-        "root": str(memory.root),
-        "policy": POLICY_FILE if exists else None,
-        "files": _describe(memory, policy),
+        "root": str(ws.root),
+        "policy": None if data is None else POLICY_FILE,
+        "files": _describe(ws, policy),
     }
 
 
-def _describe(memory: Memory, policy: Policy) -> list[dict[str, Any]]:
+def _describe(ws: Workspace, policy: Policy) -> list[dict[str, Any]]:
     """Managed files with class and section count, indexing any that changed (not private)."""
-    from memkeeper.policy.model import managed_files
+    from memkeeper.fs.walk import managed_files
 
     files = []
-    for rel, rule in managed_files(policy, memory.root):
+    for rel, rule in managed_files(policy, ws.root):
         entry: dict[str, Any] = {"path": rel, "class": rule.file_class}
         if rule.file_class != "private":
-            entry["sections"] = len(memory.indexed_sections(rel))
+            entry["sections"] = len(read.sections(ws, rel))
         files.append(entry)
     return files

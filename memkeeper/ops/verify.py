@@ -2,27 +2,33 @@
 
 from __future__ import annotations
 
-from memkeeper.errors import Invalid
+from memkeeper.errors import Failed, Invalid
 from memkeeper.events import chain_breaks, digest
 from memkeeper.fs import files as fsio
+from memkeeper.records import Violation
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from memkeeper.api import Memory
+    from memkeeper.ops.workspace import Workspace
     from memkeeper.records import Event
 
 
-def violation(
-    path: str | None, line: int | None, rule: str, message: str, fix: str
-) -> dict[str, Any]:
-    return {"path": path, "line": line, "rule": rule, "message": message, "fix": fix}
+violation = Violation  # where a check or verify finds a problem: path, line, rule, message, fix
 
 
-def problems(memory: Memory) -> list[dict[str, Any]]:
+def verify(ws: Workspace) -> dict[str, Any]:
+    """Check the event chain and every indexed file against the index; raise ``Failed``."""
+    found = problems(ws)
+    if found:
+        raise Failed(f"verify found {len(found)} problem(s)", violations=found)
+    return {"events": len(ws.store.events()), "files": len(ws.store.indexed_paths())}
+
+
+def problems(ws: Workspace) -> list[Violation]:
     """Every way the event log or the index disagrees with itself or with the files."""
-    store = memory.store
+    store = ws.store
     with store.reading():
         events = store.events()
         breaks = chain_breaks(events)
@@ -39,7 +45,7 @@ def problems(memory: Memory) -> list[dict[str, Any]]:
             for event_id, what in breaks
         ]
         for path in store.indexed_paths():
-            found.extend(_file_problems(memory, path))
+            found.extend(_file_problems(ws, path))
     return found
 
 
@@ -59,12 +65,12 @@ def tail_break(last: Event | None, head: tuple[int, str] | None) -> list[tuple[i
     return [(head_id, f"{what}: events were deleted from its end")]
 
 
-def _file_problems(memory: Memory, path: str) -> list[dict[str, Any]]:
-    store = memory.store
+def _file_problems(ws: Workspace, path: str) -> list[Violation]:
+    store = ws.store
     state = store.file_state(path)
     assert state is not None
     try:
-        data = fsio.read_bytes(memory.root, path)
+        data = fsio.read_bytes(ws.root, path)
     except Invalid:
         return [
             violation(

@@ -17,7 +17,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from memkeeper.errors import Invalid
+from memkeeper.errors import PolicyInvalid
 from memkeeper.policy.model import (
     DEFAULT_TTL,
     ENTRY_FIELDS,
@@ -57,8 +57,7 @@ class _Parser:
 
     def fail(self, pos: Pos, what: str, todo: str) -> NoReturn:
         line, column = pos[0] + 1, pos[1] + 1
-        message = f"{self.source}:{line}:{column}: {what} — {todo}"
-        raise Invalid(message, path=self.source, line=line, column=column)
+        raise PolicyInvalid(self.source, line, column, what, todo)
 
     def policy(self, data: bytes) -> Policy:
         top = self.document(data)

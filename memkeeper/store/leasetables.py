@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import json
 
-from memkeeper.records import Record
+from memkeeper.leases.waiters import WaiterRow
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
     from typing import Any
 
-    from memkeeper.leases.decisions import Claim, Request
+    from memkeeper.leases.decisions import Claim
 
 
 class LeaseRows:
@@ -89,22 +89,6 @@ class LeaseRows:
     def tally_count(self, kind: str, since: float) -> int:
         sql = "SELECT COUNT(*) FROM tallies WHERE kind = ? AND at >= ?"
         return int(self._db.execute(sql, (kind, since)).fetchone()[0])
-
-
-class WaiterRow(Record):
-    """A queued claim request, the process waiting on it and what became of it."""
-
-    __slots__ = ("request", "pid", "deadline", "state", "reason")
-    request: Request
-    pid: int
-    deadline: float
-    state: str  # waiting, granted or aborted
-    reason: str | None
-
-    def __init__(
-        self, request: Request, pid: int, deadline: float, state: str, reason: str | None
-    ) -> None:
-        self._fill(request, pid, deadline, state, reason)
 
 
 _CLAIM_COLUMNS = (

@@ -17,7 +17,7 @@ import sqlite3
 from memkeeper import events as ev
 from memkeeper.errors import EnvironmentFailure
 from memkeeper.fs import files as fsio
-from memkeeper.records import Event, Record
+from memkeeper.records import Event, FileState, SectionRow
 from memkeeper.store.leasetables import LeaseRows
 from memkeeper.store.netfs import refuse_network_filesystem
 from memkeeper.store.recontables import ReconciliationRows
@@ -125,62 +125,6 @@ CREATE TABLE IF NOT EXISTS reconciliations (  -- hand edits of generated regions
 CREATE UNIQUE INDEX IF NOT EXISTS reconciliations_open ON reconciliations (path, region)
     WHERE resolution IS NULL;
 """
-
-
-class FileState(Record):
-    """A file's revision and hash as the index last saw it."""
-
-    __slots__ = ("file_rev", "file_hash")
-    file_rev: int
-    file_hash: str
-
-    def __init__(self, file_rev: int, file_hash: str) -> None:
-        self._fill(file_rev, file_hash)
-
-
-class SectionRow(Record):
-    """What the index holds for one section of one file."""
-
-    __slots__ = (
-        "key",
-        "ord",
-        "rev",
-        "hash",
-        "present",
-        "title",
-        "level",
-        "base",
-        "heading",
-        "body",
-        "lines",
-    )
-    key: str
-    ord: int
-    rev: int
-    hash: str | None
-    present: bool
-    title: str
-    level: int
-    base: str
-    heading: bytes
-    body: bytes
-    lines: int
-
-    def __init__(
-        self,
-        key: str,
-        ord: int,
-        rev: int,
-        hash: str | None,
-        present: bool,
-        title: str,
-        level: int,
-        base: str,
-        heading: bytes,
-        body: bytes,
-        lines: int,
-    ) -> None:
-        self._fill(key, ord, rev, hash, present, title, level, base, heading, body, lines)
 
 
 _ROW_COLUMNS = "key, ord, rev, hash, present, title, level, base, heading, body, lines"

@@ -1,0 +1,60 @@
+"""What the gate decides from: the facts about one tool call's paths, and its decision.
+
+Frozen data, shared by ``decide`` (the rules) and ``messages`` (the words), gathered by
+``hook`` from the store and the disk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memkeeper.leases.decisions import Claim
+
+Verdict = Literal["allow", "deny", "ask"]
+Kind = Literal["file", "dir", "missing", "other"]
+MANAGED = frozenset({"section-owned", "generated", "append-only"})  # private: the agent's own
+
+
+@dataclass(frozen=True, slots=True)
+class SectionFacts:
+    key: str
+    start_line: int
+    end_line: int
+    rev: int
+    owners: tuple[str, ...] | None  # None: anyone may change it
+    strict: bool  # a policy rule makes claims on it strict
+
+
+@dataclass(frozen=True, slots=True)
+class PathFacts:
+    """One path inside the root, as the policy and the disk see it now."""
+
+    rel: str
+    kind: Kind
+    parent_is_dir: bool
+    file_class: str | None  # None: unmanaged
+    strict: bool = False
+    data: bytes = b""  # a managed file's bytes
+    sections: tuple[SectionFacts, ...] = ()  # a section-owned or generated file's sections
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    root: str
+    cwd: str  # the session's directory, resolved: commands name paths relative to it
+    agent: str
+    agent_option: str  # `` --agent ID`` for the commands suggested, unless the env names it
+    now: float
+    claims: tuple[Claim, ...] = ()
+    paths: Mapping[str, PathFacts] = field(default_factory=dict)  # absent: outside the root
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    verdict: Verdict = "allow"
+    reason: str = ""  # empty with "allow": say nothing
+    context: str = ""  # for Claude's context (Claude Code shows an allow's reason to nobody)

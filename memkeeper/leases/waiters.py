@@ -1,0 +1,26 @@
+"""A queued claim request as the lease table keeps it: a record, cheap to import (the store
+loads it on every command)."""
+
+from __future__ import annotations
+
+from memkeeper.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memkeeper.leases.decisions import Request
+
+
+class WaiterRow(Record):
+    """A queued claim request, the process waiting on it and what became of it."""
+
+    __slots__ = ("request", "pid", "deadline", "state", "reason")
+    request: Request
+    pid: int
+    deadline: float
+    state: str  # waiting, granted or aborted
+    reason: str | None
+
+    def __init__(
+        self, request: Request, pid: int, deadline: float, state: str, reason: str | None
+    ) -> None:
+        self._fill(request, pid, deadline, state, reason)

@@ -1,0 +1,263 @@
+"""``Workspace``: the context every operation takes — one root, seen by one agent.
+
+It holds what operations share and nothing they decide: the root and agent, the clock, the
+store (opened on first use), the per-file locks, indexing of changes memkeeper did not make,
+event recording and the policy's verdicts (cached by the policy's hash, so a ``read`` or a
+``patch`` of an indexed file parses no YAML). Operations live in their own modules
+(``ops.read``, ``ops.patch`` …); ``memkeeper.Memory`` is the public façade over them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from memkeeper import names
+from memkeeper.events import digest, iso_utc
+from memkeeper.fs import files, root
+from memkeeper.records import Event, FileState, SectionRow, Verdict
+from memkeeper.store.sqlite import Store
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from memkeeper.clock import Clock
+    from memkeeper.markdown.revisions import Reindex
+    from memkeeper.markdown.sections import Document
+    from memkeeper.policy.model import Policy
+
+
+class Workspace:
+    """Shared memory files under one root, seen by one agent: the operations' context."""
+
+    def __init__(
+        self, root: str | os.PathLike[str], agent: str, clock: Clock | None = None
+    ) -> None:
+        self.top = os.fspath(root)  # the root as a str: pathlib costs start-up time
+        self.agent = agent
+        self.home = names.home_of(self.top)
+        self._clock = clock
+        self._db: Store | None = None
+        self._verdicts: dict[str, Verdict] = {}
+        self._ttls: dict[str, tuple[int, int]] = {}
+        self._policy_seen: tuple[object, bytes | None, str] | None = None
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    # -- plumbing -------------------------------------------------------------------------------
+
+    @property
+    def root(self) -> Path:
+        """The memory root (resolved)."""
+        from pathlib import Path
+
+        return Path(self.top)
+
+    @property
+    def store_opened(self) -> bool:
+        return self._db is not None
+
+    @property
+    def store(self) -> Store:
+        if self._db is None:
+            self._db = Store.open(self.home)
+        return self._db
+
+    def relpath(self, user_path: str) -> str:
+        """A user's path (relative to the cwd inside the root, else to the root), confined."""
+        return files.confine(self.top, root.relative_path(self.top, user_path))
+
+    def now(self) -> float:
+        if self._clock is not None:
+            return self._clock.now()
+        import time
+
+        return time.time()
+
+    def locked(self, rel: str) -> Any:
+        """The file's lock (a context manager); every writer of ``rel`` holds it."""
+        _ = self.store  # the home (and its lock directory) exists once the store is open
+        lock = os.path.join(self.home, names.LOCKS_DIR, digest(rel.encode())[7:31] + ".lock")
+        return files.file_lock(lock)
+
+    def record(
+        self,
+        type: str,
+        path: str | None,
+        section: str | None,
+        data: dict[str, Any],
+        actor: str | None = None,
+    ) -> Event:
+        """Append one event to the chain, by ``actor`` (default: this agent), now."""
+        return self.store.append_event(
+            iso_utc(self.now()), actor or self.agent, type, path, section, data
+        )
+
+    # -- indexing -------------------------------------------------------------------------------
+
+    def refresh(
+        self, rel: str, *, actor: str | None = None, detail: dict[str, Any] | None = None
+    ) -> None:
+        """Bring the index of ``rel`` up to date with the file on disk; ``actor`` and
+        ``detail``: who made a change found, and how (see ``index_file``)."""
+        data = files.read_bytes(self.top, rel)
+        state = self.store.file_state(rel)
+        if state is not None and state.file_hash == digest(data):
+            return
+        with self.locked(rel):
+            data = files.read_bytes(self.top, rel)
+            with self.store.writing():
+                self.index_file(rel, data, actor=actor, detail=detail)
+
+    def index_file(
+        self,
+        rel: str,
+        data: bytes,
+        *,
+        external: bool = True,
+        actor: str | None = None,
+        detail: dict[str, Any] | None = None,
+    ) -> Document | None:
+        """Index a change memkeeper did not make (``external=False``: one it just wrote, which
+        records no event). Its ``section.external_edit`` events name ``actor`` when known (the
+        Claude Code hook knows which agent's tool made it), else ``external``, and carry
+        ``detail`` in their data. Call under the file lock, inside writing()."""
+        state = self.store.file_state(rel)
+        file_hash = digest(data)
+        if state is not None and state.file_hash == file_hash:
+            return None
+        from memkeeper.markdown import revisions
+        from memkeeper.markdown.sections import split
+
+        doc = split(data, rel)
+        previous = self.store.sections(rel, with_absent=True)
+        change = revisions.reindex(previous, doc)
+        self.store.put_sections(rel, change.rows)
+        self.store.put_file(rel, FileState(1 if state is None else state.file_rev + 1, file_hash))
+        if external and state is not None:
+            self._note_external(rel, previous, change, data, actor, detail or {})
+        return doc
+
+    def _note_external(
+        self,
+        rel: str,
+        previous: list[SectionRow],
+        change: Reindex,
+        data: bytes,
+        actor: str | None,
+        detail: dict[str, Any],
+    ) -> None:
+        """Events for an edit memkeeper did not make: none for a private file; for history
+        that was rewritten rather than extended, a ``policy.violation`` too."""
+        file_class = self.rule(rel).file_class
+        if file_class == "private":
+            return
+        if file_class == "append-only":
+            self._note_rewrite(rel, previous, data)
+        revs = {row.key: row.rev for row in change.rows}
+        for key in change.changed:
+            self.record(
+                "section.external_edit",
+                rel,
+                key,
+                {"rev": revs[key], "noticed_by": self.agent, **detail},
+                actor=actor or "external",
+            )
+
+    def _note_rewrite(self, rel: str, previous: list[SectionRow], data: bytes) -> None:
+        """Record ``policy.violation`` when ``data`` does not extend what the index last held."""
+        from memkeeper.markdown import appendonly
+
+        old = b"".join(row.heading + row.body for row in previous if row.present)
+        line = appendonly.first_changed_line(old, data)
+        if line is None:
+            return
+        self.record(
+            "policy.violation",
+            rel,
+            None,
+            {
+                "rule": "append-only",
+                "line": line,
+                "message": f"{rel}:{line}: history was rewritten, not extended",
+                "noticed_by": self.agent,
+            },
+            actor="external",
+        )
+
+    def section_row(self, rel: str, ref_key: str) -> SectionRow:
+        """The present section ``ref_key`` names (exact key or unambiguous suffix)."""
+        hit = self.store.indexed_section(rel, ref_key)
+        if hit is None:
+            from memkeeper.markdown import refs
+
+            key = refs.resolve_key(rel, ref_key, self.store.section_keys(rel))
+            hit = self.store.indexed_section(rel, key)
+        assert hit is not None
+        return hit[1]
+
+    # -- policy ---------------------------------------------------------------------------------
+
+    def policy(self) -> Policy:
+        """The working tree's policy, parsed (``policy.loader``: one meaning for none)."""
+        from memkeeper.policy.loader import parse_policy
+
+        return parse_policy(self._policy()[0])
+
+    def rule(self, rel: str, key: str | None = None) -> Verdict:
+        """The policy's verdict for a file (and section), cached by the policy's hash."""
+        policy_bytes, policy_hash = self._policy()
+        cache_key = f"rule:{policy_hash}:{rel}#{key or ''}"
+        verdict = self._verdicts.get(cache_key)
+        if verdict is not None:
+            return verdict
+        cached = self.store.cached(cache_key)
+        if cached is not None:
+            verdict = Verdict.from_json(json.loads(cached))
+        else:
+            from memkeeper.policy.loader import parse_policy
+
+            verdict = parse_policy(policy_bytes).verdict(rel, key)
+            self.store.cache(cache_key, json.dumps(verdict.to_json()))
+        self._verdicts[cache_key] = verdict
+        return verdict
+
+    def lease_ttls(self) -> tuple[int, int]:
+        """The policy's ``leases:`` default and maximum TTL, cached by the policy's hash."""
+        policy_bytes, policy_hash = self._policy()
+        remembered = self._ttls.get(policy_hash)
+        if remembered is not None:
+            return remembered
+        cache_key = f"leases:{policy_hash}"
+        cached = self.store.cached(cache_key)
+        if cached is None:
+            from memkeeper.policy.loader import parse_policy
+
+            policy = parse_policy(policy_bytes)
+            cached = json.dumps([policy.default_ttl, policy.max_ttl])
+            self.store.cache(cache_key, cached)
+        default_ttl, max_ttl = json.loads(cached)
+        self._ttls[policy_hash] = (int(default_ttl), int(max_ttl))
+        return self._ttls[policy_hash]
+
+    def _policy(self) -> tuple[bytes | None, str]:
+        """The policy file's bytes (``None``: there is none) and a hash that tells the two
+        apart, re-read only when its stat changes."""
+        path = os.path.join(self.top, names.POLICY_FILE)
+        try:
+            info = os.stat(path)
+            signature = (info.st_mtime_ns, info.st_size, info.st_ino, info.st_ctime_ns)
+        except FileNotFoundError:
+            signature = None
+        if self._policy_seen is None or self._policy_seen[0] != signature:
+            data = None
+            if signature is not None:
+                with open(path, "rb") as handle:
+                    data = handle.read()
+            self._policy_seen = (signature, data, "none" if data is None else digest(data))
+        return self._policy_seen[1], self._policy_seen[2]

@@ -1,0 +1,212 @@
+"""The tree is the map: imports flow one way, from the shell down to the pure core.
+
+Every import in the package counts — module level, inside functions, and under
+``TYPE_CHECKING`` — because a tool that follows imports (or a reader) sees them all. Two
+rules: no import cycle anywhere (modules or subpackages), and no module imports a layer
+above its own. The pure layers (the base records, ``markdown``, ``regions``, ``policy``,
+``leases``, and the pure modules of ``gate`` and ``daemon``) import nothing that touches the
+world. docs/architecture.md draws the same picture.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "memkeeper"
+
+# Lowest first. A module may import its own layer and those below it, never one above.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors", "records", "clock", "events", "names"),  # the base: values and names
+    ("markdown", "regions", "policy", "leases"),  # the pure core
+    ("fs", "store"),  # the shell's bottom: the disk and the state store
+    ("ops",),  # one module per operation, on a Workspace
+    ("api",),  # Memory, the public façade
+    ("daemon", "gate"),  # the long-running and the per-agent shells
+    ("cli",),  # argparse and the exit boundary
+    ("__init__", "__main__"),  # the package's own entry points
+)
+# Modules of mixed packages that are pure too: they may import only pure layers.
+PURE_MODULES = frozenset(
+    {
+        "memkeeper.gate.payload",
+        "memkeeper.gate.shell",
+        "memkeeper.gate.shellwrites",
+        "memkeeper.gate.facts",
+        "memkeeper.gate.decide",
+        "memkeeper.gate.messages",
+        "memkeeper.daemon.plan",
+    }
+)
+PURE_LAYERS = 2  # the first two entries of LAYERS
+
+Graph = Mapping[str, frozenset[str]]
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path, known: Iterable[str]) -> frozenset[str]:
+    """The package's modules that ``path`` imports, wherever in the file the import is."""
+    modules = set(known)
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                dotted = f"{node.module}.{alias.name}"
+                found.add(dotted if dotted in modules else node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return frozenset(name for name in found if name in modules)
+
+
+def package_graph() -> dict[str, frozenset[str]]:
+    files = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+    return {name: imports_of(path, files) - {name} for name, path in files.items()}
+
+
+def cycles(graph: Graph) -> list[list[str]]:
+    """Strongly connected components of more than one node (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def package_of(module: str) -> str:
+    """``memkeeper.ops.patch`` → ``ops``; ``memkeeper.errors`` → ``errors``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def layer_of(module: str) -> int:
+    top = package_of(module)
+    if module == "memkeeper.__main__":
+        top = "__main__"
+    return next(i for i, names in enumerate(LAYERS) if top in names)
+
+
+def is_pure(module: str) -> bool:
+    return layer_of(module) < PURE_LAYERS or module in PURE_MODULES
+
+
+def layer_violations(graph: Graph) -> list[str]:
+    """Each import that climbs a layer, or leaves the pure core from a pure module."""
+    found = []
+    for module, imported in sorted(graph.items()):
+        for target in sorted(imported):
+            if layer_of(target) > layer_of(module):
+                found.append(f"{module} imports {target}, a layer above it")
+            elif is_pure(module) and not is_pure(target):
+                found.append(f"{module} is pure but imports {target}, which touches the world")
+    return found
+
+
+def collapsed(graph: Graph) -> dict[str, frozenset[str]]:
+    """The graph between subpackages (a module's edges count for its package)."""
+    out: dict[str, set[str]] = {}
+    for module, imported in graph.items():
+        here = package_of(module)
+        out.setdefault(here, set()).update(package_of(t) for t in imported)
+    return {name: frozenset(targets - {name}) for name, targets in out.items()}
+
+
+# -- the package -------------------------------------------------------------------------------
+
+
+def test_every_module_belongs_to_a_layer() -> None:
+    for module in package_graph():
+        assert layer_of(module) >= 0, module
+
+
+def test_no_module_is_on_an_import_cycle() -> None:
+    assert cycles(package_graph()) == []
+
+
+def test_no_subpackage_is_on_an_import_cycle() -> None:
+    assert cycles(collapsed(package_graph())) == []
+
+
+def test_imports_flow_down_the_layers_and_the_pure_core_touches_nothing() -> None:
+    assert layer_violations(package_graph()) == []
+
+
+def test_the_operations_do_not_reach_back_into_the_public_facade() -> None:
+    graph = package_graph()
+    for module, imported in graph.items():
+        if package_of(module) == "ops":
+            assert "memkeeper.api" not in imported, module
+
+
+# -- the checker itself fails on what it guards against ----------------------------------------
+
+
+def test_the_checker_finds_a_reintroduced_cycle() -> None:
+    graph = {**package_graph()}
+    graph["memkeeper.ops.workspace"] = graph["memkeeper.ops.workspace"] | {"memkeeper.ops.patch"}
+    found = cycles(graph)
+    assert any({"memkeeper.ops.patch", "memkeeper.ops.workspace"} <= set(c) for c in found)
+
+
+def test_the_checker_finds_a_pure_module_importing_the_shell() -> None:
+    graph = {**package_graph()}
+    graph["memkeeper.markdown.sections"] |= {"memkeeper.store.sqlite"}
+    graph["memkeeper.gate.decide"] |= {"memkeeper.fs.files"}
+    assert layer_violations(graph) == [
+        "memkeeper.gate.decide is pure but imports memkeeper.fs.files, which touches the world",
+        "memkeeper.markdown.sections imports memkeeper.store.sqlite, a layer above it",
+    ]
+
+
+def test_the_checker_sees_imports_inside_functions_and_type_checking_blocks(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "probe.py"
+    source.write_text(
+        "TYPE_CHECKING = False\n"
+        "if TYPE_CHECKING:\n"
+        "    from memkeeper.api import Memory\n"
+        "def late() -> None:\n"
+        "    from memkeeper.ops import patch\n"
+        "    import memkeeper.store.sqlite\n"
+    )
+    known = package_graph()
+    assert imports_of(source, known) == {
+        "memkeeper.api",
+        "memkeeper.ops.patch",
+        "memkeeper.store.sqlite",
+    }
+
+
+@pytest.mark.parametrize("name", [n for layer in LAYERS[:-1] for n in layer])
+def test_each_layer_named_exists(name: str) -> None:
+    assert (PACKAGE / name).is_dir() or (PACKAGE / f"{name}.py").is_file(), name
