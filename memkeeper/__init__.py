@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from memkeeper.api import Memory
 from memkeeper.errors import Busy, Conflict, Failed, Invalid, MemkeeperError, Refused
-from memkeeper.records import Event, PatchResult, SectionInfo, SectionText
+from memkeeper.records import Event, PatchResult, Reconciliation, SectionInfo, SectionText
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memkeeper.leases.decisions import Claim
     from memkeeper.ops.append import AppendResult
     from memkeeper.ops.regen import RegenResult
-    from memkeeper.store.recontables import Reconciliation
 
 __all__ = [
     "AppendResult",
@@ -42,7 +41,6 @@ __all__ = [
 _LAZY = {
     "AppendResult": "memkeeper.ops.append",
     "Claim": "memkeeper.leases.decisions",
-    "Reconciliation": "memkeeper.store.recontables",
     "RegenResult": "memkeeper.ops.regen",
 }
 

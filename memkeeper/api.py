@@ -25,8 +25,7 @@ if TYPE_CHECKING:
     from memkeeper.ops.append import AppendResult
     from memkeeper.ops.claims import LeaseTable
     from memkeeper.ops.regen import RegenResult
-    from memkeeper.records import Event, PatchResult, SectionInfo, SectionText
-    from memkeeper.store.recontables import Reconciliation
+    from memkeeper.records import Event, PatchResult, Reconciliation, SectionInfo, SectionText
 
 
 class Memory:

@@ -27,7 +27,7 @@ class MemkeeperError(Exception):
 
     exit_code = 1
     status = "error"
-    reason: str | None = None  # a closed word saying why, where the contract names one
+    reason: str | None = None  # a closed word saying why, where docs/reference.md §6 names one
 
     def __init__(self, message: str, **fields: Any) -> None:
         super().__init__(message)

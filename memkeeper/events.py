@@ -1,4 +1,4 @@
-"""The event log's records and hash chain (contract §8): pure functions, no storage.
+"""The event log's records and hash chain (docs/reference.md §8): pure functions, no storage.
 
 ``hash = sha256(prev + canonical JSON of the event without its hash)``, so editing,
 deleting or reordering any stored event breaks every hash after it.
@@ -30,7 +30,7 @@ _SMALL = 256 * 1024
 
 
 def digest(data: bytes) -> str:
-    """The contract's hash form: ``sha256:`` and the hex digest."""
+    """The hash form of docs/reference.md §3: ``sha256:`` and the hex digest."""
     if len(data) > _SMALL:
         import hashlib  # OpenSSL's sha256: ~5x faster per byte, ~3 ms to load
 
@@ -58,16 +58,10 @@ def chain_hash(
     data: dict[str, Any],
     prev: str,
 ) -> str:
-    body = {
-        "id": id,
-        "ts": ts,
-        "actor": actor,
-        "type": type,
-        "path": path,
-        "section": section,
-        "data": data,
-        "prev": prev,
-    }
+    """The hash of an event: over ``prev`` and the canonical JSON of every field but ``hash``
+    (the fields of ``Event``, in its order)."""
+    values = (id, ts, actor, type, path, section, data, prev)
+    body = dict(zip(Event.__slots__[:-1], values, strict=True))
     return digest(prev.encode() + canonical(body))
 
 
@@ -98,17 +92,7 @@ def chain_breaks(events: Iterable[Event]) -> list[tuple[int, str]]:
             )
         if event.prev != prev:
             problems.append((event.id, "its prev does not match the previous event's hash"))
-        recomputed = chain_hash(
-            event.id,
-            event.ts,
-            event.actor,
-            event.type,
-            event.path,
-            event.section,
-            event.data,
-            event.prev,
-        )
-        if recomputed != event.hash:
+        if chain_hash(*event[:-1]) != event.hash:
             problems.append((event.id, "its hash does not match its content: the event was edited"))
         expected_id, prev = event.id + 1, event.hash
     return problems

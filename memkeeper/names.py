@@ -33,7 +33,8 @@ def temp_pid(name: str) -> int | None:
     if not (name.startswith(".") and name.endswith(".tmp")):
         return None
     _, tag, pid = name[:-4].rpartition(TEMP_TAG)
-    return int(pid) if tag and pid.isdigit() else None
+    ok = tag and pid.isascii() and pid.isdigit() and len(pid) <= 10  # a pid, not "²"
+    return int(pid) if ok else None
 
 
 def home_of(root: str) -> str:

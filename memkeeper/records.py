@@ -27,6 +27,9 @@ class Record:
     def __setattr__(self, name: str, value: object) -> NoReturn:
         raise AttributeError(f"{type(self).__name__} is immutable; use _replace()")
 
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError(f"{type(self).__name__} is immutable; use _replace()")
+
     def _values(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in self.__slots__)
 
@@ -52,6 +55,9 @@ class Record:
         return {name: getattr(self, name) for name in self.__slots__}
 
     def _replace(self, **changes: Any) -> Self:
+        unknown = set(changes) - set(self.__slots__)
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no field(s) {', '.join(sorted(unknown))}")
         merged = {**self._asdict(), **changes}
         clone = object.__new__(type(self))
         clone._fill(*(merged[name] for name in self.__slots__))
@@ -137,7 +143,7 @@ class PatchResult(Record):
 
 
 class Event(Record):
-    """One entry of the hash-chained event log (contract §8)."""
+    """One entry of the hash-chained event log (docs/reference.md §8)."""
 
     __slots__ = ("id", "ts", "actor", "type", "path", "section", "data", "prev", "hash")
     id: int
@@ -260,3 +266,97 @@ class SectionRow(Record):
         lines: int,
     ) -> None:
         self._fill(key, ord, rev, hash, present, title, level, base, heading, body, lines)
+
+
+class Reconciliation(Record):
+    """A human edit of a generated region, open until someone resolves it."""
+
+    __slots__ = (
+        "id",
+        "path",
+        "region",
+        "human",
+        "generated",
+        "opened_by",
+        "opened_at",
+        "resolution",
+        "resolved_by",
+        "resolved_at",
+    )
+    id: int
+    path: str
+    region: str
+    human: str
+    generated: str
+    opened_by: str
+    opened_at: str
+    resolution: str | None  # None while open; keep-human or take-generated
+    resolved_by: str | None
+    resolved_at: str | None
+
+    def __init__(
+        self,
+        id: int,
+        path: str,
+        region: str,
+        human: str,
+        generated: str,
+        opened_by: str,
+        opened_at: str,
+        resolution: str | None,
+        resolved_by: str | None,
+        resolved_at: str | None,
+    ) -> None:
+        self._fill(
+            *(id, path, region, human, generated, opened_by, opened_at),
+            *(resolution, resolved_by, resolved_at),
+        )
+
+    @property
+    def status(self) -> str:
+        return "open" if self.resolution is None else "resolved"
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self._asdict(), "status": self.status}
+
+
+class ClaimView(Record):
+    """A live claim as generated regions show it (its targets inside private files left out)."""
+
+    __slots__ = (
+        "id",
+        "token",
+        "agent",
+        "mode",
+        "targets",
+        "priority",
+        "strict",
+        "expires_at",
+        "objective",
+    )
+    id: str
+    token: int
+    agent: str
+    mode: str
+    targets: tuple[str, ...]
+    priority: int
+    strict: bool
+    expires_at: float
+    objective: str
+
+    def __init__(
+        self,
+        id: str,
+        token: int,
+        agent: str,
+        mode: str,
+        targets: tuple[str, ...],
+        priority: int = 0,
+        strict: bool = False,
+        expires_at: float = 0.0,
+        objective: str = "",
+    ) -> None:
+        self._fill(id, token, agent, mode, targets, priority, strict, expires_at, objective)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self._asdict(), "targets": list(self.targets)}

@@ -1,7 +1,11 @@
-"""Shared fixtures: a copy of sample-repo, and a runner for the installed ``memkeeper`` CLI."""
+"""Shared fixtures: a copy of sample-repo, and two runners for the CLI — ``run_main`` calls
+``memkeeper.cli.main.main(argv)`` in this process (fast; the ``cli`` fixture), ``run_cli``
+runs the installed console script in a subprocess (for races, crashes and installs)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -61,6 +65,35 @@ def run_cli(
     return Run(done.returncode, done.stdout.decode(), done.stderr.decode())
 
 
+def run_main(
+    root: Path,
+    *args: str,
+    stdin: str | bytes | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Run:
+    """``run_cli`` in this process: ``main(argv)`` with its own cwd, environment and stdio."""
+    from memkeeper.cli.main import main
+
+    data = stdin.encode() if isinstance(stdin, str) else (stdin or b"")
+    saved_env, saved_cwd, saved_stdin = dict(os.environ), os.getcwd(), sys.stdin
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        for name in [k for k in os.environ if k.startswith("MEMKEEPER_")]:
+            del os.environ[name]
+        os.environ.update(env or {})
+        os.chdir(cwd or root)
+        sys.stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        sys.stdin = saved_stdin
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return Run(code, out.getvalue(), err.getvalue())
+
+
 @pytest.fixture
 def sample(tmp_path: Path) -> Path:
     """A fresh copy of sample-repo in its own git repository (memkeeper not yet initialised)."""
@@ -78,10 +111,11 @@ def memory(sample: Path) -> Memory:
 
 @pytest.fixture
 def cli(sample: Path) -> Cli:
-    """``cli("read", "CLAUDE.md#build", "--json")`` runs memkeeper in the sample copy."""
+    """``cli("read", "CLAUDE.md#build", "--json")`` runs memkeeper in the sample copy, in
+    this process (``run_main``)."""
 
     def run(*args: str, **kwargs: Any) -> Run:
-        return run_cli(sample, *args, **kwargs)
+        return run_main(sample, *args, **kwargs)
 
     return run
 

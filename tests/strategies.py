@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from hypothesis import strategies as st
-from test_sections_props import documents
+
+from tests.markdown.test_sections_props import documents
 
 __all__ = ["body_texts", "documents"]
 

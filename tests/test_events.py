@@ -2,13 +2,22 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import re
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memkeeper.events import GENESIS, chain_breaks, chain_hash, digest, iso_utc, make_event
+from memkeeper.events import (
+    GENESIS,
+    canonical,
+    chain_breaks,
+    chain_hash,
+    digest,
+    iso_utc,
+    make_event,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -154,3 +163,36 @@ def test_changing_any_one_event_is_always_detected(count: int, data: st.DataObje
     index = data.draw(st.integers(min_value=0, max_value=count - 1))
     events[index] = events[index]._replace(ts=events[index].ts + "!")
     assert chain_breaks(events)
+
+
+@pytest.mark.parametrize("size", [256 * 1024 - 1, 256 * 1024, 256 * 1024 + 1, 1024 * 1024])
+def test_digest_is_the_same_sha256_on_either_side_of_the_large_file_cutover(size: int) -> None:
+    data = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+    assert digest(data) == "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def test_canonical_json_sorts_keys_drops_spaces_and_keeps_unicode() -> None:
+    data = {"b": 1, "a": {"d": [1, 2], "c": "é"}}
+    assert canonical(data) == '{"a":{"c":"é","d":[1,2]},"b":1}'.encode()
+
+
+@given(st.dictionaries(st.text(max_size=4), st.integers() | st.text(max_size=4), max_size=5))
+def test_canonical_json_is_the_same_for_any_key_order(data: dict[str, int | str]) -> None:
+    reordered = dict(reversed(list(data.items())))
+    assert canonical(reordered) == canonical(data)
+    assert json.loads(canonical(data)) == data
+
+
+def test_make_event_keeps_what_it_was_given() -> None:
+    first = make_event(None, "t1", "agent-a", "section.patched", "CLAUDE.md", "build", {"rev": 2})
+    second = make_event(first, "t2", "agent-b", "emit", None, None, {})
+    assert (first.ts, first.actor, first.type, first.path, first.section, first.data) == (
+        "t1",
+        "agent-a",
+        "section.patched",
+        "CLAUDE.md",
+        "build",
+        {"rev": 2},
+    )
+    assert (second.id, second.prev, second.path) == (2, first.hash, None)
+    assert chain_breaks([first, second]) == []

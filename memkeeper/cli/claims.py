@@ -1,11 +1,15 @@
-"""The lease verbs of the CLI (contract §4): ``claim``, ``renew``, ``release``, ``claims``,
+"""The lease verbs of the CLI (docs/reference.md §4): ``claim``, ``renew``, ``release``, ``claims``,
 ``metrics``. Each returns a JSON-able payload; ``cli`` prints it and maps errors to exit codes
 (``Busy`` is exit 5). Cheap to import: the lease modules load only when a verb runs.
 """
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING
+
+from memkeeper.leases.wording import claim_json, waiter_json
+from memkeeper.ops.claims import LeaseTable
+
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
@@ -35,7 +39,6 @@ def add_verbs(verb: Verb) -> None:
 
 
 def cmd_claim(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
-    from memkeeper.leases.wording import claim_json
 
     claim = memory.claim(
         args.targets,
@@ -50,20 +53,16 @@ def cmd_claim(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_renew(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
-    from memkeeper.leases.wording import claim_json
 
     return claim_json(memory.renew(args.id, args.ttl), memory.now())
 
 
 def cmd_release(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
-    from memkeeper.leases.wording import claim_json
 
     return {**claim_json(memory.release(args.id), memory.now()), "seconds_left": 0}
 
 
 def cmd_claims(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
-    from memkeeper.leases.wording import claim_json, waiter_json
-    from memkeeper.ops.claims import LeaseTable
 
     claims, waiters, now = LeaseTable(memory.workspace).live()
     return {

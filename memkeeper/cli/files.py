@@ -1,4 +1,4 @@
-"""The CLI verbs for history, generated regions and validation (contract §4): ``append``,
+"""The CLI verbs for history, generated regions and validation (docs/reference.md §4): ``append``,
 ``regen``, ``reconcile list | show ID | resolve ID``, ``check``. Each returns a JSON-able
 payload; ``cli`` prints it and maps errors to exit codes (``check`` fails with exit 6).
 Cheap to import: the modules doing the work load only when a verb runs.
@@ -6,10 +6,13 @@ Cheap to import: the modules doing the work load only when a verb runs.
 
 from __future__ import annotations
 
+import os
+from typing import TYPE_CHECKING
+
 from memkeeper.cli.inputs import read_input
 from memkeeper.errors import Invalid
+from memkeeper.ops.reconcile import show
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
@@ -61,8 +64,6 @@ def cmd_reconcile(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
     if args.id is None:
         raise Invalid(f"reconcile {args.action} needs an ID — list them with: reconcile list")
     if args.action == "show":
-        from memkeeper.ops.reconcile import show
-
         return {"action": "show", **show(memory.workspace, args.id)}
     if args.keep_human == args.take_generated:
         raise Invalid("reconcile resolve needs --keep-human or --take-generated")
@@ -76,7 +77,6 @@ def cmd_check(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
 def open_reconciliations(memory: Memory) -> list[dict[str, Any]]:
     """For ``status``: open reconciliations, without creating a store that does not exist."""
-    import os
 
     if not os.path.exists(os.path.join(memory.home, "state.db")):
         return []

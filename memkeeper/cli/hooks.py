@@ -1,4 +1,4 @@
-"""The CLI verbs for hooks (contract §4, §7): ``hook claude-code`` and ``install-hooks``.
+"""The CLI verbs for hooks (docs/reference.md §4, §7): ``hook claude-code`` and ``install-hooks``.
 
 ``hook`` is not an ordinary verb: it speaks Claude Code's protocol on stdin and stdout and
 always exits 0, so ``cli.main`` hands it the raw streams instead of printing a payload.
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # start-up idiom: agents run this path (hook, append, emit) often
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable

@@ -2,7 +2,7 @@
 
 ``--root``, ``--agent`` and ``--json`` work before or after the command name. Each verb
 returns a JSON-able payload; the boundary prints it (JSON or for people) and maps
-``MemkeeperError`` subclasses onto the contract's exit codes. Only ``main`` exits.
+``MemkeeperError`` subclasses onto the exit codes of docs/reference.md §6. Only ``main`` exits.
 """
 
 from __future__ import annotations

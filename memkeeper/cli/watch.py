@@ -14,7 +14,7 @@ import json
 import os
 import sys
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # start-up idiom: agents run this path (hook, append, emit) often
 if TYPE_CHECKING:
     import argparse
     import threading

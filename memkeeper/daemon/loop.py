@@ -4,7 +4,7 @@
 watching directories, never files; tests: a scripted list). Once a watch is up (its first
 batch has arrived) the ``Daemon`` catches up on what no watch saw — changes made before the
 start or while the watch was being restarted — and then, for each batch, looks at the dirty
-paths, asks ``watchplan.plan`` what to do, does it, and returns what happened as ``Outcome``
+paths, asks ``daemon.plan.plan`` what to do, does it, and returns what happened as ``Outcome``
 values. After every batch (a quiet tick included) it reads the
 events recorded since the last it saw: any that a region may show re-render the generated
 files. The change source yields an empty batch on every quiet tick, so claims are expired on
@@ -24,7 +24,7 @@ from memkeeper.daemon.plan import Outcome
 from memkeeper.daemon.step import Daemon
 from memkeeper.errors import EnvironmentFailure
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # start-up idiom: agents run this path (hook, append, emit) often
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence, Set
 

@@ -14,11 +14,10 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from memkeeper.names import HOME_DIR, POLICY_FILE, STATE_DB, temp_pid
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from typing import Any

@@ -1,4 +1,4 @@
-"""The watch daemon's executor: it looks at dirty paths, does what ``watchplan`` plans, and
+"""The watch daemon's executor: it looks at dirty paths, does what ``daemon.plan`` plans, and
 returns what happened as ``Outcome`` values (it never prints).
 
 - A human save of a managed file is indexed like any change memkeeper did not make:
@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memkeeper.daemon.plan import (
     Gone,
@@ -37,11 +39,12 @@ from memkeeper.daemon.plan import (
 from memkeeper.errors import Invalid, MemkeeperError
 from memkeeper.events import digest
 from memkeeper.fs import files as fsio
+from memkeeper.fs.walk import managed_files
 from memkeeper.names import POLICY_FILE
 from memkeeper.ops.claims import LeaseTable
 from memkeeper.ops.regen import regen
+from memkeeper.policy.loader import load_policy
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Set
 
@@ -55,7 +58,6 @@ class Daemon:
     """The daemon's state between batches and the actions that change the world."""
 
     def __init__(self, ws: Workspace, rescan_s: float) -> None:
-        from memkeeper.policy.loader import load_policy
 
         self.ws = ws
         self.root = os.path.abspath(ws.root)
@@ -153,7 +155,6 @@ class Daemon:
         return [o for o in done if o.path in (rel, None)]
 
     def _reload(self) -> list[Outcome]:
-        from memkeeper.policy.loader import load_policy
 
         self.policy = load_policy(self.root)  # a bad policy: an error, the old one stays
         found = self._scan()
@@ -169,9 +170,6 @@ class Daemon:
 
     def _list(self) -> frozenset[str]:
         """The managed files (private ones left out) now; watch their directories."""
-        from pathlib import Path
-
-        from memkeeper.fs.walk import managed_files
 
         found = managed_files(self.policy, Path(self.root))
         listed = frozenset(rel for rel, rule in found if rule.file_class != "private")

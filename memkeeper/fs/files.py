@@ -198,7 +198,7 @@ def pid_alive(pid: int) -> bool:
     """Whether process ``pid`` exists (someone else's counts: it is alive, not ours to judge)."""
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # no such process; no pid is that large
         return False
     except PermissionError:
         return True

@@ -1,6 +1,6 @@
 """The few git questions ``check`` asks, through an injectable runner (tests pass a fake).
 
-``repo.py`` reads git's files directly to stay fast on the hot path; these need git's object
+``fs/root.py`` reads git's files directly to stay fast on the hot path; these need git's object
 store and index (``git show HEAD:path``, ``git show :path``, the staged file list), so they
 run the ``git`` executable. Inside a pre-commit hook git sets ``GIT_INDEX_FILE`` and friends;
 the runner passes the environment through, so the hook's view of the index is the one judged.

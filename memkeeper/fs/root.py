@@ -1,4 +1,4 @@
-"""Where the memory root is (contract §1) and how user paths map onto it.
+"""Where the memory root is (docs/reference.md §1) and how user paths map onto it.
 
 The root is ``--root``, else ``$MEMKEEPER_ROOT``, else the top of the *main* working tree of
 the git repository around the current directory (linked worktrees share one memory home),
@@ -62,10 +62,10 @@ def _worktree_owner(directory: str, dot_git: str) -> str:
 def relative_path(
     root: str | os.PathLike[str], user_path: str, cwd: str | os.PathLike[str] | None = None
 ) -> str:
-    """A user's PATH as a root-relative POSIX path (contract §3).
+    """A user's PATH as a root-relative POSIX path (docs/reference.md §3).
 
     Relative to the current directory when that is inside the root, else to the root;
-    absolute paths must lie inside the root. Confinement of symlinks is ``fsio.confine``'s job.
+    absolute paths must lie inside the root. Confinement of symlinks is ``fs.files.confine``'s job.
     """
     if not user_path:
         raise Invalid("empty path — name a file inside the memory root")

@@ -14,8 +14,8 @@ import errno
 import os
 import select
 import stat
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 

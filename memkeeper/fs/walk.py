@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from memkeeper.names import temp_pid
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memkeeper.policy.model import FileRule, Policy
 

@@ -1,6 +1,7 @@
-"""The Claude Code gate (contract §7): one tool call and the facts about the paths it touches
-in, a decision out. Pure: ``hookcmd`` reads the hook's JSON, gathers the facts through
-``Memory`` and prints what ``decide`` returns; ``gatewords`` says why, with the command to run.
+"""The Claude Code gate (docs/reference.md §7): one tool call and the facts about the paths
+it touches in, a decision out. Pure: ``gate.hook`` reads the hook's JSON, gathers the facts
+through the operations and prints what ``decide`` returns; ``gate.messages`` says why, with
+the command to run.
 
 The rules are those of ``patch``, ``append`` and ``check``: a Write of a managed file, an
 Edit that rewrites append-only history or touches a generated region, a Bash command that
@@ -30,7 +31,7 @@ from memkeeper.gate.shellwrites import BashWrite, bash_writes
 from memkeeper.markdown.appendonly import first_changed_line
 from memkeeper.markdown.lines import LINE_END
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # start-up idiom: agents run this path (hook, append, emit) often
 if TYPE_CHECKING:
     from memkeeper.gate.payload import ToolCall
 

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memkeeper.leases.decisions import Claim
 

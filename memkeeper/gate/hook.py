@@ -1,7 +1,7 @@
 """``memkeeper hook claude-code``: Claude Code's PreToolUse gate and PostToolUse indexer.
 
 Reads the hook's JSON on stdin. PreToolUse: gathers the facts ``gate.decide`` needs through
-``Memory`` and prints its answer (nothing for a silent allow). PostToolUse: re-indexes the
+a ``Workspace`` and prints its answer (nothing for a silent allow). PostToolUse: re-indexes the
 managed files the tool just changed, attributing the new revisions to the agent. The root
 comes from ``--root``, else ``$MEMKEEPER_ROOT``, else the session's ``cwd`` as the CLI finds
 it; a root without a policy or state is left alone (nothing is created). Always exit 0: on a
@@ -14,6 +14,7 @@ import json
 import os
 import shlex
 import stat
+from typing import TYPE_CHECKING
 
 from memkeeper.errors import Invalid, MemkeeperError
 from memkeeper.fs import files as fsio
@@ -26,7 +27,6 @@ from memkeeper.names import AGENT_ENV, HOME_DIR, POLICY_FILE, STATE_DB
 from memkeeper.ops import read
 from memkeeper.ops.workspace import Workspace
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import BinaryIO, TextIO
 

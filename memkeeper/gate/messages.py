@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import os
 import shlex
+from typing import TYPE_CHECKING
 
 from memkeeper.events import iso_utc
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 

@@ -199,6 +199,8 @@ class _Lexer:
             self.delimiter_next = True
             self.heredocs.append(("", op == "<<-"))
         if op == "\n":
+            if self.delimiter_next:  # `cat <<` then a newline: bash's syntax error too
+                raise ValueError("a here-document without a delimiter")
             self.skip_heredocs()
 
     def flush(self) -> None:

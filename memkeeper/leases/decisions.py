@@ -290,7 +290,7 @@ def write_permission(
     Other agents' overlapping live claims warn when advisory and refuse when strict (a write
     conflicts with reads too); ``strict`` (the policy's ``strict: true`` for the target) makes
     every claim strict. A ``claim_id`` must be live, ``agent``'s, ``write`` and cover
-    ``target``. Every refusal has the contract's reason ``claimed``.
+    ``target``. Every refusal has the reason ``claimed``.
     """
     claims = tuple(replace(c, strict=True) for c in claims) if strict else tuple(claims)
     target = normalize_target(target)

@@ -70,7 +70,8 @@ def covers(claim_target: str, target: str) -> bool:
     """Does ``claim_target`` cover the concrete file or section ``target`` (never a glob)?"""
     pattern, claim_key = _parse(claim_target)
     path, sep, key = target.partition("#")
-    if not _pattern_covers(pattern, tuple(path.rstrip("/").split("/"))):
+    whole = claim_key is not None  # a section claim covers sections of that file, not below it
+    if not _pattern_covers(pattern, tuple(path.rstrip("/").split("/")), whole=whole):
         return False
     return claim_key is None or (bool(sep) and _key_within(key, claim_key))
 
@@ -173,12 +174,15 @@ def _paths_meet(a: tuple[str, ...], b: tuple[str, ...], a_file: bool, b_file: bo
     return meet(0, 0)
 
 
-def _pattern_covers(pattern: tuple[str, ...], path: tuple[str, ...]) -> bool:
-    """Does ``pattern`` match ``path`` or one of its ancestors (a trailing ``**`` needs one)?"""
+def _pattern_covers(
+    pattern: tuple[str, ...], path: tuple[str, ...], *, whole: bool = False
+) -> bool:
+    """Does ``pattern`` match ``path`` or one of its ancestors (a trailing ``**`` needs one)?
+    With ``whole``, only ``path`` itself: a file has nothing below it."""
 
     def walk(i: int, j: int) -> bool:
         if i == len(pattern):
-            return True
+            return not whole or j == len(path)
         if j == len(path):
             return False
         if pattern[i] == "**":

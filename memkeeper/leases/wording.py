@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from memkeeper.events import iso_utc
 from memkeeper.leases.decisions import describe
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any

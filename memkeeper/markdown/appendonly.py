@@ -15,6 +15,7 @@ import time
 
 from memkeeper.errors import Invalid
 from memkeeper.markdown.lines import LINE_END, detect_newline
+from memkeeper.markdown.sections import split
 
 _PROBE = "memkeeper-probe-heading"
 
@@ -79,7 +80,6 @@ def entry_title(entry: str) -> str:
 def leaves_block_open(data: bytes) -> bool:
     """True when a heading written after ``data`` would not be a heading: an unclosed fence
     or HTML block at the end of the file swallows whatever is appended next."""
-    from memkeeper.markdown.sections import split
 
     newline = detect_newline(data)
     tail = b"" if not data or data.endswith((b"\n", b"\r")) else newline

@@ -35,3 +35,24 @@ def detect_newline(data: bytes) -> bytes:
     counts = {b"\r\n": crlf, b"\r": data.count(b"\r") - crlf, b"\n": data.count(b"\n") - crlf}
     best = max(counts.values())
     return first.group() if counts[first.group()] == best else max(counts, key=counts.__getitem__)
+
+
+def not_text(data: bytes, *, nul_ok: bool = False) -> tuple[str, int] | None:
+    """The first thing that makes ``data`` not text — ``("nul", offset)`` for a NUL byte
+    (unless ``nul_ok``), ``("utf-8", offset)`` for an invalid UTF-8 sequence — or ``None``."""
+    nul = -1 if nul_ok else data.find(b"\x00")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if nul < 0 or exc.start < nul:
+            return "utf-8", exc.start
+    return None if nul < 0 else ("nul", nul)
+
+
+def position(data: bytes, offset: int) -> tuple[int, int]:
+    """The 1-based line and 1-based byte column of ``offset`` (a byte of ``data``)."""
+    from bisect import bisect_right
+
+    starts = line_starts(data)
+    line = bisect_right(starts, offset)
+    return line, offset - starts[line - 1] + 1

@@ -1,4 +1,5 @@
-"""Pure rules for turning a patch request into a section's new bytes (contract §4 "Patch rules").
+"""Pure rules for turning a patch request into a section's new bytes (docs/reference.md §4,
+"Patch rules").
 
 - ``text_bytes`` refuses input that is not text (invalid UTF-8, NUL).
 - ``normalize_body`` writes the body with the file's line endings and the final-newline rule.
@@ -14,7 +15,7 @@ from __future__ import annotations
 import re
 
 from memkeeper.errors import Invalid
-from memkeeper.markdown.lines import LINE_END, count_lines, detect_newline
+from memkeeper.markdown.lines import LINE_END, count_lines, detect_newline, not_text, position
 from memkeeper.records import Record
 
 TYPE_CHECKING = False
@@ -30,18 +31,17 @@ _RISKY_LINE = re.compile(
 
 def text_bytes(data: bytes, where: str) -> str:
     """Decode UTF-8 text, refusing NUL bytes and invalid sequences with the line they are on."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise Invalid(
-            f"{where}:{line}: invalid UTF-8 at byte {exc.start} — memory files "
-            "and bodies must be UTF-8 text"
-        ) from None
-    if "\0" in text:
-        line = text.count("\n", 0, text.index("\0")) + 1
+    problem = not_text(data)
+    if problem is None:
+        return data.decode("utf-8")
+    kind, offset = problem
+    line = position(data, offset)[0]
+    if kind == "nul":
         raise Invalid(f"{where}:{line}: contains a NUL byte — memory files and bodies must be text")
-    return text
+    raise Invalid(
+        f"{where}:{line}: invalid UTF-8 at byte {offset} — memory files "
+        "and bodies must be UTF-8 text"
+    )
 
 
 def normalize_body(body: bytes, newline: bytes, ends_file: bool) -> bytes:

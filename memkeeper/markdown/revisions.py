@@ -7,12 +7,12 @@ it; a key that disappears keeps its rev (hash NULL), so when it returns it conti
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from memkeeper.events import digest
 from memkeeper.markdown.lines import count_lines
 from memkeeper.records import SectionRow
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memkeeper.markdown.sections import Document
 

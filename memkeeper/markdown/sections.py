@@ -19,7 +19,7 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from memkeeper.errors import Invalid
-from memkeeper.markdown.lines import count_lines, detect_newline, line_starts
+from memkeeper.markdown.lines import count_lines, detect_newline, line_starts, not_text
 
 __all__ = [
     "PREAMBLE",
@@ -33,7 +33,8 @@ __all__ = [
     "split",
 ]
 
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -136,9 +137,12 @@ def _slug_char(char: str) -> str:
 
 
 def _decode(data: bytes, starts: list[int], path: str) -> str:
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        line, column = _position(starts, nul)
+    problem = not_text(data)
+    if problem is None:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    kind, offset = problem
+    line, column = _position(starts, offset)
+    if kind == "nul":
         raise Invalid(
             f"{path}:{line}: NUL byte at column {column} — memory files must be text; "
             "remove the NUL bytes",
@@ -146,19 +150,14 @@ def _decode(data: bytes, starts: list[int], path: str) -> str:
             line=line,
             column=column,
         )
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line, column = _position(starts, exc.start)
-        raise Invalid(
-            f"{path}:{line}: invalid UTF-8 byte 0x{data[exc.start]:02x} at column {column} "
-            f"(offset {exc.start}) — memory files must be UTF-8 text; re-save it as UTF-8",
-            path=path,
-            line=line,
-            column=column,
-            offset=exc.start,
-        ) from None
-    return text.removeprefix("\ufeff")
+    raise Invalid(
+        f"{path}:{line}: invalid UTF-8 byte 0x{data[offset]:02x} at column {column} "
+        f"(offset {offset}) — memory files must be UTF-8 text; re-save it as UTF-8",
+        path=path,
+        line=line,
+        column=column,
+        offset=offset,
+    )
 
 
 def _position(starts: list[int], offset: int) -> tuple[int, int]:

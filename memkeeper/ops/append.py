@@ -7,7 +7,6 @@ before it, in the order of their ``entry.appended`` events. Indexing a rewrite o
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, replace
 
 from memkeeper.errors import Refused
@@ -16,7 +15,7 @@ from memkeeper.markdown import appendonly
 from memkeeper.markdown.lines import count_lines
 from memkeeper.markdown.patchrules import text_bytes
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # start-up idiom: agents run this path (hook, append, emit) often
 if TYPE_CHECKING:
     from typing import Any
 
@@ -55,16 +54,12 @@ def append(ws: Workspace, rel: str, text: str | bytes) -> AppendResult:
     template = _entry_template(ws, rel)
     entry = appendonly.make_entry(template, body, ws.agent, ws.now())
     with ws.locked(rel):
-        exists = os.path.lexists(os.path.join(ws.root, rel))
-        data = fsio.read_bytes(ws.root, rel) if exists else b""
-        with ws.store.writing():
-            if exists:
-                ws.index_file(rel, data)
+        with ws.editing(rel, missing_ok=True) as data:
             warnings = _check_claims(ws, rel)
-            done = _write(ws, rel, data, entry, appendonly.entry_title(body))
+            done = _write(ws, rel, data or b"", entry, appendonly.entry_title(body))
             fsio.crashpoint("append.before_commit")  # file and index written, not committed
         fsio.crashpoint("append.after_commit")  # committed, lock still held
-        return replace(done, warnings=warnings)
+    return replace(done, warnings=warnings)
 
 
 def _check_claims(ws: Workspace, rel: str) -> tuple[str, ...]:
@@ -91,8 +86,7 @@ def _write(ws: Workspace, rel: str, data: bytes, entry: str, title: str) -> Appe
             "every entry after it — close it",
             reason="structure",
         )
-    fsio.atomic_write(ws.root, rel, new)
-    ws.index_file(rel, new, external=False)
+    ws.replace_file(rel, new)
     state = ws.store.file_state(rel)
     assert state is not None
     total = count_lines(new)

@@ -13,16 +13,20 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING
 
 from memkeeper.errors import Failed, Invalid, PolicyInvalid
 from memkeeper.fs.git import Git
+from memkeeper.fs.walk import managed_files
 from memkeeper.markdown.appendonly import first_changed_line
 from memkeeper.markdown.hiddentext import hidden_characters
-from memkeeper.markdown.lines import LINE_END
+from memkeeper.markdown.lines import LINE_END, not_text, position
 from memkeeper.ops.verify import violation
+from memkeeper.policy.loader import parse_policy, policy_bytes
 from memkeeper.regions import markers as regions
+from memkeeper.regions.render import compile_region
+from memkeeper.store.sqlite import Store
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
@@ -90,7 +94,6 @@ def _judge_files(
 
 
 def _policy(root: Path, git: Git, staged: bool) -> tuple[Policy | None, list[Violation], list[str]]:
-    from memkeeper.policy.loader import parse_policy, policy_bytes
 
     data = policy_bytes(root, staged=git.staged_blob if staged else None)
     if data is None:
@@ -112,8 +115,6 @@ def _files(
     elif paths:
         names = list(paths)
     else:
-        from memkeeper.fs.walk import managed_files
-
         return managed_files(policy, root), []
     rules = [(name, policy.classify(name)) for name in names]
     managed = [(name, rule) for name, rule in rules if rule is not None]
@@ -136,12 +137,11 @@ def judge(
     rel: str, file_class: str, data: bytes, head: bytes | None, templates: Mapping[str, str]
 ) -> list[Violation]:
     """Violations of one managed file's bytes (``head``: its committed version, if any)."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
+    problem = not_text(data, nul_ok=True)  # a NUL is judged as hidden text
+    if problem is not None:
+        line = position(data, problem[1])[0]
         return [violation(rel, line, "encoding", "not UTF-8 text", "save the file as UTF-8")]
-    found = _hidden(rel, text)
+    found = _hidden(rel, data.decode("utf-8"))
     if file_class == "generated":
         found += judge_regions(rel, data, templates)
     if file_class == "append-only" and head is not None:
@@ -161,7 +161,6 @@ def _hidden(rel: str, text: str) -> list[Violation]:
 
 def judge_regions(rel: str, data: bytes, templates: Mapping[str, str]) -> list[Violation]:
     """Marker mistakes, unknown sources and hand-edited regions of a generated file."""
-    from memkeeper.regions.render import compile_region
 
     try:
         found = regions.parse(data, rel)
@@ -233,7 +232,6 @@ def _reconciliations(root: Path, paths: Sequence[str]) -> list[Violation]:
     home = os.path.join(root, ".memkeeper")
     if not os.path.exists(os.path.join(home, "state.db")):
         return []
-    from memkeeper.store.sqlite import Store
 
     store = Store.open(home)
     try:

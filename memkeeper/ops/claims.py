@@ -1,10 +1,10 @@
-"""Claims (contract §4): the shell that stores what ``leases`` decides and wakes waiters.
+"""Claims (docs/reference.md §4): the shell that stores what ``leases`` decides and wakes waiters.
 
 Every operation is one ``writing()`` transaction that first settles the table — expired claims
 go, each leaving ``claim.expired``; waits whose process is gone go too — then acts, then
 serves the queue again: it grants each waiter that has become grantable, in queue order, and
 aborts deadlock victims (``claim.aborted``, reason ``deadlock``) until neither is left. When
-anything changed it pokes every waiter's FIFO after the commit (``waiting``). Fencing tokens
+anything changed it pokes every waiter's FIFO after the commit (``fs.wakeups``). Fencing tokens
 come from a counter stored in the grant's transaction: they never repeat, whatever crashes.
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+from typing import TYPE_CHECKING
 
 from memkeeper.errors import Busy, Invalid, Refused
 from memkeeper.events import iso_utc
@@ -28,7 +29,6 @@ from memkeeper.leases.wording import (
 )
 from memkeeper.markdown import refs
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from typing import Any

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import math
 import re
+from typing import TYPE_CHECKING
 
 from memkeeper.errors import Invalid
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any

@@ -1,5 +1,5 @@
-"""Compare-and-swap patches of one section (contract §4 "Patch rules"): the shell around
-``patching``'s pure rules.
+"""Compare-and-swap patches of one section (docs/reference.md §4 "Patch rules"): the shell around
+``markdown.patchrules``' pure rules.
 
 Under the file's lock and inside one store transaction: index any change memkeeper did not
 make, resolve the section, check owners and claims, compare ``expect_rev`` (and the file hash)
@@ -38,7 +38,7 @@ def patch(
     dmp: str | None = None,
     claim: str | None = None,
 ) -> PatchResult:
-    """Compare-and-swap one section's body; see contract §4 "Patch rules"."""
+    """Compare-and-swap one section's body; see docs/reference.md §4 "Patch rules"."""
     path, ref_key = refs.split_ref(ref)
     if ref_key is None:
         raise Invalid(
@@ -58,10 +58,8 @@ def patch(
     rule = ws.rule(rel)
     _check_class(rel, rule.file_class)
     with ws.locked(rel):
-        data = fsio.read_bytes(ws.top, rel)
-        lost: Conflict | None = None
-        with ws.store.writing():
-            ws.index_file(rel, data)
+        with ws.editing(rel) as data:
+            assert data is not None
             row = ws.section_row(rel, ref_key)
             _check_owner(ws, rel, row.key)
             warnings = _check_claims(ws, rel, row.key, claim)
@@ -71,11 +69,11 @@ def patch(
             if lost is None:
                 done = _apply(ws, rel, data, row, state, new_body, dmp)
             else:
-                ws.store.tally("conflict", ws.now())
+                ws.store.tally("conflict", ws.now())  # committed: the metrics count lost races
         if lost is not None:
             raise lost
         fsio.crashpoint("patch.after_commit")  # committed, lock still held
-        return done._replace(warnings=warnings) if warnings else done
+    return done._replace(warnings=warnings) if warnings else done
 
 
 def _apply(
@@ -106,7 +104,7 @@ def _apply(
             rel, row.key, row.rev, row.hash or "", state.file_rev, state.file_hash, 0
         )
     fsio.crashpoint("patch.before_write")
-    fsio.atomic_write(ws.top, rel, cut.data)
+    ws.replace_file(rel, cut.data, index=False)  # the index is updated row by row below
     fsio.crashpoint("patch.after_write")
     new_row = row._replace(
         rev=row.rev + 1,

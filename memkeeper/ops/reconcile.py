@@ -8,22 +8,22 @@ renders over the edit. Either way the reconciliation closes with ``reconcile.res
 from __future__ import annotations
 
 import difflib
-import os
+from typing import TYPE_CHECKING
 
 from memkeeper.errors import Invalid
 from memkeeper.events import iso_utc
-from memkeeper.fs import files as fsio
 from memkeeper.markdown.lines import LINE_END, detect_newline
 from memkeeper.ops.regen import context, live_claims
+from memkeeper.policy.loader import load_policy
 from memkeeper.regions import markers as regions
+from memkeeper.regions.render import compile_region
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
     from memkeeper.ops.workspace import Workspace
     from memkeeper.policy.model import Policy
-    from memkeeper.store.recontables import Reconciliation
+    from memkeeper.records import ClaimView, Reconciliation
 
 HOW = ("keep-human", "take-generated")
 
@@ -70,26 +70,21 @@ def _lines(text: str) -> list[str]:
 
 def resolve(ws: Workspace, rec_id: int, how: str) -> Reconciliation:
     """Close an open reconciliation the way ``how`` says, re-rendering its region."""
-    from memkeeper.policy.loader import load_policy
 
     if how not in HOW:
         raise Invalid(f"unknown resolution {how!r} — use --keep-human or --take-generated")
     rel = find(ws, rec_id, must_be_open=True).path
     policy = load_policy(ws.root)
     claims = live_claims(ws, policy)
-    with ws.locked(rel):
-        exists = os.path.lexists(os.path.join(ws.root, rel))
-        data = fsio.read_bytes(ws.root, rel) if exists else None
-        with ws.store.writing():
-            row = find(ws, rec_id, must_be_open=True)  # a racing resolver may have won
-            by, at = ws.agent, iso_utc(ws.now())
-            ws.store.resolve_reconciliation(rec_id, how, by, at)  # before rendering
-            if data is not None:
-                ws.index_file(rel, data)
-                _rewrite(ws, policy, row, data, claims, how)
-            data_out = {"id": rec_id, "region": row.region, "resolution": how}
-            ws.record("reconcile.resolved", rel, None, data_out)
-            return row._replace(resolution=how, resolved_by=by, resolved_at=at)
+    with ws.locked(rel), ws.editing(rel, missing_ok=True) as data:
+        row = find(ws, rec_id, must_be_open=True)  # a racing resolver may have won
+        by, at = ws.agent, iso_utc(ws.now())
+        ws.store.resolve_reconciliation(rec_id, how, by, at)  # before rendering
+        if data is not None:
+            _rewrite(ws, policy, row, data, claims, how)
+        data_out = {"id": rec_id, "region": row.region, "resolution": how}
+        ws.record("reconcile.resolved", rel, None, data_out)
+    return row._replace(resolution=how, resolved_by=by, resolved_at=at)
 
 
 def _rewrite(
@@ -97,10 +92,9 @@ def _rewrite(
     policy: Policy,
     row: Reconciliation,
     data: bytes,
-    claims: tuple[dict[str, Any], ...],
+    claims: tuple[ClaimView, ...],
     how: str,
 ) -> None:
-    from memkeeper.regions.render import compile_region
 
     region = _region(row, data)
     if region is None:
@@ -113,8 +107,7 @@ def _rewrite(
     text = compile_region(region, policy.templates, row.path)(context(ws, policy, claims))
     new = regions.fill(new, [region], {region.id: text})
     if new != data:
-        fsio.atomic_write(ws.root, row.path, new)
-        ws.index_file(row.path, new, external=False)
+        ws.replace_file(row.path, new)
 
 
 def _region(row: Reconciliation, data: bytes) -> regions.Region | None:

@@ -12,14 +12,18 @@ claims on them are shown.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from memkeeper.errors import Refused
 from memkeeper.events import iso_utc
 from memkeeper.fs import files as fsio
+from memkeeper.fs.walk import managed_files
+from memkeeper.ops.claims import LeaseTable
+from memkeeper.policy.loader import load_policy
+from memkeeper.records import ClaimView
 from memkeeper.regions import markers as regions
 from memkeeper.regions.render import Context, compile_region
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
@@ -53,7 +57,6 @@ class RegenResult:
 
 def regen(ws: Workspace, rel: str | None) -> list[RegenResult]:
     """Re-render ``rel`` (a generated file), or every generated file when ``None``."""
-    from memkeeper.policy.loader import load_policy
 
     policy = load_policy(ws.root)
     targets = _targets(ws, policy, rel)
@@ -67,8 +70,6 @@ def regen(ws: Workspace, rel: str | None) -> list[RegenResult]:
 
 def _targets(ws: Workspace, policy: Policy, rel: str | None) -> list[str]:
     if rel is None:
-        from memkeeper.fs.walk import managed_files
-
         found = managed_files(policy, ws.root)
         return [path for path, rule in found if rule.file_class == "generated"]
     rule = policy.classify(rel)
@@ -91,12 +92,12 @@ def _compiled(
 
 
 def _visit(
-    ws: Workspace, policy: Policy, rel: str, claims: tuple[dict[str, Any], ...], write: bool
+    ws: Workspace, policy: Policy, rel: str, claims: tuple[ClaimView, ...], write: bool
 ) -> RegenResult:
     with ws.locked(rel):
-        data = fsio.read_bytes(ws.root, rel)
-        with ws.store.writing():
-            ws.index_file(rel, data)
+        with ws.editing(rel) as read:
+            assert read is not None
+            data = read
             found, renderers = _compiled(rel, data, policy)
             edited = [r for r in found if r.edited(data)]
             before = context(ws, policy, claims) if edited else None
@@ -110,7 +111,7 @@ def _visit(
             done = _write(ws, rel, data, found, texts, edited)
             fsio.crashpoint("regen.before_commit")  # file and index written, not committed
         fsio.crashpoint("regen.after_commit")  # committed, lock still held
-        return done
+    return done
 
 
 def _write(
@@ -128,8 +129,7 @@ def _write(
     )
     unchanged = tuple(r.id for r in found if r.id in texts and r.id not in changed)
     if new != data:
-        fsio.atomic_write(ws.root, rel, new)
-        ws.index_file(rel, new, external=False)
+        ws.replace_file(rel, new)
         state = ws.store.file_state(rel)
         assert state is not None
         ws.record(
@@ -156,35 +156,34 @@ def open_reconciliation(ws: Workspace, rel: str, region: Region, data: bytes, te
 # -- what regions are rendered from ----------------------------------------------------------
 
 
-def context(ws: Workspace, policy: Policy, claims: tuple[dict[str, Any], ...]) -> Context:
+def context(ws: Workspace, policy: Policy, claims: tuple[ClaimView, ...]) -> Context:
     """Events and open reconciliations from the store, without anything about private files."""
     events = tuple(e for e in ws.store.events() if not _about_private(policy, e))
     open_ = ws.store.reconciliations()
-    found = tuple(r.to_json() for r in open_ if not is_private(policy, r.path))
+    found = tuple(r for r in open_ if not is_private(policy, r.path))
     return Context(events, claims, found)
 
 
-def live_claims(ws: Workspace, policy: Policy) -> tuple[dict[str, Any], ...]:
+def live_claims(ws: Workspace, policy: Policy) -> tuple[ClaimView, ...]:
     """The live claims as plain fields, without targets inside private files. Takes its own
     transaction (it may expire claims), so call it outside ``writing()``."""
     out = []
-    from memkeeper.ops.claims import LeaseTable
 
     for claim in LeaseTable(ws).live()[0]:
         targets = [t for t in claim.targets if not is_private(policy, t.partition("#")[0])]
         if targets:
             out.append(
-                {
-                    "id": claim.id,
-                    "token": claim.token,
-                    "agent": claim.agent,
-                    "mode": claim.mode,
-                    "targets": targets,
-                    "priority": claim.priority,
-                    "strict": claim.strict,
-                    "expires_at": claim.expires_at,
-                    "objective": claim.objective,
-                }
+                ClaimView(
+                    claim.id,
+                    claim.token,
+                    claim.agent,
+                    claim.mode,
+                    tuple(targets),
+                    claim.priority,
+                    claim.strict,
+                    claim.expires_at,
+                    claim.objective,
+                )
             )
     return tuple(out)
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from memkeeper.fs import files as fsio
+from memkeeper.fs.walk import managed_files
 from memkeeper.names import POLICY_FILE
 from memkeeper.ops import read
+from memkeeper.policy.loader import load_policy, parse_policy, policy_bytes
+from memkeeper.policy.presets import preset_bytes
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -18,8 +21,6 @@ if TYPE_CHECKING:
 
 def init(ws: Workspace, preset: str | None) -> dict[str, Any]:
     """Write the policy if absent, create ``.memkeeper/``, index every managed file."""
-    from memkeeper.policy.loader import load_policy, parse_policy
-    from memkeeper.policy.presets import preset_bytes
 
     created = not os.path.exists(os.path.join(ws.root, POLICY_FILE))
     if created:
@@ -40,7 +41,6 @@ def init(ws: Workspace, preset: str | None) -> dict[str, Any]:
 
 def status(ws: Workspace) -> dict[str, Any]:
     """The root, the policy and every managed file with its class and section count."""
-    from memkeeper.policy.loader import parse_policy, policy_bytes
 
     data = policy_bytes(ws.root)
     policy = parse_policy(data)
@@ -53,7 +53,6 @@ def status(ws: Workspace) -> dict[str, Any]:
 
 def _describe(ws: Workspace, policy: Policy) -> list[dict[str, Any]]:
     """Managed files with class and section count, indexing any that changed (not private)."""
-    from memkeeper.fs.walk import managed_files
 
     files = []
     for rel, rule in managed_files(policy, ws.root):

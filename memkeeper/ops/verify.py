@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from memkeeper.errors import Failed, Invalid
 from memkeeper.events import chain_breaks, digest
 from memkeeper.fs import files as fsio
 from memkeeper.records import Violation
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -9,6 +9,7 @@ event recording and the policy's verdicts (cached by the policy's hash, so a ``r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 
@@ -20,6 +21,7 @@ from memkeeper.store.sqlite import Store
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
     from typing import Any
 
@@ -97,6 +99,28 @@ class Workspace:
         return self.store.append_event(
             iso_utc(self.now()), actor or self.agent, type, path, section, data
         )
+
+    # -- the write path: every operation that replaces a managed file goes through these ------
+
+    @contextlib.contextmanager
+    def editing(self, rel: str, *, missing_ok: bool = False) -> Iterator[bytes | None]:
+        """Under ``rel``'s lock (the caller holds it): read its bytes, open one store
+        transaction and index whatever changed since memkeeper last looked (so an unseen
+        human save counts), then yield the bytes (``None``: the file does not exist, with
+        ``missing_ok``). The transaction commits when the block ends."""
+        exists = not missing_ok or os.path.lexists(os.path.join(self.top, rel))
+        data = files.read_bytes(self.top, rel) if exists else None
+        with self.store.writing():
+            if data is not None:
+                self.index_file(rel, data)
+            yield data
+
+    def replace_file(self, rel: str, new: bytes, *, index: bool = True) -> None:
+        """Replace a managed file's bytes durably (inside ``editing``) and, with ``index``,
+        index them as memkeeper's own write (no event)."""
+        files.atomic_write(self.top, rel, new)
+        if index:
+            self.index_file(rel, new, external=False)
 
     # -- indexing -------------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ gitignore-style glob is compiled on its own with pathspec, so the first matching
 
 from __future__ import annotations
 
+import difflib
 import re
 import string
 from collections.abc import Mapping
@@ -28,6 +29,7 @@ from memkeeper.policy.model import (
     Policy,
     SectionRule,
 )
+from memkeeper.regions.templates import SOURCES, TemplateError, parse_template
 
 _TOP_KEYS = ("version", "files", "leases", "templates")
 _RULE_KEYS = ("path", "class", "strict", "sections", "entry_template")
@@ -250,7 +252,6 @@ class _Parser:
 
     def region_template(self, node: CommentedMap, name: str, text: str) -> None:
         """A template for generated regions: a usable source name and valid syntax."""
-        from memkeeper.regions.templates import SOURCES, TemplateError, parse_template
 
         if name in SOURCES or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
             what = f"template name {_show(name)} is built in or not a source name"
@@ -315,7 +316,6 @@ def _show(value: object) -> str:
 
 
 def _did_you_mean(key: object, allowed: tuple[str, ...]) -> str:
-    import difflib
 
     close = difflib.get_close_matches(str(key), allowed, n=1)
     return f"did you mean '{close[0]}'? " if close else ""

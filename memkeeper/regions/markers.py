@@ -1,4 +1,5 @@
-"""Generated regions (contract §5): their markers, checksums, and splicing rendered text in.
+"""Generated regions (docs/reference.md §5): their markers, checksums, and splicing rendered
+text in.
 
     <!-- memkeeper:generated source=NAME [id=ID] [KEY=VALUE ...] -->
     (text memkeeper renders)
@@ -17,13 +18,13 @@ Pure functions over bytes. Hot path (a patch of a generated file): stdlib only.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from memkeeper.errors import Invalid
 from memkeeper.events import digest
 from memkeeper.markdown.lines import LINE_END
 from memkeeper.records import Record
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
     from typing import NoReturn

@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memkeeper.errors import Invalid
 from memkeeper.events import iso_utc
@@ -21,9 +21,8 @@ from memkeeper.markdown.hiddentext import strip_hidden
 from memkeeper.regions.markers import looks_like_marker
 from memkeeper.regions.templates import SOURCES, TemplateError, parse_template, query_from
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memkeeper.records import Event
+    from memkeeper.records import ClaimView, Event, Reconciliation
     from memkeeper.regions.markers import Region
     from memkeeper.regions.templates import Part, Query
 
@@ -40,12 +39,12 @@ _EMPTY = {
 
 @dataclass(frozen=True, slots=True)
 class Context:
-    """What regions are rendered from: events oldest first, plain claim and reconciliation
-    fields (``agent``, ``mode``, ``targets``, ``expires_at`` …; ``id``, ``path``, ``region`` …)."""
+    """What regions are rendered from: events oldest first, the live claims and the open
+    reconciliations (none of them about a private file)."""
 
     events: tuple[Event, ...] = ()
-    claims: tuple[Mapping[str, Any], ...] = ()
-    reconciliations: tuple[Mapping[str, Any], ...] = ()
+    claims: tuple[ClaimView, ...] = ()
+    reconciliations: tuple[Reconciliation, ...] = ()
 
 
 Renderer = Callable[[Context], str]
@@ -117,7 +116,7 @@ def select(query: Query, context: Context) -> list[dict[str, Any]]:
         claims = [claim_fields(c) for c in context.claims]
         found = [c for c in claims if _claim_matches(query, c)]
     else:
-        found = [dict(r) for r in context.reconciliations if _under(r.get("path"), query.path)]
+        found = [r.to_json() for r in context.reconciliations if _under(r.path, query.path)]
     return found[: query.limit] if query.limit else found
 
 
@@ -151,16 +150,13 @@ def event_fields(event: Event) -> dict[str, Any]:
     return fields
 
 
-def claim_fields(claim: Mapping[str, Any]) -> dict[str, Any]:
-    targets = [str(t) for t in claim.get("targets", ())]
-    expires = claim.get("expires_at")
-    when = iso_utc(expires) if isinstance(expires, int | float) else str(expires or "")
+def claim_fields(claim: ClaimView) -> dict[str, Any]:
+    """A claim's fields for templates: ``targets`` joined, ``target_list``, ``expires``."""
     return {
-        **claim,
-        "targets": ", ".join(targets),
-        "target_list": targets,
-        "expires": display_time(when),
-        "agent": str(claim.get("agent", "")),
+        **claim.to_json(),
+        "targets": ", ".join(claim.targets),
+        "target_list": list(claim.targets),
+        "expires": display_time(iso_utc(claim.expires_at)),
     }
 
 

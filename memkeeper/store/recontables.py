@@ -6,7 +6,7 @@ methods inside ``Store.writing()``.
 
 from __future__ import annotations
 
-from memkeeper.records import Record
+from memkeeper.records import Reconciliation
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -57,58 +57,6 @@ class ReconciliationRows:
             "WHERE id = ? AND resolution IS NULL",
             (resolution, by, at, rec_id),
         )
-
-
-class Reconciliation(Record):
-    """A human edit of a generated region, open until someone resolves it."""
-
-    __slots__ = (
-        "id",
-        "path",
-        "region",
-        "human",
-        "generated",
-        "opened_by",
-        "opened_at",
-        "resolution",
-        "resolved_by",
-        "resolved_at",
-    )
-    id: int
-    path: str
-    region: str
-    human: str
-    generated: str
-    opened_by: str
-    opened_at: str
-    resolution: str | None  # None while open; keep-human or take-generated
-    resolved_by: str | None
-    resolved_at: str | None
-
-    def __init__(
-        self,
-        id: int,
-        path: str,
-        region: str,
-        human: str,
-        generated: str,
-        opened_by: str,
-        opened_at: str,
-        resolution: str | None,
-        resolved_by: str | None,
-        resolved_at: str | None,
-    ) -> None:
-        self._fill(
-            *(id, path, region, human, generated, opened_by, opened_at),
-            *(resolution, resolved_by, resolved_at),
-        )
-
-    @property
-    def status(self) -> str:
-        return "open" if self.resolution is None else "resolved"
-
-    def to_json(self) -> dict[str, Any]:
-        return {**self._asdict(), "status": self.status}
 
 
 _RECONCILIATION_COLUMNS = ", ".join(Reconciliation.__slots__)

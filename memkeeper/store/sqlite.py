@@ -349,17 +349,7 @@ class Store(LeaseRows, ReconciliationRows):
         self._db.execute(
             "INSERT INTO events (id, ts, actor, type, path, section, data, prev, hash) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                event.id,
-                event.ts,
-                event.actor,
-                event.type,
-                event.path,
-                event.section,
-                json.dumps(event.data, ensure_ascii=False, sort_keys=True),
-                event.prev,
-                event.hash,
-            ),
+            (*event[:6], json.dumps(event.data, ensure_ascii=False, sort_keys=True), *event[7:]),
         )
         self.cache(EVENTS_HEAD, f"{event.id} {event.hash}")
         return event

@@ -1,0 +1,259 @@
+"""Claims end to end: the installed ``memkeeper`` in subprocesses, several at once."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import MEMKEEPER, Cli, Run
+
+pytestmark = pytest.mark.e2e
+
+
+def as_agent(cli: Cli, agent: str, *args: str, stdin: str | None = None) -> Run:
+    return cli("--agent", agent, *args, "--json", stdin=stdin)
+
+
+def claim_events(cli: Cli) -> list[dict[str, Any]]:
+    lines = cli("events", "--json").stdout.splitlines()
+    return [e for e in map(json.loads, lines) if e["type"].startswith("claim.")]
+
+
+def wait_for_queue(cli: Cli, depth: int) -> None:
+    """Ask the CLI until ``depth`` requests are queued (each call takes tens of ms)."""
+    deadline = time.monotonic() + 30
+    while cli("metrics", "--json").json["queue_depth"] != depth:
+        assert time.monotonic() < deadline, f"the queue never reached {depth}"
+
+
+def spawn(sample: Path, agent: str, *args: str) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMKEEPER_")}
+    return subprocess.Popen(
+        [MEMKEEPER, "--agent", agent, *args, "--json"],
+        cwd=sample,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(process: subprocess.Popen[str]) -> tuple[int, dict[str, Any]]:
+    out, err = process.communicate(timeout=60)
+    assert out, err
+    payload = json.loads(out)
+    assert isinstance(payload, dict)
+    return process.returncode, payload
+
+
+def test_targets_overlap_on_whole_segments_sections_and_globs(cli: Cli) -> None:
+    assert as_agent(cli, "a", "claim", "src/api/", "CLAUDE.md#build").code == 0
+    granted = [
+        ("src/ap",),
+        ("src/apiary/x.py",),
+        ("CLAUDE.md#testing",),
+        ("docs/**/*.md", "memory/"),
+    ]
+    for targets in granted:
+        run = as_agent(cli, "b", "claim", *targets)
+        assert run.code == 0, run.stdout
+    refused = [("src/api",), ("src/api/v1/x.py",), ("src/**/*.py",), ("CLAUDE.md",), ("*.md",)]
+    for targets in refused:
+        run = as_agent(cli, "c", "claim", *targets)
+        assert run.code == 5, (targets, run.stdout)
+        assert run.json["status"] == "busy"
+        assert run.json["holders"][0]["agent"] == "a"
+    section = as_agent(cli, "c", "claim", "CLAUDE.md#inventory-service")
+    assert section.code == 5
+    assert section.json["holders"][0]["targets"] == [
+        "src/api/",
+        "CLAUDE.md#inventory-service/build",
+    ]
+
+
+def test_readers_share_a_scope_and_a_writer_is_busy(cli: Cli) -> None:
+    assert as_agent(cli, "a", "claim", "docs/", "--mode", "read").code == 0
+    assert as_agent(cli, "b", "claim", "docs/guide.md", "--mode", "read").code == 0
+    busy = as_agent(cli, "c", "claim", "docs/guide.md")
+    assert busy.code == 5
+    assert sorted(h["agent"] for h in busy.json["holders"]) == ["a", "b"]
+    assert all(h["seconds_left"] == 120 for h in busy.json["holders"])
+    assert "expires_at" in busy.json["holders"][0]
+
+
+def test_expiry_frees_the_scope_and_fences_a_late_write(cli: Cli) -> None:
+    held = as_agent(cli, "a", "claim", "CLAUDE.md#build", "--ttl", "1").json
+    body = "- built under a claim\n\n"
+    early = as_agent(
+        cli, "a", "patch", "CLAUDE.md#build", "--expect-rev", "1", "--claim", held["id"],
+        "--body-file", "-", stdin=body,
+    )  # fmt: skip
+    assert early.code == 0, early.stdout
+    time.sleep(1.2)  # the one real wait: a TTL of one second runs out
+    taken = as_agent(cli, "b", "claim", "CLAUDE.md#build")
+    assert taken.code == 0, taken.stdout
+    assert taken.json["token"] > held["token"]
+    late = as_agent(
+        cli, "a", "patch", "CLAUDE.md#build", "--expect-rev", "2", "--claim", held["id"],
+        "--body-file", "-", stdin="- too late\n\n",
+    )  # fmt: skip
+    assert (late.code, late.json["reason"]) == (4, "claimed")
+    borrowed = as_agent(
+        cli, "a", "patch", "CLAUDE.md#build", "--expect-rev", "2", "--claim", taken.json["id"],
+        "--body-file", "-", stdin="- not mine\n\n",
+    )  # fmt: skip
+    assert (borrowed.code, borrowed.json["reason"]) == (4, "claimed")
+    assert "belongs to b" in borrowed.json["message"]
+    kinds = [(e["type"], e["data"]["id"]) for e in claim_events(cli)]
+    assert kinds == [
+        ("claim.granted", held["id"]),
+        ("claim.expired", held["id"]),
+        ("claim.granted", taken.json["id"]),
+    ]
+    assert cli("read", "CLAUDE.md#build", "--json").json["content"] == body
+
+
+def test_only_the_holder_renews_or_releases(cli: Cli) -> None:
+    held = as_agent(cli, "a", "claim", "src/", "--ttl", "60").json
+    for verb in ("renew", "release"):
+        run = as_agent(cli, "b", verb, held["id"])
+        assert (run.code, run.json["status"], run.json["reason"]) == (4, "refused", "not_holder")
+    renewed = as_agent(cli, "a", "renew", held["id"], "--ttl", "300")
+    assert (renewed.code, renewed.json["seconds_left"]) == (0, 300)
+    assert as_agent(cli, "a", "release", held["id"]).code == 0
+    again = as_agent(cli, "a", "release", held["id"])
+    assert (again.code, again.json["reason"]) == (2, "released")
+    assert cli("claims", "--json").json["claims"] == []
+
+
+def test_advisory_claims_warn_and_strict_ones_refuse(cli: Cli) -> None:
+    as_agent(cli, "a", "claim", "CLAUDE.md#build")
+    as_agent(cli, "a", "claim", "CLAUDE.md#testing", "--strict")
+    advised = as_agent(
+        cli, "b", "patch", "CLAUDE.md#build", "--expect-rev", "1", "--body-file", "-",
+        stdin="b's build notes\n\n",
+    )  # fmt: skip
+    assert advised.code == 0
+    (warning,) = advised.json["warnings"]
+    assert "a holds write claim" in warning
+    refused = as_agent(
+        cli, "b", "patch", "CLAUDE.md#testing", "--expect-rev", "1", "--body-file", "-",
+        stdin="b's test notes\n\n",
+    )  # fmt: skip
+    assert (refused.code, refused.json["status"], refused.json["reason"]) == (
+        4,
+        "refused",
+        "claimed",
+    )
+    assert "a holds strict write claim" in refused.json["message"]
+    assert refused.json["holders"][0]["expires_at"]
+    people = cli("--agent", "b", "patch", "CLAUDE.md#build", "--expect-rev", "2",
+                 "--body-file", "-", stdin="again\n\n")  # fmt: skip
+    assert "warning: a holds write claim" in people.stdout
+
+
+def test_claims_and_metrics_report_holders_and_the_queue(cli: Cli) -> None:
+    held = as_agent(cli, "a", "claim", "src/", "--objective", "split the API").json
+    listed = cli("claims", "--json").json
+    assert listed["status"] == "ok"
+    (claim,) = listed["claims"]
+    assert set(claim) >= {"id", "token", "agent", "mode", "targets", "priority", "strict"}
+    assert (claim["id"], claim["objective"]) == (held["id"], "split the API")
+    assert listed["waiters"] == []
+    metrics = cli("metrics", "--json").json
+    assert (metrics["claims_held"], metrics["queue_depth"], metrics["conflicts"]) == (1, 0, 0)
+    assert held["id"] in cli("claims").stdout
+    assert "claims held" in cli("metrics").stdout
+
+
+def test_a_two_process_deadlock_aborts_the_lower_priority_waiter(cli: Cli, sample: Path) -> None:
+    as_agent(cli, "a", "claim", "src/a.py", "--priority", "5")
+    held_b = as_agent(cli, "b", "claim", "src/b.py", "--priority", "1").json
+    b_waits = spawn(sample, "b", "claim", "src/a.py", "--priority", "1", "--wait", "30")
+    wait_for_queue(cli, 1)
+    a_waits = spawn(sample, "a", "claim", "src/b.py", "--priority", "5", "--wait", "30")
+    code, aborted = finish(b_waits)
+    assert (code, aborted["status"], aborted["reason"]) == (5, "busy", "deadlock")
+    assert a_waits.poll() is None, "the higher-priority waiter keeps waiting"
+    assert as_agent(cli, "b", "release", held_b["id"]).code == 0
+    code, granted = finish(a_waits)
+    assert (code, granted["agent"], granted["targets"]) == (0, "a", ["src/b.py"])
+    events = claim_events(cli)
+    assert [(e["actor"], e["data"]["reason"]) for e in events if e["type"] == "claim.aborted"] == [
+        ("b", "deadlock")
+    ]
+    assert cli("metrics", "--json").json["deadlocks_broken"] == 1
+
+
+def test_a_killed_waiter_does_not_hold_up_the_queue(cli: Cli, sample: Path) -> None:
+    held = as_agent(cli, "a", "claim", "src/").json
+    doomed = spawn(sample, "b", "claim", "src/", "--wait", "60")
+    wait_for_queue(cli, 1)
+    doomed.kill()
+    doomed.communicate()
+    assert as_agent(cli, "a", "release", held["id"]).code == 0
+    taken = as_agent(cli, "c", "claim", "src/")
+    assert taken.code == 0, taken.stdout
+    aborted = [e for e in claim_events(cli) if e["type"] == "claim.aborted"]
+    assert [(e["actor"], e["data"]["reason"]) for e in aborted] == [("b", "abandoned")]
+    assert not list((sample / ".memkeeper" / "wait").iterdir()), "its FIFO was cleaned up"
+
+
+_TURN = textwrap.dedent(
+    """
+    import json, subprocess, sys
+    exe = sys.argv[1]
+    def run(*args):
+        done = subprocess.run([exe, *args, "--json"], capture_output=True, text=True)
+        return done.returncode, json.loads(done.stdout)
+    code, claim = run("claim", "src/shared/", "--wait", "60", "--ttl", "60")
+    assert code == 0, claim
+    code, released = run("release", claim["id"])
+    assert code == 0, released
+    """
+)
+
+
+def test_eight_processes_waiting_for_one_scope_hold_it_one_at_a_time(sample: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMKEEPER_")}
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", _TURN, MEMKEEPER],
+            cwd=sample,
+            env={**env, "MEMKEEPER_AGENT": f"worker-{n}"},
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(8)
+    ]
+    for worker in workers:
+        _, err = worker.communicate(timeout=120)
+        assert worker.returncode == 0, err
+    log = subprocess.run(
+        [MEMKEEPER, "events", "--json"], cwd=sample, env=env, capture_output=True, text=True
+    ).stdout
+    events = [e for e in map(json.loads, log.splitlines()) if e["type"].startswith("claim.")]
+    spans: dict[str, list[dict[str, Any]]] = {}
+    for event in events:
+        spans.setdefault(event["data"]["id"], []).append(event)
+    assert len(spans) == 8
+    assert {e["actor"] for e in events} == {f"worker-{n}" for n in range(8)}
+    intervals = []
+    for held in spans.values():
+        assert [e["type"] for e in held] == ["claim.granted", "claim.released"]
+        intervals.append((held[0]["id"], held[1]["id"], held[0]["ts"], held[1]["ts"]))
+    intervals.sort()
+    for one, other in itertools.pairwise(intervals):
+        assert one[1] < other[0], f"two grants overlap in the log: {one} {other}"
+        assert one[3] <= other[2], f"two grants overlap in time: {one} {other}"
+    tokens = [e["data"]["token"] for e in events if e["type"] == "claim.granted"]
+    assert tokens == sorted(set(tokens))

@@ -1,0 +1,131 @@
+"""The hook verbs through ``main()``: ``hook claude-code`` speaks Claude Code's protocol on
+stdin and stdout and always exits 0; ``install-hooks`` installs the git pre-commit hook."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from memkeeper.cli.hooks import HOOK_KINDS
+from memkeeper.gate.install import MARKER
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from tests.conftest import Cli
+
+
+def hook_input(cwd: Path, tool: str, tool_input: dict[str, Any], event: str = "PreToolUse") -> str:
+    return json.dumps(
+        {
+            "session_id": "s1",
+            "cwd": str(cwd),
+            "hook_event_name": event,
+            "tool_name": tool,
+            "tool_input": tool_input,
+        }
+    )
+
+
+def rewrite_history(root: Path, cwd: Path | None = None) -> str:
+    path = root / "memory/decisions.md"
+    return hook_input(cwd or root, "Write", {"file_path": str(path), "content": "# Gone\n"})
+
+
+def decision(stdout: str) -> dict[str, Any]:
+    out: dict[str, Any] = json.loads(stdout)["hookSpecificOutput"]
+    return out
+
+
+# -- hook claude-code ----------------------------------------------------------------------------
+
+
+def test_the_hook_answers_a_pre_tool_use_call_on_stdout_and_exits_0(cli: Cli, sample: Path) -> None:
+    done = cli("hook", "claude-code", stdin=rewrite_history(sample))
+    assert (done.code, done.stderr) == (0, "")
+    out = decision(done.stdout)
+    assert out["permissionDecision"] == "deny"
+    assert "memkeeper append memory/decisions.md" in out["permissionDecisionReason"]
+    assert "--agent claude-code:s1" in out["permissionDecisionReason"]
+
+
+def test_the_hook_prints_nothing_for_a_silent_allow(cli: Cli, sample: Path) -> None:
+    body = hook_input(sample, "Write", {"file_path": str(sample / "src/x.py"), "content": "x"})
+    done = cli("hook", "claude-code", stdin=body)
+    assert (done.code, done.stdout, done.stderr) == (0, "", "")
+
+
+def test_the_hook_exits_0_and_explains_when_its_input_is_unreadable(cli: Cli) -> None:
+    done = cli("hook", "claude-code", stdin="{not json")
+    assert (done.code, done.stdout) == (0, "")
+    assert done.stderr.startswith(
+        "memkeeper hook claude-code: cannot read the hook input (not JSON"
+    )
+    assert done.stderr.endswith("; allowed\n")
+
+
+def test_the_hook_speaks_only_its_protocol_even_with_json(cli: Cli, sample: Path) -> None:
+    done = cli("hook", "claude-code", "--json", stdin=rewrite_history(sample))
+    assert "status" not in json.loads(done.stdout)
+    assert decision(done.stdout)["permissionDecision"] == "deny"
+
+
+def test_root_and_agent_options_reach_the_gate(cli: Cli, sample: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    body = rewrite_history(sample, cwd=elsewhere)
+    found = cli("hook", "claude-code", "--root", str(sample), "--agent", "bot", stdin=body)
+    assert decision(found.stdout)["permissionDecision"] == "deny"
+    assert "--agent bot`" in decision(found.stdout)["permissionDecisionReason"]
+    lost = cli("hook", "claude-code", stdin=body, cwd=elsewhere)  # no memkeeper there
+    assert (lost.code, lost.stdout, lost.stderr) == (0, "", "")
+
+
+def test_post_tool_use_through_main_indexes_the_change_as_the_sessions_agent(
+    cli: Cli, sample: Path
+) -> None:
+    assert cli("init").code == 0
+    claude = sample / "CLAUDE.md"
+    claude.write_text(claude.read_text().replace("make build", "make wheel"))
+    edit = {"file_path": str(claude), "old_string": "make build", "new_string": "make wheel"}
+    done = cli("hook", "claude-code", stdin=hook_input(sample, "Edit", edit, "PostToolUse"))
+    assert (done.code, done.stdout, done.stderr) == (0, "", "")
+    last = json.loads(cli("events", "--json").stdout.splitlines()[-1])
+    assert (last["type"], last["actor"], last["data"]["tool"]) == (
+        "section.external_edit",
+        "claude-code:s1",
+        "Edit",
+    )
+
+
+def test_an_unknown_hook_kind_is_a_usage_error_naming_the_known_ones(cli: Cli) -> None:
+    done = cli("hook", "cursor", stdin="{}")
+    assert done.code == 2
+    assert "invalid choice: 'cursor'" in done.stderr
+    assert all(kind in done.stderr for kind in HOOK_KINDS)
+
+
+# -- install-hooks -------------------------------------------------------------------------------
+
+
+def test_install_hooks_writes_the_git_hook_once(cli: Cli, sample: Path) -> None:
+    first = cli("install-hooks", "--json")
+    assert first.code == 0, first.stderr
+    hook = sample / ".git/hooks/pre-commit"
+    assert first.json["git_hook_changed"] is True
+    assert Path(first.json["git_hook"]).resolve() == hook.resolve()
+    assert MARKER in hook.read_text()
+    assert "claude_settings" not in first.json
+    again = cli("install-hooks")
+    assert again.stdout.startswith("git pre-commit hook already installed: ")
+
+
+def test_install_hooks_with_claude_code_adds_the_gate_to_the_settings(
+    cli: Cli, sample: Path
+) -> None:
+    done = cli("install-hooks", "--claude-code")
+    assert done.code == 0, done.stderr
+    assert "\nClaude Code gate added to " in done.stdout
+    settings = json.loads((sample / ".claude/settings.json").read_text())
+    assert set(settings["hooks"]) == {"PreToolUse", "PostToolUse"}
+    assert "Claude Code gate already in " in cli("install-hooks", "--claude-code").stdout

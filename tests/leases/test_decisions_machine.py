@@ -1,0 +1,645 @@
+"""The real lease table, driven by random agents and a fake clock.
+
+Three agents, each with its own ``Workspace`` (and store connection) on one temporary root,
+share a ``FakeClock`` and call ``ops.claims.LeaseTable``: claim at once or waiting, wake a
+waiter or interrupt it, renew, release, sweep, list, check writes with and without a fence,
+and let time pass (or step the clock back).
+
+Waiting never blocks the test thread. ``SteppedTable`` is the real table except that a claim
+with ``wait`` returns as soon as its request is queued (raising ``Queued``); the machine then
+plays the waiting process and makes the two calls the table's blocking loop makes: ``_step``
+(collect the outcome, or learn it is still waiting) and ``_forget`` (an interrupted wait).
+
+After every step, read straight from the store: no two agents hold live conflicting claims;
+grant tokens only increase and a claim keeps its grant's token; a claim leaves the table only
+with a ``claim.released`` or ``claim.expired`` event, and expires only when due; the claims
+agents hold last until released or expired; the queue is settled (nobody grantable, no
+wait-for cycle) and holds only requests someone waits on; the event chain is intact.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import itertools
+import shutil
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from hypothesis import HealthCheck, Phase, event, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from memkeeper.clock import FakeClock
+from memkeeper.errors import Busy, Invalid, Refused
+from memkeeper.events import chain_breaks
+from memkeeper.leases import decisions as leases
+from memkeeper.leases.decisions import Claim, Mode, Request
+from memkeeper.leases.targets import covers, targets_overlap
+from memkeeper.ops.claims import ABANDON_GRACE_S, LeaseTable, check_write
+from memkeeper.ops.workspace import Workspace
+
+if TYPE_CHECKING:
+    from memkeeper.fs.wakeups import Inbox
+    from memkeeper.leases.waiters import WaiterRow
+    from memkeeper.records import Event
+    from memkeeper.store.sqlite import Store
+
+START = 1_700_000_000.0
+DEFAULT_TTL, MAX_TTL = 20, 60
+POLICY = f"""\
+version: 1
+files:
+  - path: docs/strict.md
+    class: section-owned
+    strict: true
+  - path: "**/*.md"
+    class: section-owned
+leases:
+  default_ttl: {DEFAULT_TTL}
+  max_ttl: {MAX_TTL}
+"""
+STRICT_FILES = {"docs/strict.md"}  # the policy's ``strict: true`` rule
+CLAUDE_MD = "# project\n\nWhat it is.\n\n## build\n\nmake\n\n# other\n\nMore.\n"
+
+AGENTS = ["a", "b", "c"]
+TARGETS = [
+    "src/",
+    "src/api",
+    "src/api/x.py",
+    "src/ap",
+    "src/**/*.py",
+    "*.md",
+    "docs/*.md",
+    "docs/strict.md",
+    "CLAUDE.md",
+    "CLAUDE.md#project",
+    "CLAUDE.md#project/build",
+    "CLAUDE.md#other",
+    "**",
+]
+WRITES = [  # (file, section key) a write may name
+    ("src/api/x.py", "main"),
+    ("src/ap", "main"),
+    ("docs/a.md", "intro"),
+    ("docs/strict.md", "intro"),
+    ("CLAUDE.md", "project/build"),
+    ("CLAUDE.md", "other"),
+]
+ENDINGS = ("claim.released", "claim.expired")
+
+SCOPES = st.lists(st.sampled_from(TARGETS), min_size=1, max_size=3)
+MODES = st.sampled_from(["read", "write", "write"])
+PRIORITIES = st.integers(0, 3)
+ACTORS = st.none() | st.sampled_from(AGENTS)  # None: the claim's holder
+
+
+@functools.cache
+def warmed_root() -> Path:
+    """A root with its store made, ``CLAUDE.md`` indexed and the policy's verdicts cached
+    (parsing YAML is most of what a fresh root costs); each example runs on a copy."""
+    root = Path(tempfile.mkdtemp(prefix="memkeeper-leases-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    (root / ".memkeeper.yaml").write_text(POLICY)
+    (root / "CLAUDE.md").write_text(CLAUDE_MD)
+    ws = Workspace(root, "warm-up")
+    ws.lease_ttls()
+    ws.refresh("CLAUDE.md")
+    for rel, key in WRITES:
+        ws.rule(rel, key)
+    assert ws.store.events() == []
+    ws.close()
+    return root
+
+
+class Queued(Exception):
+    """What ``SteppedTable.claim`` raises once the request waits in the queue."""
+
+    def __init__(self, request: Request) -> None:
+        super().__init__(request.id)
+        self.request = request
+
+
+class SteppedTable(LeaseTable):
+    """The real lease table, except that a waiting claim hands its wait back to the caller."""
+
+    def _wait(self, request: Request, inbox: Inbox) -> Claim:
+        inbox.close()
+        raise Queued(request)
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """A request an agent waits on (the machine plays the blocked process)."""
+
+    agent: str
+    request: Request
+    deadline: float
+
+
+def fences(claim: Claim, agent: str, target: str) -> bool:
+    """May ``agent`` write ``target`` under ``claim`` (a live one)?"""
+    mine = (claim.agent, claim.mode) == (agent, "write")
+    return mine and any(covers(t, target) for t in claim.targets)
+
+
+def expected_expiry(now: float, ttl: float | None) -> float:
+    return now + min(DEFAULT_TTL if ttl is None else ttl, MAX_TTL)
+
+
+class TableMachine(RuleBasedStateMachine):
+    table = SteppedTable
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.root = Path(tempfile.mkdtemp(prefix="memkeeper-leases-")) / "root"
+        shutil.copytree(warmed_root(), self.root)
+        self.clock = FakeClock(START)
+        self.latest = START  # the clock may be stepped back: how far it has been
+        self.spaces = {agent: Workspace(self.root, agent, self.clock) for agent in AGENTS}
+        self.tables = {agent: self.table(ws) for agent, ws in self.spaces.items()}
+        self.store: Store = self.spaces["a"].store
+        self.held: dict[str, Claim] = {}  # handed to an agent and not released (maybe expired)
+        self.handed: list[Claim] = []  # every claim ever handed to an agent, as granted
+        self.pending: dict[str, Wait] = {}
+        self.log: list[Event] = []
+        self.rows: dict[str, Claim] = {}  # the stored claims as the last step left them
+        self.checked = 0  # events up to this one were checked by the last step
+
+    def teardown(self) -> None:
+        for ws in self.spaces.values():
+            ws.close()
+        shutil.rmtree(self.root.parent, ignore_errors=True)
+
+    # --- reading the store ---------------------------------------------------------------
+
+    def now(self) -> float:
+        return self.clock.now()
+
+    def events(self) -> list[Event]:
+        """The whole log (read incrementally: it only grows)."""
+        self.log += self.store.events(since=self.log[-1].id if self.log else 0)
+        return self.log
+
+    def events_of(self, claim_id: str, type: str) -> list[Event]:
+        return [e for e in self.events() if e.type == type and e.data["id"] == claim_id]
+
+    def live_rows(self) -> list[Claim]:
+        return [c for c in self.store.claim_rows() if c.is_live(self.now())]
+
+    def waiter(self, request_id: str) -> WaiterRow | None:
+        return next((w for w in self.store.waiter_rows() if w.request.id == request_id), None)
+
+    def queued(self) -> tuple[Request, ...]:
+        return tuple(w.request for w in self.store.waiter_rows() if w.state == "waiting")
+
+    def quiet(self) -> bool:
+        """Will the next transaction's sweep find nothing to do (nothing due, no wait gone)?"""
+        now = self.now()
+        due = any(not c.is_live(now) for c in self.store.claim_rows())
+        gone = any(now > w.deadline + ABANDON_GRACE_S for w in self.store.waiter_rows())
+        return not due and not gone
+
+    def take(self, agent: str, claim: Claim) -> None:
+        """``agent`` now holds ``claim``: it is stored, live and its own."""
+        assert claim.agent == agent
+        assert self.store.claim_row(claim.id) == claim
+        assert claim.is_live(self.now())
+        self.held[claim.id] = claim
+        self.handed.append(claim)
+
+    # --- claiming and waiting ------------------------------------------------------------
+
+    @rule(
+        agent=st.sampled_from(AGENTS),
+        scope=SCOPES,
+        mode=MODES,
+        ttl=st.sampled_from([None, 1.0, 5.0, 30.0, 600.0]),
+        priority=PRIORITIES,
+        strict=st.booleans(),
+    )
+    def claim_at_once(
+        self,
+        agent: str,
+        scope: list[str],
+        mode: Mode,
+        ttl: float | None,
+        priority: int,
+        strict: bool,
+    ) -> None:
+        self.claim(agent, scope, mode, ttl, priority, strict, None)
+
+    @rule(
+        agent=st.sampled_from(AGENTS),
+        scope=SCOPES,
+        mode=MODES,
+        ttl=st.sampled_from([None, 5.0, 600.0]),
+        priority=PRIORITIES,
+        wait=st.sampled_from([3.0, 60.0]),
+    )
+    def claim_or_wait(
+        self,
+        agent: str,
+        scope: list[str],
+        mode: Mode,
+        ttl: float | None,
+        priority: int,
+        wait: float,
+    ) -> None:
+        self.claim(agent, scope, mode, ttl, priority, False, wait)
+
+    @precondition(lambda self: bool(self.live_rows()))
+    @rule(
+        agent=st.sampled_from(AGENTS),
+        index=st.integers(0, 50),
+        priority=PRIORITIES,
+        wait=st.sampled_from([3.0, 60.0]),
+    )
+    def wait_for_another(self, agent: str, index: int, priority: int, wait: float) -> None:
+        """Claim, waiting, what another agent holds: queues form, and cycles close."""
+        theirs = [t for c in self.live_rows() if c.agent != agent for t in c.targets]
+        if not theirs:
+            return
+        self.claim(agent, [theirs[index % len(theirs)]], "write", None, priority, False, wait)
+
+    def claim(
+        self,
+        agent: str,
+        scope: list[str],
+        mode: Mode,
+        ttl: float | None,
+        priority: int,
+        strict: bool,
+        wait: float | None,
+    ) -> None:
+        """Granted as asked, queued, or busy with whoever is in the way; when the table has
+        nothing to sweep first, exactly as the pure decision says."""
+        now, quiet = self.now(), self.quiet()
+        probe = leases.make_request(  # arriving after everyone queued, as the real one will
+            "probe", agent, scope, mode=mode, priority=priority, ttl=1, arrival=10**9
+        )
+        could = leases.grantable(tuple(self.store.claim_rows()), self.queued(), probe)
+        try:
+            claim = self.tables[agent].claim(
+                scope, mode=mode, ttl=ttl, priority=priority, strict=strict, wait=wait,
+                objective="machine",
+            )  # fmt: skip
+        except Queued as queued:
+            self.enqueue(agent, wait, queued.request)
+            assert not quiet or not could, "a grantable request was queued"
+            return
+        except Busy as busy:
+            self.refused(agent, wait, busy)
+            assert not quiet or not could, "a grantable request was refused"
+            return
+        assert not quiet or could, "a request was granted past a holder or the queue"
+        assert claim.targets == tuple(dict.fromkeys(scope))
+        assert (claim.mode, claim.priority, claim.strict) == (mode, priority, strict)
+        assert (claim.granted_at, claim.expires_at) == (now, expected_expiry(now, ttl))
+        self.take(agent, claim)
+        event("claim: granted at once")
+
+    def enqueue(self, agent: str, wait: float | None, request: Request) -> None:
+        """The request waits in the queue (or has just been granted or aborted there)."""
+        assert wait is not None
+        assert self.waiter(request.id) is not None
+        self.pending[request.id] = Wait(agent, request, self.now() + wait)
+        event("claim: queued")
+
+    def refused(self, agent: str, wait: float | None, busy: Busy) -> None:
+        """A refusal names someone in the way and took nothing."""
+        assert wait is None
+        assert busy.reason == "held"
+        assert busy.holders or busy.fields["waiters"], "busy, but nobody in the way"
+        stored = {c.id: c for c in self.store.claim_rows()}
+        for holder in busy.holders:
+            assert holder["agent"] != agent
+            assert holder["id"] in stored
+        assert busy.fields["id"] not in stored, "all or nothing"
+        assert self.waiter(busy.fields["id"]) is None
+        event("claim: busy")
+
+    @precondition(lambda self: bool(self.pending))
+    @rule(index=st.none() | st.integers(0, 50))
+    def wake(self, index: int | None) -> None:
+        """One waiting process wakes (a poke, or its timer) and looks at its request; or
+        (``None``) all of them do, in arrival order, as after a change pokes them all."""
+        waits = list(self.pending.values())
+        for wait in waits if index is None else [waits[index % len(waits)]]:
+            self.look(wait)
+
+    def look(self, wait: Wait) -> None:
+        """Still waiting (and rightly), granted, or busy for a reason the table recorded."""
+        outcome = self.tables[wait.agent]._step(wait.request)
+        now, request_id = self.now(), wait.request.id
+        if isinstance(outcome, float):
+            row = self.waiter(request_id)
+            assert row is not None
+            assert (row.state, now < row.deadline, outcome > 0) == ("waiting", True, True)
+            event("wake: still waiting")
+            return
+        del self.pending[request_id]
+        assert self.waiter(request_id) is None, "a finished wait left its row"
+        if isinstance(outcome, Claim):
+            assert outcome.id == request_id
+            assert (outcome.targets, outcome.mode) == (wait.request.targets, wait.request.mode)
+            self.take(wait.agent, outcome)
+            event("wake: granted")
+            return
+        assert self.store.claim_row(request_id) is None
+        event(f"wake: busy ({outcome.reason})")
+        if outcome.reason == "deadlock":
+            (aborted,) = self.events_of(request_id, "claim.aborted")
+            assert aborted.data["reason"] == "deadlock"
+        elif outcome.reason == "timeout":  # now, or when the table dropped the wait
+            assert self.latest >= wait.deadline, "timed out early"
+        else:
+            assert outcome.reason == "expired"
+            assert self.events_of(request_id, "claim.expired")
+
+    @precondition(lambda self: bool(self.pending))
+    @rule(index=st.integers(0, 50))
+    def interrupt(self, index: int) -> None:
+        """A waiting process is interrupted: its request, or its uncollected grant, goes."""
+        wait = list(self.pending.values())[index % len(self.pending)]
+        self.tables[wait.agent]._forget(wait.request.id)
+        del self.pending[wait.request.id]
+        assert self.waiter(wait.request.id) is None
+        assert self.store.claim_row(wait.request.id) is None
+
+    # --- renew and release -----------------------------------------------------------------
+
+    @precondition(lambda self: bool(self.handed))
+    @rule(index=st.integers(0, 50), actor=ACTORS, ttl=st.sampled_from([None, 1.0, 10.0, 600.0]))
+    def renew(self, index: int, actor: str | None, ttl: float | None) -> None:
+        claim_id, agent = self.pick(index, actor)
+        before, now = self.store.claim_row(claim_id), self.now()
+        try:
+            renewed = self.tables[agent].renew(claim_id, ttl)
+        except (Refused, Invalid) as error:
+            self.turned_down(claim_id, agent, before, error)
+            return
+        assert before is not None
+        assert (before.agent, before.is_live(now)) == (agent, True)
+        assert renewed == replace(before, expires_at=expected_expiry(now, ttl))
+        self.held[claim_id] = renewed
+        event("renew: renewed")
+
+    @precondition(lambda self: bool(self.handed))
+    @rule(index=st.integers(0, 50), actor=ACTORS)
+    def release(self, index: int, actor: str | None) -> None:
+        claim_id, agent = self.pick(index, actor)
+        before, now = self.store.claim_row(claim_id), self.now()
+        try:
+            released = self.tables[agent].release(claim_id)
+        except (Refused, Invalid) as error:
+            self.turned_down(claim_id, agent, before, error)
+            return
+        assert before is not None
+        assert (before.agent, before.is_live(now)) == (agent, True)
+        assert released == before
+        assert self.store.claim_row(claim_id) is None
+        (done,) = self.events_of(claim_id, "claim.released")
+        assert done.data["held_s"] == round(now - before.granted_at, 3)
+        del self.held[claim_id]
+        event("release: released")
+
+    def pick(self, index: int, actor: str | None) -> tuple[str, str]:
+        """A claim once handed out, and who acts on it (``None``: its holder)."""
+        claim = self.handed[index % len(self.handed)]
+        return claim.id, claim.agent if actor is None else actor
+
+    def turned_down(
+        self, claim_id: str, agent: str, before: Claim | None, error: Refused | Invalid
+    ) -> None:
+        """Only the holder may renew or release a stored claim; one no longer stored (or
+        due, and swept by the call itself) is reported as released or expired."""
+        if isinstance(error, Refused):
+            assert error.reason == "not_holder"
+            assert before is not None
+            assert before.agent != agent
+        elif before is None:  # released by its holder, else expired
+            assert error.reason == ("expired" if claim_id in self.held else "released")
+        else:
+            assert (before.agent, error.reason) == (agent, "expired")
+            assert not before.is_live(self.now())
+        event(f"renew or release: {error.reason}")
+
+    # --- time, sweeps, listing and writes ----------------------------------------------------
+
+    @rule(
+        seconds=st.sampled_from([0.0, 0.5, 1.0, 5.0, 30.0, -5.0]),
+        sweeper=st.none() | st.sampled_from(AGENTS),
+    )
+    def let_time_pass(self, seconds: float, sweeper: str | None) -> None:
+        """The clock moves (a wall clock may be stepped back too); then the daemon (of
+        ``sweeper``) may expire what is due, each claim with its event, or (``None``) the
+        next operation of anyone finds it."""
+        self.clock.set(self.now() + seconds)
+        self.latest = max(self.latest, self.now())
+        if sweeper is None:
+            return
+        due = [c for c in self.store.claim_rows() if not c.is_live(self.now())]
+        assert self.tables[sweeper].sweep() == due
+        for claim in due:
+            assert self.store.claim_row(claim.id) is None
+            assert self.events_of(claim.id, "claim.expired"), "expired without an event"
+        if due:
+            event("sweep: expired some")
+
+    @rule(agent=st.sampled_from(AGENTS))
+    def list_and_count(self, agent: str) -> None:
+        claims, waiters, now = self.tables[agent].live()
+        assert now == self.now()
+        assert all(c.is_live(now) for c in claims)
+        assert claims == self.store.claim_rows()
+        assert tuple(w.request for w in waiters) == self.queued()
+        metrics = self.tables[agent].metrics()
+        assert (metrics["claims_held"], metrics["queue_depth"]) == (len(claims), len(waiters))
+
+    @rule(
+        agent=st.sampled_from(AGENTS),
+        write=st.sampled_from(WRITES),
+        index=st.none() | st.integers(0, 50),
+    )
+    def write(self, agent: str, write: tuple[str, str], index: int | None) -> None:
+        """Fenced (under a claim once handed out, else an unknown one): allowed exactly under
+        a live, own, write claim covering the section. Unfenced: refused exactly when another
+        agent's live claim touching it is strict, or the policy makes every claim strict."""
+        rel, key = write
+        target = f"{rel}#{key}"
+        claim_id = self.fence_id(index)
+        live = self.live_rows()
+        touching = [c for c in live if any(targets_overlap(t, target) for t in c.targets)]
+        others = [c for c in touching if c.agent != agent]
+        blocking = [c for c in others if c.strict or rel in STRICT_FILES]
+        fence = any(c.id == claim_id and fences(c, agent, target) for c in live)
+        if fence:
+            assert others == [], f"{others} touch {target}, which {claim_id} covers"
+        allowed = fence if claim_id is not None else not blocking
+        if not allowed:
+            with pytest.raises(Refused) as refused:
+                check_write(self.spaces[agent], rel, key, claim_id)
+            assert refused.value.reason == "claimed"
+            event("write: refused")
+            return
+        warnings = check_write(self.spaces[agent], rel, key, claim_id)
+        assert len(warnings) == len(others) - len(blocking)
+        event("write: allowed")
+
+    def fence_id(self, index: int | None) -> str | None:
+        if index is None:
+            return None
+        return self.pick(index, None)[0] if self.handed else "c404"
+
+    # --- invariants --------------------------------------------------------------------------
+
+    @invariant()
+    def no_two_agents_hold_live_conflicting_claims(self) -> None:
+        for one, other in itertools.combinations(self.live_rows(), 2):
+            assert not leases.conflicts(one, other), f"conflicting live claims: {one}, {other}"
+
+    @invariant()
+    def tokens_only_increase_and_stay_with_their_claim(self) -> None:
+        grants = [e for e in self.events() if e.type == "claim.granted"]
+        tokens = [e.data["token"] for e in grants]
+        assert all(a < b for a, b in itertools.pairwise(tokens)), f"tokens: {tokens}"
+        token_of = {e.data["id"]: e.data["token"] for e in grants}
+        assert len(token_of) == len(grants), "a claim id was granted twice"
+        for claim in [*self.store.claim_rows(), *self.held.values()]:
+            assert token_of.get(claim.id) == claim.token, f"{claim} lacks its grant's token"
+
+    @invariant()
+    def claims_leave_only_with_an_event_and_expire_only_when_due(self) -> None:
+        new = [e for e in self.events() if e.id > self.checked]
+        ended = {e.data["id"] for e in new if e.type in ENDINGS}
+        stored = {c.id: c for c in self.store.claim_rows()}
+        gone = set(self.rows) - set(stored)
+        assert gone <= ended, f"claims vanished without an event: {sorted(gone - ended)}"
+        for expired in (e for e in new if e.type == "claim.expired"):
+            assert expired.data["expires_at"] <= expired.ts, f"expired early: {expired}"
+            assert expired.data["id"] not in stored
+        self.rows, self.checked = stored, self.log[-1].id if self.log else 0
+
+    @invariant()
+    def held_claims_last_until_released_or_expired(self) -> None:
+        """Stored as last granted or renewed until the table expires it; then gone for good,
+        even if the clock is stepped back."""
+        expired = {e.data["id"] for e in self.events() if e.type == "claim.expired"}
+        for claim in self.held.values():
+            row = self.store.claim_row(claim.id)
+            if claim.id in expired:
+                assert row is None, f"{claim} expired, yet is stored as {row}"
+            else:
+                assert row == claim, f"{claim} is stored as {row}"
+
+    @invariant()
+    def the_queue_is_settled(self) -> None:
+        """As the last transaction left it: nobody grantable, no wait-for cycle (against the
+        stored claims, even those due since: they are what the table decided on)."""
+        live, queued = tuple(self.store.claim_rows()), self.queued()
+        ready = [r.id for r in queued if leases.grantable(live, queued, r)]
+        assert ready == [], f"grantable yet waiting: {ready}"
+        assert leases.deadlock_victim(live, queued) is None, "a wait-for cycle was left"
+
+    @invariant()
+    def the_queue_holds_only_requests_someone_waits_on(self) -> None:
+        rows = {w.request.id for w in self.store.waiter_rows()}
+        assert rows <= set(self.pending), f"orphan waiter rows: {sorted(rows - set(self.pending))}"
+
+    @invariant()
+    def the_event_chain_is_intact(self) -> None:
+        assert chain_breaks(self.events()) == []
+
+
+SETTINGS = settings(
+    max_examples=100,
+    stateful_step_count=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+TableMachine.TestCase.settings = SETTINGS
+test_the_lease_table = TableMachine.TestCase
+
+
+@pytest.mark.slow
+def test_the_lease_table_at_length() -> None:
+    run_state_machine_as_test(
+        TableMachine, settings=settings(SETTINGS, max_examples=1_000, stateful_step_count=60)
+    )
+
+
+# --- the machine catches broken tables ------------------------------------------------------
+
+
+class GreedyTable(SteppedTable):
+    """Grants every request at once, whoever holds what."""
+
+    def _enter(self, request: Request, now: float) -> Claim | None:
+        return self._grant(request, now)
+
+
+class StuckTable(SteppedTable):
+    """Hands out token 1 for every grant."""
+
+    def _grant(self, request: Request, now: float) -> Claim:
+        claim = leases.grant(request, 1, now, self.max_ttl)
+        self.store.put_claim(claim)
+        self._event("claim.granted", claim, {})
+        self.changed = True
+        return claim
+
+
+class Greedy(TableMachine):
+    table = GreedyTable
+
+
+class Stuck(TableMachine):
+    table = StuckTable
+
+
+class Vanishing(TableMachine):
+    @precondition(lambda self: bool(self.held))
+    @rule(index=st.integers(0, 50))
+    def drop_a_claim_silently(self, index: int) -> None:
+        claim = list(self.held.values())[index % len(self.held)]
+        with self.store.writing():
+            self.store.drop_claim(claim.id)
+
+
+class Overlapping(TableMachine):
+    @precondition(lambda self: any(c.mode == "write" for c in self.live_rows()))
+    @rule()
+    def store_a_conflicting_claim(self) -> None:
+        held = next(c for c in self.live_rows() if c.mode == "write")
+        other = next(a for a in AGENTS if a != held.agent)
+        with self.store.writing():
+            token = self.store.bump("token")
+            self.store.put_claim(replace(held, id=f"x{token}", token=token, agent=other))
+
+
+@pytest.mark.parametrize(
+    ("broken", "caught_by"),
+    [
+        (Greedy, "granted past a holder or the queue|conflicting live claims"),
+        (Stuck, "tokens"),
+        (Vanishing, "vanished without an event|is stored as"),
+        (Overlapping, "conflicting live claims"),
+    ],
+)
+def test_the_machine_can_fail(broken: type[TableMachine], caught_by: str) -> None:
+    """A table that grants past holders, repeats tokens, or loses or forges claims is caught."""
+    quick = settings(
+        SETTINGS, max_examples=200, stateful_step_count=20, phases=[Phase.generate], database=None
+    )
+    with pytest.raises(AssertionError, match=caught_by):
+        run_state_machine_as_test(broken, settings=quick)

@@ -1,0 +1,137 @@
+"""``verify``: the event log's hash chain, its recorded head, and every indexed file against
+the index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memkeeper import Failed, Memory
+from memkeeper.ops.verify import problems, tail_break
+from memkeeper.records import Event
+
+
+def rules_and_paths(memory: Memory) -> list[tuple[str, str | None]]:
+    return [(v.rule, v.path) for v in problems(memory.workspace)]
+
+
+def sql(memory: Memory, statement: str) -> None:
+    memory.workspace.store._db.execute(statement)
+
+
+def event(id: int, hash: str) -> Event:
+    return Event(id, "2026-01-01T00:00:00.000Z", "a", "emit", None, None, {}, "sha256:p", hash)
+
+
+def test_verify_catches_an_edited_event(memory: Memory) -> None:
+    memory.patch("CLAUDE.md#build", "x\n", expect_rev=1)
+    memory.patch("CLAUDE.md#build", "y\n", expect_rev=2)
+    assert memory.verify()["events"] == 2
+    db = memory.workspace.store._db
+    db.execute("UPDATE events SET actor = 'mallory' WHERE id = 1")
+    with pytest.raises(Failed) as caught:
+        memory.verify()
+    assert any(v.rule == "event-chain" for v in caught.value.violations)
+
+
+def test_verify_reports_a_file_changed_behind_the_index(memory: Memory, sample: Path) -> None:
+    memory.read("CLAUDE.md#build")
+    (sample / "CLAUDE.md").write_text("# Replaced\n")
+    with pytest.raises(Failed) as caught:
+        memory.verify()
+    assert caught.value.violations[0].path == "CLAUDE.md"
+    memory.read("CLAUDE.md")
+    assert memory.verify()["files"] >= 1
+
+
+def test_a_fresh_store_verifies_with_nothing_in_it(memory: Memory) -> None:
+    assert memory.verify() == {"events": 0, "files": 0}
+
+
+def test_verify_counts_events_and_indexed_files(memory: Memory) -> None:
+    memory.read("CLAUDE.md")
+    memory.emit("task.completed", {"task": 1})
+    assert memory.verify() == {"events": 1, "files": 1}
+
+
+def test_a_deleted_last_event_is_caught_by_the_recorded_head(memory: Memory) -> None:
+    memory.emit("task.completed", {"n": 1})
+    memory.emit("task.completed", {"n": 2})
+    sql(memory, "DELETE FROM events WHERE id = 2")
+    with pytest.raises(Failed) as caught:
+        memory.verify()
+    (found,) = caught.value.violations
+    assert found.rule == "event-chain"
+    assert "event 2: the log ends at event 1" in found.message
+    assert "events were deleted from its end" in found.message
+
+
+def test_verify_names_how_many_problems_it_found(memory: Memory, sample: Path) -> None:
+    memory.read("CLAUDE.md")
+    memory.read("AGENTS.md")
+    (sample / "CLAUDE.md").write_text("# Replaced\n")
+    (sample / "AGENTS.md").unlink()
+    with pytest.raises(Failed, match=r"verify found 2 problem\(s\)"):
+        memory.verify()
+
+
+def test_a_missing_indexed_file_is_an_index_problem(memory: Memory, sample: Path) -> None:
+    memory.read("AGENTS.md")
+    (sample / "AGENTS.md").unlink()
+    (found,) = problems(memory.workspace)
+    assert (found.path, found.rule) == ("AGENTS.md", "index")
+    assert "missing or not a regular file" in found.message
+
+
+def test_a_stored_hash_that_does_not_match_its_text_is_found(memory: Memory) -> None:
+    memory.read("CLAUDE.md")
+    sql(memory, "UPDATE sections SET hash = 'sha256:bad' WHERE key = 'inventory-service/build'")
+    (found,) = problems(memory.workspace)
+    assert found.path == "CLAUDE.md"
+    assert "section 'inventory-service/build': stored hash does not match" in found.message
+
+
+def test_sections_that_do_not_add_up_to_the_file_are_found(memory: Memory) -> None:
+    memory.read("CLAUDE.md")
+    sql(memory, "DELETE FROM sections WHERE key = 'inventory-service/testing'")
+    assert rules_and_paths(memory) == [("index", "CLAUDE.md")]
+    assert "do not add up to the file" in problems(memory.workspace)[0].message
+
+
+def test_a_verified_store_has_no_problems(memory: Memory) -> None:
+    memory.read("CLAUDE.md")
+    memory.patch("CLAUDE.md#build", "x\n", expect_rev=1)
+    memory.append("memory/decisions.md", "Keep it simple.")
+    assert problems(memory.workspace) == []
+
+
+def test_no_recorded_head_is_judged_by_the_chain_alone() -> None:
+    assert tail_break(None, None) == []
+    assert tail_break(event(3, "sha256:c"), None) == []
+
+
+def test_a_log_that_ends_at_the_recorded_head_is_whole() -> None:
+    assert tail_break(event(3, "sha256:c"), (3, "sha256:c")) == []
+
+
+def test_a_last_event_with_another_hash_than_the_head_is_a_break() -> None:
+    assert tail_break(event(3, "sha256:x"), (3, "sha256:c")) == [
+        (3, "it is not the last event memkeeper wrote: its hash differs")
+    ]
+
+
+def test_a_log_that_goes_on_past_the_head_is_a_break() -> None:
+    assert tail_break(event(5, "sha256:e"), (3, "sha256:c")) == [
+        (5, "the log goes on past event 3, the last one memkeeper wrote")
+    ]
+
+
+def test_an_emptied_log_with_a_head_is_a_break() -> None:
+    assert tail_break(None, (3, "sha256:c")) == [
+        (
+            3,
+            "the log is empty, but event 3 was the last one written: "
+            "events were deleted from its end",
+        )
+    ]
