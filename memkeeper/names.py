@@ -13,6 +13,7 @@ HOME_DIR = ".memkeeper"  # the memory home, at the root, never committed
 STATE_DB = "state.db"  # the SQLite store, in the home
 LOCKS_DIR = "locks"  # one lock file per managed file, in the home
 WAIT_DIR = "wait"  # one FIFO per queued claim, in the home
+KEPT_DIR = "kept"  # hard links to files memkeeper replaced, in the home, until settled
 ERROR_LOG = "error.log"  # tracebacks of unexpected errors, in the home (cli.boundary)
 
 AGENT_ENV = "MEMKEEPER_AGENT"  # who is acting, when --agent is not given
@@ -35,6 +36,28 @@ def temp_pid(name: str) -> int | None:
     _, tag, pid = name[:-4].rpartition(TEMP_TAG)
     ok = tag and pid.isascii() and pid.isdigit() and len(pid) <= 10  # a pid, not "²"
     return int(pid) if ok else None
+
+
+def kept_name(rel: str, stamp_ns: int, content_hash: str) -> str:
+    """The name of the hard link that keeps the file ``rel`` memkeeper replaced at
+    ``stamp_ns``, which held bytes hashing to ``content_hash`` (``sha256:…``)."""
+    import hashlib
+
+    tag = hashlib.sha256(rel.encode()).hexdigest()[:16]
+    return f"{tag}-{stamp_ns}-{content_hash.removeprefix('sha256:')[:16]}"
+
+
+def parse_kept(name: str) -> tuple[str, int, str] | None:
+    """``(tag, stamp_ns, hash prefix)`` of a ``kept_name``; ``None`` for any other name."""
+    parts = name.split("-")
+    if len(parts) != 3 or not (parts[1].isascii() and parts[1].isdigit()):
+        return None
+    return parts[0], int(parts[1]), parts[2]
+
+
+def kept_tag(rel: str) -> str:
+    """The part of a ``kept_name`` that names the file."""
+    return kept_name(rel, 0, "")[:16]
 
 
 def home_of(root: str) -> str:

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,14 @@ import pytest
 from memkeeper import Memory
 
 SAMPLE_REPO = Path(__file__).resolve().parent.parent / "sample-repo"
+
+# The subprocesses the tests start run memkeeper as an installed package does: with its
+# bytecode cached (here under the temp dir, so no source tree is touched), even where the
+# environment says PYTHONDONTWRITEBYTECODE — else every call compiles every module again.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+os.environ.setdefault(
+    "PYTHONPYCACHEPREFIX", os.path.join(tempfile.gettempdir(), "memkeeper-tests-pycache")
+)
 MEMKEEPER = str(Path(sys.executable).parent / "memkeeper")
 
 

@@ -14,7 +14,6 @@ import json
 import os
 import sys
 
-from memkeeper.cli.inputs import read_input
 from memkeeper.errors import Invalid, MemkeeperError
 
 TYPE_CHECKING = False
@@ -63,13 +62,26 @@ def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
     )
 
 
+class _Skipped:
+    """What ``verb`` gives for a verb the command line does not name: declaring its options
+    would cost argparse's gettext lookups on every call of an agent's hot path."""
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def add_mutually_exclusive_group(self, **kwargs: Any) -> _Skipped:
+        return self
+
+
 def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
-    """The parser; with ``wanted``, only that verb's group is imported and declared."""
+    """The parser; with ``wanted``, only that verb is declared (and only its group imported)."""
     parser = _Parser(prog="memkeeper", description="Safe shared memory files for AI agents.")
     _common(parser, top=True)
     verbs = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def verb(name: str, help: str) -> argparse.ArgumentParser:
+        if wanted is not None and name != wanted:
+            return _Skipped()  # type: ignore[return-value]  # it takes what add_verbs declares
         sub = verbs.add_parser(name, help=help, description=help)
         _common(sub, top=False)
         return sub
@@ -237,6 +249,8 @@ def cmd_read(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_patch(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
+    from memkeeper.cli.inputs import read_input
+
     body = read_input(args.body_file) if args.body_file is not None else None
     dmp = None
     if args.dmp_file is not None:

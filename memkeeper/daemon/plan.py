@@ -34,6 +34,7 @@ Kind = Literal["file", "dir", "missing", "other"]
 OutcomeKind = Literal[
     "started",
     "indexed",
+    "recovered",
     "violation",
     "reconcile",
     "regenerated",

@@ -85,8 +85,11 @@ class Daemon:
     def step(self, raw: Iterable[tuple[int, str]]) -> list[Outcome]:
         """One batch from the change source (empty: a quiet tick)."""
         batch = prep_changes(raw, self.root)
+        done = [
+            Outcome("recovered", rel, "a save into a file memkeeper had replaced")
+            for rel in self.ws.settle_kept()
+        ]
         looks = [self._look(path) for path in sorted(batch.paths)]
-        done: list[Outcome] = []
         for action in plan(batch, looks, self.known, self.ws.now()):
             done += self._run(action)
         back = {k.path for k in looks if k.kind == "file" and k.file_class not in (None, "private")}
@@ -131,9 +134,11 @@ class Daemon:
         ws = self.ws
         with ws.locked(rel):
             try:
-                data = fsio.read_bytes(self.root, rel)
+                data = fsio.read_bytes(self.root, rel, whole=True)
             except Invalid:
                 return []  # gone again: the next batch says so
+            except fsio.Raced:
+                return []  # a save in progress: its last write brings another batch
             with ws.store.writing():
                 mark = self._head()
                 doc = ws.index_file(rel, data)

@@ -6,6 +6,10 @@
   following symlinks, so one swapped in between the check and the write is refused.
 - ``atomic_write`` writes a temp file in the same directory, fsyncs it, renames it over the
   target and fsyncs the directory, keeping the file's mode: a crash leaves old or new bytes.
+  Given the bytes it expects to replace, it first hard-links the file to a keep path and
+  checks through that link that it still holds them (``Raced`` if not: a writer that takes no
+  lock saved it since, and nothing is replaced); after the rename the link keeps the replaced
+  inode, so what a writer puts into it later is not lost (``Workspace.settle_kept``).
 - ``file_lock`` serialises writers of one file across processes (``fcntl.flock``).
 """
 
@@ -25,6 +29,16 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 CRASH_ENV = "MEMKEEPER_CRASH_AT"
+
+
+class Raced(Exception):
+    """The file no longer holds the bytes memkeeper read: a writer that takes no lock saved it
+    since. Nothing was replaced; ``current`` is what it holds now (``None``: it is gone)."""
+
+    def __init__(self, relpath: str, current: bytes | None) -> None:
+        super().__init__(f"{relpath}: changed on disk while memkeeper was writing it")
+        self.relpath = relpath
+        self.current = current
 
 
 def crashpoint(name: str) -> None:
@@ -103,9 +117,10 @@ def _outside(relpath: str, real: str, real_root: str) -> Invalid:
     )
 
 
-def read_bytes(root: str | os.PathLike[str], relpath: str) -> bytes:
+def read_bytes(root: str | os.PathLike[str], relpath: str, *, whole: bool = False) -> bytes:
     """The file's bytes, refusing a symlink in place of the file (``O_NOFOLLOW``) or of a
-    directory on its path (``open_directory``)."""
+    directory on its path (``open_directory``). With ``whole``, ``Raced`` while another
+    process has the file open for writing: what it holds may be a save half written."""
     try:
         directory, name = open_directory(root, relpath)
         try:
@@ -134,24 +149,109 @@ def read_bytes(root: str | os.PathLike[str], relpath: str) -> bytes:
         what = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
         raise Invalid(f"{relpath}: is {what} — name a regular file", path=relpath)
     with os.fdopen(fd, "rb") as handle:
-        return handle.read()
+        data = handle.read()
+        if whole and open_for_writing(handle.fileno()):
+            raise Raced(relpath, data)
+        return data
 
 
-def atomic_write(root: str | os.PathLike[str], relpath: str, data: bytes) -> None:
+def atomic_write(
+    root: str | os.PathLike[str],
+    relpath: str,
+    data: bytes,
+    *,
+    expected: bytes | None = None,
+    keep: str | None = None,
+) -> bool:
     """Replace the file's bytes atomically and durably, keeping its permission bits.
 
     Every step happens relative to the directory ``open_directory`` reached, so a directory
     swapped for a symlink mid-write cannot carry the new bytes outside the root; a file
-    swapped for a symlink is itself replaced, never written through.
+    swapped for a symlink is itself replaced, never written through. With ``expected`` and
+    ``keep`` (an absolute path on the same filesystem), the replace is guarded: the file is
+    hard-linked to ``keep`` and, through the link, must still hold ``expected`` and be open
+    for writing by nobody immediately before the rename, else ``Raced`` and nothing changes.
+    True when ``keep`` still holds the replaced file afterwards — because a process had it
+    open for writing at the rename (or that cannot be told), so a save may yet land in it.
     """
     directory, name = open_directory(root, relpath)
     try:
-        _replace(directory, name, relpath, os.path.join(root, os.path.dirname(relpath)), data)
+        where = os.path.join(root, os.path.dirname(relpath))
+        return _replace(directory, name, relpath, where, data, expected, keep)
     finally:
         os.close(directory)
 
 
-def _replace(directory: int, name: str, relpath: str, where: str, data: bytes) -> None:
+def _hold(directory: int, name: str, relpath: str, expected: bytes, keep: str | None) -> bool:
+    """Check that the file still holds ``expected`` and that no process has it open for
+    writing (a save in progress), through a hard link at ``keep`` that outlives the replace;
+    ``Raced`` (and no link left) when either fails."""
+    link = None
+    if keep is not None:
+        try:
+            os.link(name, keep, src_dir_fd=directory, follow_symlinks=False)
+            link = keep
+        except FileNotFoundError:
+            raise Raced(relpath, None) from None
+        except OSError as exc:  # another filesystem, or links not allowed: check by name
+            if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
+                raise
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+    try:
+        fd = os.open(link, flags) if link else os.open(name, flags, dir_fd=directory)
+    except FileNotFoundError:
+        held, writing = None, False
+    else:
+        with os.fdopen(fd, "rb") as handle:
+            held, writing = handle.read(), open_for_writing(handle.fileno())
+    if held != expected or writing:
+        if link:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(link)
+        raise Raced(relpath, held)
+    return link is not None
+
+
+_F_SETLEASE = getattr(fcntl, "F_SETLEASE", 1024)  # Linux; Python names it only on some builds
+
+
+def writers(fd: int) -> bool | None:
+    """Whether any process has this file open for writing (Linux refuses a read lease then);
+    ``None`` where that cannot be told (no lease support, a file this user does not own)."""
+    try:
+        fcntl.fcntl(fd, _F_SETLEASE, fcntl.F_RDLCK)
+    except OSError as exc:
+        return True if exc.errno == errno.EAGAIN else None
+    fcntl.fcntl(fd, _F_SETLEASE, fcntl.F_UNLCK)
+    return False
+
+
+def open_for_writing(fd: int) -> bool:
+    """Whether another process has this file open for writing — a save in progress. False
+    where that cannot be told: then only the bytes are compared."""
+    return writers(fd) is True
+
+
+def _still_writable(path: str) -> bool:
+    """After the replace: can anyone still write into the replaced file ``path`` holds? Only
+    a process that opened it for writing before the rename can (nobody can open it by its
+    name any more); where that cannot be told, assume someone can."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    try:
+        return writers(fd) is not False
+    finally:
+        os.close(fd)
+
+
+def _replace(
+    directory: int,
+    name: str,
+    relpath: str,
+    where: str,
+    data: bytes,
+    expected: bytes | None = None,
+    keep: str | None = None,
+) -> bool:
     try:
         found = os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode
     except FileNotFoundError:
@@ -175,13 +275,24 @@ def _replace(directory: int, name: str, relpath: str, where: str, data: bytes) -
             os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
         crashpoint("write.after_temp_fsync")
-        os.replace(temp, name, src_dir_fd=directory, dst_dir_fd=directory)
+        kept = False if expected is None else _hold(directory, name, relpath, expected, keep)
+        try:
+            os.replace(temp, name, src_dir_fd=directory, dst_dir_fd=directory)
+        except BaseException:
+            if kept and keep is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(keep)
+            raise
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp, dir_fd=directory)
         raise
     crashpoint("write.after_rename")
     os.fsync(directory)
+    if kept and keep is not None and not _still_writable(keep):
+        os.unlink(keep)  # nobody had it open for writing: no save can land in it any more
+        return False
+    return kept
 
 
 def sweep_temps(directory: str, name: str) -> None:

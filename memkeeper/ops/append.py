@@ -53,10 +53,15 @@ def append(ws: Workspace, rel: str, text: str | bytes) -> AppendResult:
     body = text_bytes(raw, "entry")
     template = _entry_template(ws, rel)
     entry = appendonly.make_entry(template, body, ws.agent, ws.now())
+    return ws.retrying(rel, lambda: _attempt(ws, rel, entry, appendonly.entry_title(body)))
+
+
+def _attempt(ws: Workspace, rel: str, entry: str, title: str) -> AppendResult:
+    """One try of the append under the file's lock (``retrying`` starts it over after a race)."""
     with ws.locked(rel):
         with ws.editing(rel, missing_ok=True) as data:
             warnings = _check_claims(ws, rel)
-            done = _write(ws, rel, data or b"", entry, appendonly.entry_title(body))
+            done = _write(ws, rel, data, entry, title)
             fsio.crashpoint("append.before_commit")  # file and index written, not committed
         fsio.crashpoint("append.after_commit")  # committed, lock still held
     return replace(done, warnings=warnings)
@@ -78,7 +83,8 @@ def _check_claims(ws: Workspace, rel: str) -> tuple[str, ...]:
     raise Refused(decision.refusal, reason="claimed", holders=holders)
 
 
-def _write(ws: Workspace, rel: str, data: bytes, entry: str, title: str) -> AppendResult:
+def _write(ws: Workspace, rel: str, old: bytes | None, entry: str, title: str) -> AppendResult:
+    data = old or b""
     new = appendonly.append_entry(data, entry)
     if appendonly.leaves_block_open(new) and not appendonly.leaves_block_open(data):
         raise Refused(
@@ -86,7 +92,7 @@ def _write(ws: Workspace, rel: str, data: bytes, entry: str, title: str) -> Appe
             "every entry after it — close it",
             reason="structure",
         )
-    ws.replace_file(rel, new)
+    ws.replace_file(rel, old, new)
     state = ws.store.file_state(rel)
     assert state is not None
     total = count_lines(new)

@@ -57,6 +57,22 @@ def patch(
         new_body = raw
     rule = ws.rule(rel)
     _check_class(rel, rule.file_class)
+    return ws.retrying(
+        rel, lambda: _attempt(ws, rel, ref_key, new_body, dmp, claim, expect_rev, expect_file_hash)
+    )
+
+
+def _attempt(
+    ws: Workspace,
+    rel: str,
+    ref_key: str,
+    new_body: bytes | None,
+    dmp: str | None,
+    claim: str | None,
+    expect_rev: int,
+    expect_file_hash: str | None,
+) -> PatchResult:
+    """One try of the patch under the file's lock (``retrying`` starts it over after a race)."""
     with ws.locked(rel):
         with ws.editing(rel) as data:
             assert data is not None
@@ -104,7 +120,7 @@ def _apply(
             rel, row.key, row.rev, row.hash or "", state.file_rev, state.file_hash, 0
         )
     fsio.crashpoint("patch.before_write")
-    ws.replace_file(rel, cut.data, index=False)  # the index is updated row by row below
+    ws.replace_file(rel, data, cut.data, index=False)  # the index is updated row by row below
     fsio.crashpoint("patch.after_write")
     new_row = row._replace(
         rev=row.rev + 1,

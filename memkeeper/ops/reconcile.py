@@ -76,15 +76,19 @@ def resolve(ws: Workspace, rec_id: int, how: str) -> Reconciliation:
     rel = find(ws, rec_id, must_be_open=True).path
     policy = load_policy(ws.root)
     claims = live_claims(ws, policy)
-    with ws.locked(rel), ws.editing(rel, missing_ok=True) as data:
-        row = find(ws, rec_id, must_be_open=True)  # a racing resolver may have won
-        by, at = ws.agent, iso_utc(ws.now())
-        ws.store.resolve_reconciliation(rec_id, how, by, at)  # before rendering
-        if data is not None:
-            _rewrite(ws, policy, row, data, claims, how)
-        data_out = {"id": rec_id, "region": row.region, "resolution": how}
-        ws.record("reconcile.resolved", rel, None, data_out)
-    return row._replace(resolution=how, resolved_by=by, resolved_at=at)
+
+    def attempt() -> Reconciliation:
+        with ws.locked(rel), ws.editing(rel, missing_ok=True) as data:
+            row = find(ws, rec_id, must_be_open=True)  # a racing resolver may have won
+            by, at = ws.agent, iso_utc(ws.now())
+            ws.store.resolve_reconciliation(rec_id, how, by, at)  # before rendering
+            if data is not None:
+                _rewrite(ws, policy, row, data, claims, how)
+            data_out = {"id": rec_id, "region": row.region, "resolution": how}
+            ws.record("reconcile.resolved", rel, None, data_out)
+        return row._replace(resolution=how, resolved_by=by, resolved_at=at)
+
+    return ws.retrying(rel, attempt)
 
 
 def _rewrite(
@@ -107,7 +111,7 @@ def _rewrite(
     text = compile_region(region, policy.templates, row.path)(context(ws, policy, claims))
     new = regions.fill(new, [region], {region.id: text})
     if new != data:
-        ws.replace_file(row.path, new)
+        ws.replace_file(row.path, data, new)
 
 
 def _region(row: Reconciliation, data: bytes) -> regions.Region | None:

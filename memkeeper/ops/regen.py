@@ -64,8 +64,14 @@ def regen(ws: Workspace, rel: str | None) -> list[RegenResult]:
         _compiled(path, fsio.read_bytes(ws.root, path), policy)
     claims = live_claims(ws, policy)
     for path in targets:  # reconciliations first, so a reconciliations region shows them all
-        _visit(ws, policy, path, claims, write=False)
-    return [_visit(ws, policy, path, claims, write=True) for path in targets]
+        _visit_retrying(ws, policy, path, claims, write=False)
+    return [_visit_retrying(ws, policy, path, claims, write=True) for path in targets]
+
+
+def _visit_retrying(
+    ws: Workspace, policy: Policy, rel: str, claims: tuple[ClaimView, ...], write: bool
+) -> RegenResult:
+    return ws.retrying(rel, lambda: _visit(ws, policy, rel, claims, write))
 
 
 def _targets(ws: Workspace, policy: Policy, rel: str | None) -> list[str]:
@@ -129,7 +135,7 @@ def _write(
     )
     unchanged = tuple(r.id for r in found if r.id in texts and r.id not in changed)
     if new != data:
-        ws.replace_file(rel, new)
+        ws.replace_file(rel, data, new)
         state = ws.store.file_state(rel)
         assert state is not None
         ws.record(

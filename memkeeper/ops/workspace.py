@@ -12,8 +12,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 
 from memkeeper import names
+from memkeeper.errors import EnvironmentFailure, Invalid
 from memkeeper.events import digest, iso_utc
 from memkeeper.fs import files, root
 from memkeeper.records import Event, FileState, SectionRow, Verdict
@@ -21,14 +23,36 @@ from memkeeper.store.sqlite import Store
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from pathlib import Path
-    from typing import Any
+    from typing import Any, TypeVar
 
     from memkeeper.clock import Clock
     from memkeeper.markdown.revisions import Reindex
     from memkeeper.markdown.sections import Document
     from memkeeper.policy.model import Policy
+
+    T = TypeVar("T")
+
+
+RACE_ATTEMPTS = 20  # operations started over when a writer without the lock saved meanwhile
+KEEP_S = 2.0  # a replaced file is kept this long, for an editor that still had it open
+QUIET_S = 1.0  # a kept file a writer saved into is recovered once quiet this long
+REFRESH_ATTEMPTS = 10  # looks at a file mid-save before a read answers from the index
+
+
+ORPHAN_S = 30.0  # a kept link whose operation never replaced the file goes after this long
+BASE_SUFFIX = ".base"  # beside a kept link: the file's path, NUL, the bytes it held
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def _unlink(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
 
 
 class Workspace:
@@ -45,6 +69,7 @@ class Workspace:
         self._verdicts: dict[str, Verdict] = {}
         self._ttls: dict[str, tuple[int, int]] = {}
         self._policy_seen: tuple[object, bytes | None, str] | None = None
+        self._kept_seen: dict[str, tuple[int, int]] = {}  # kept links read and found unchanged
 
     def close(self) -> None:
         if self._db is not None:
@@ -108,19 +133,153 @@ class Workspace:
         transaction and index whatever changed since memkeeper last looked (so an unseen
         human save counts), then yield the bytes (``None``: the file does not exist, with
         ``missing_ok``). The transaction commits when the block ends."""
+        self.settle_kept(rel, min_age=KEEP_S)  # a late save into a replaced file comes back
         exists = not missing_ok or os.path.lexists(os.path.join(self.top, rel))
-        data = files.read_bytes(self.top, rel) if exists else None
+        data = files.read_bytes(self.top, rel, whole=True) if exists else None
         with self.store.writing():
             if data is not None:
                 self.index_file(rel, data)
             yield data
 
-    def replace_file(self, rel: str, new: bytes, *, index: bool = True) -> None:
+    def replace_file(self, rel: str, old: bytes | None, new: bytes, *, index: bool = True) -> None:
         """Replace a managed file's bytes durably (inside ``editing``) and, with ``index``,
-        index them as memkeeper's own write (no event)."""
-        files.atomic_write(self.top, rel, new)
+        index them as memkeeper's own write (no event).
+
+        ``old`` is what memkeeper read (``None``: the file did not exist). The replace happens
+        only if the file still holds it at the last moment — else ``files.Raced``, nothing is
+        changed and the operation starts over (``retrying``) — and the replaced file is kept
+        by a hard link in ``.memkeeper/kept/`` until ``settle_kept`` has seen that nobody
+        wrote into it (an editor that opened it before the replace and saves after)."""
+        keep = None
+        if old is not None:
+            kept_dir = os.path.join(self.home, names.KEPT_DIR)
+            os.makedirs(kept_dir, exist_ok=True)
+            keep = os.path.join(kept_dir, names.kept_name(rel, time.time_ns(), digest(old)))
+        elif os.path.lexists(os.path.join(self.top, rel)):  # created since memkeeper looked
+            raise files.Raced(rel, files.read_bytes(self.top, rel))
+        if files.atomic_write(self.top, rel, new, expected=old, keep=keep):
+            assert keep is not None  # a writer may still save into the replaced file:
+            assert old is not None  # keep what it held, to merge its save against
+            with open(keep + BASE_SUFFIX, "wb") as handle:
+                handle.write(rel.encode() + b"\0" + old)
         if index:
             self.index_file(rel, new, external=False)
+
+    def retrying(self, rel: str, attempt: Callable[[], T]) -> T:
+        """Run ``attempt`` (an operation on ``rel`` under its lock) until its replace does not
+        race a writer that takes no lock: each race is recorded (``save.raced``, stage
+        ``before``), the writer's save stays on disk, and the operation starts over on it."""
+        for tries in range(RACE_ATTEMPTS):
+            try:
+                return attempt()
+            except files.Raced as raced:
+                with self.store.writing():
+                    data = {"stage": "before", "operation": "replace", "attempt": tries + 1}
+                    self.record("save.raced", rel, None, data, actor="external")
+                if raced.current is not None and tries + 1 < RACE_ATTEMPTS:
+                    time.sleep(min(0.005 * 2**tries, 0.2))  # let the writer finish its save
+        raise EnvironmentFailure(
+            f"{rel}: another program kept rewriting it while memkeeper wrote — nothing was "
+            "changed; try again once it is done",
+            path=rel,
+        )
+
+    def settle_kept(
+        self, rel: str | None = None, *, now: float | None = None, min_age: float = QUIET_S
+    ) -> list[str]:
+        """Look at the files memkeeper replaced (of ``rel``, or all): one nobody wrote into
+        is removed after ``KEEP_S``; one a writer saved into (after ``QUIET_S`` of quiet) has
+        its save recovered — merged section by section into the file as it is now, or, where
+        a section changed on both sides, kept whole in a ``save.raced`` event. The caller
+        holds ``rel``'s lock (with ``rel=None``, each file's lock is taken here). Only links
+        at least ``min_age`` old are looked at (younger ones can be neither removed nor quiet
+        after a late save). Returns the paths whose saves were recovered."""
+        kept_dir = os.path.join(self.home, names.KEPT_DIR)
+        try:
+            entries = sorted(e for e in os.listdir(kept_dir) if not e.endswith(BASE_SUFFIX))
+        except FileNotFoundError:
+            return []
+        wanted = None if rel is None else names.kept_tag(rel)
+        moment = time.time() if now is None else now
+        found = []
+        for name in entries:  # by file, then oldest first
+            if wanted is not None and not name.startswith(wanted):
+                continue
+            parsed = names.parse_kept(name)
+            if parsed is None:
+                continue
+            if moment - parsed[1] / 1e9 < min_age:
+                if wanted is not None:
+                    break  # the rest of this file's links are younger still
+                continue
+            path = self._settle_one(kept_dir, name, parsed, moment, rel is None)
+            if path is not None:
+                found.append(path)
+        return found
+
+    def _settle_one(
+        self, kept_dir: str, name: str, parsed: tuple[str, int, str], now: float, lock: bool
+    ) -> str | None:
+        link = os.path.join(kept_dir, name)
+        age = now - parsed[1] / 1e9
+        try:
+            info = os.stat(link)
+            seen = (info.st_mtime_ns, info.st_size)
+            if age < KEEP_S and self._kept_seen.get(name) == seen:
+                return None  # read before and unchanged since
+            held = _read(link)
+        except FileNotFoundError:
+            return None  # another process settled it
+        quiet = now - info.st_mtime >= QUIET_S
+        if digest(held).removeprefix("sha256:")[:16] == parsed[2]:  # nobody wrote into it
+            self._kept_seen[name] = seen
+            if age >= KEEP_S:
+                _unlink(link + BASE_SUFFIX)
+                _unlink(link)
+                self._kept_seen.pop(name, None)
+            return None
+        if not quiet:
+            return None  # a writer is mid-save: look again later
+        try:
+            rel, _, base = _read(link + BASE_SUFFIX).partition(b"\0")
+        except FileNotFoundError:  # its operation never got as far as the replace
+            if age >= ORPHAN_S:
+                _unlink(link)
+            return None
+        path = rel.decode()
+        with self.locked(path) if lock else contextlib.nullcontext():
+            if not os.path.exists(link):
+                return None  # another settler won
+            try:
+                self._recover(path, name, base, _read(link))
+            except files.Raced:
+                return None  # the file is being saved again right now: look again later
+            _unlink(link + BASE_SUFFIX)
+            _unlink(link)
+        return path
+
+    def _recover(self, rel: str, name: str, base: bytes, theirs: bytes) -> None:
+        """A save landed in a file memkeeper had replaced: bring it back."""
+        from memkeeper.markdown.merge import merge_sections
+
+        try:
+            current: bytes | None = files.read_bytes(self.top, rel)
+        except Invalid:
+            current = None
+        merged = None if current is None else merge_sections(base, theirs, current, rel)
+        with self.store.writing():
+            if merged is not None and merged.data is not None:
+                assert current is not None
+                if merged.data != current:
+                    files.atomic_write(self.top, rel, merged.data, expected=current)
+                    detail = {"raced": True}
+                    self.index_file(rel, merged.data, actor="external", detail=detail)
+                data = {"stage": "after", "merged": True, "sections": list(merged.theirs)}
+            else:
+                conflicts = [] if merged is None else list(merged.conflicts)
+                text = theirs.decode("utf-8", "replace")
+                data = {"stage": "after", "merged": False, "conflicts": conflicts, "text": text}
+            self.record("save.raced", rel, None, {**data, "kept": name}, actor="external")
 
     # -- indexing -------------------------------------------------------------------------------
 
@@ -128,13 +287,22 @@ class Workspace:
         self, rel: str, *, actor: str | None = None, detail: dict[str, Any] | None = None
     ) -> None:
         """Bring the index of ``rel`` up to date with the file on disk; ``actor`` and
-        ``detail``: who made a change found, and how (see ``index_file``)."""
+        ``detail``: who made a change found, and how (see ``index_file``). A file another
+        process has open for writing (a save in progress) is waited for briefly, then left
+        as the index last saw it: a half-written state is never indexed."""
         data = files.read_bytes(self.top, rel)
         state = self.store.file_state(rel)
         if state is not None and state.file_hash == digest(data):
             return
         with self.locked(rel):
-            data = files.read_bytes(self.top, rel)
+            for tries in range(REFRESH_ATTEMPTS):
+                try:
+                    data = files.read_bytes(self.top, rel, whole=True)
+                    break
+                except files.Raced:
+                    time.sleep(0.01 * (tries + 1))
+            else:
+                return
             with self.store.writing():
                 self.index_file(rel, data, actor=actor, detail=detail)
 

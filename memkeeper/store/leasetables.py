@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import json
 
-from memkeeper.leases.waiters import WaiterRow
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
     from typing import Any
 
     from memkeeper.leases.decisions import Claim
+    from memkeeper.leases.waiters import WaiterRow
 
 
 class LeaseRows:
@@ -116,6 +115,7 @@ def _claim(row: tuple[Any, ...]) -> Claim:
 
 def _waiter(row: tuple[Any, ...]) -> WaiterRow:
     from memkeeper.leases.decisions import Request
+    from memkeeper.leases.waiters import WaiterRow  # not on the read/patch path
 
     id_, arrival, agent, mode, targets, priority, strict, ttl, objective = row[:9]
     request = Request(

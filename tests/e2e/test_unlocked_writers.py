@@ -1,0 +1,117 @@
+"""Writers that take no lock: a human's editor saving CLAUDE.md in place, in one write or in two
+chunks with a pause, while agents patch other sections and the daemon runs. memkeeper must
+never be the reason a save is lost: each save's text ends up in the file, or whole in a
+``save.raced`` event (docs/reference.md §15)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memkeeper import Conflict, Memory
+from tests.conftest import MEMKEEPER
+
+TESTING = "## Testing\n"
+
+
+def human(path: Path, saves: int, max_pause: float, seed: int) -> None:
+    """The editor: read the file, add a line under ``## Testing``, save it in place."""
+    chance = random.Random(seed)
+    for number in range(saves):
+        text = path.read_text()
+        at = text.index(TESTING) + len(TESTING)
+        data = (text[:at] + f"- save {number}\n" + text[at:]).encode()
+        with open(path, "r+b") as handle:  # in place, as most editors save: truncate, write
+            handle.truncate(0)
+            if chance.random() < 0.3:  # two chunks with a pause between them
+                cut = chance.randrange(1, len(data))
+                handle.write(data[:cut])
+                handle.flush()
+                time.sleep(chance.uniform(0.01, max_pause))
+                handle.write(data[cut:])
+            else:
+                handle.write(data)
+        time.sleep(chance.uniform(0.02, 0.1))  # a fast human: ten saves a second or so
+
+
+def agent(root: Path, name: str, stop_at: float) -> int:
+    """Patch ``#build`` in a loop (re-reading after a conflict) until ``stop_at``."""
+    memory, done = Memory.open(root, agent=name), 0
+    while time.time() < stop_at:
+        section = memory.read("CLAUDE.md#build")
+        try:
+            memory.patch(
+                "CLAUDE.md#build", section.content + f"- {name} {done}\n", expect_rev=section.rev
+            )
+            done += 1
+        except Conflict:
+            continue
+    return done
+
+
+def run_race(root: Path, saves: int, max_pause: float) -> tuple[str, list[dict[str, object]]]:
+    subprocess.run([MEMKEEPER, "init"], cwd=root, check=True, capture_output=True)
+    code = (
+        "import sys, time; sys.path.insert(0, sys.argv[1]);"
+        "from tests.e2e.test_unlocked_writers import agent;"
+        "agent(__import__('pathlib').Path(sys.argv[2]), sys.argv[3], float(sys.argv[4]))"
+    )
+    project = str(Path(__file__).resolve().parents[2])
+    stop_at = str(time.time() + 600)  # they are stopped long before; a bound if a test dies
+    daemon = subprocess.Popen([MEMKEEPER, "watch"], cwd=root, stdout=subprocess.DEVNULL)
+    agents: list[subprocess.Popen[bytes]] = []
+    try:
+        time.sleep(0.5)
+        for name in ("agent-a", "agent-b"):
+            argv = [sys.executable, "-c", code, project, str(root), name, stop_at]
+            agents.append(subprocess.Popen(argv))
+        human(root / "CLAUDE.md", saves, max_pause, seed=saves)
+    finally:
+        for process in [*agents, daemon]:
+            process.send_signal(signal.SIGTERM)
+        for process in [*agents, daemon]:
+            process.wait(timeout=30)
+    settle = "from memkeeper import Memory; import sys; Memory.open(sys.argv[1]).workspace"
+    deadline = time.time() + 10  # what was kept of replaced files, settled (as the daemon does)
+    kept = root / ".memkeeper" / "kept"
+    while time.time() < deadline and kept.is_dir() and any(kept.iterdir()):
+        subprocess.run(
+            [sys.executable, "-c", settle + ".settle_kept()", str(root)], check=True, cwd=root
+        )
+        time.sleep(0.3)
+    events = subprocess.run(
+        [MEMKEEPER, "events", "--json"], cwd=root, check=True, capture_output=True, text=True
+    ).stdout.splitlines()
+    return (root / "CLAUDE.md").read_text(), [json.loads(line) for line in events]
+
+
+def lost_saves(text: str, events: list[dict[str, object]], saves: int) -> list[int]:
+    raced = " ".join(
+        str(e["data"]) for e in events if e["type"] == "save.raced"
+    )  # a save kept whole in an event is not lost
+    return [
+        n for n in range(saves) if f"- save {n}\n" not in text and f"- save {n}\\n" not in raced
+    ]
+
+
+@pytest.mark.e2e
+def test_no_save_of_a_writer_without_a_lock_is_lost(sample: Path) -> None:
+    saves = int(os.environ.get("MEMKEEPER_STRESS_SAVES", "60"))
+    text, events = run_race(sample, saves, max_pause=0.3)
+    assert lost_saves(text, events, saves) == []
+    verify = subprocess.run([MEMKEEPER, "verify", "--json"], cwd=sample, capture_output=True)
+    assert verify.returncode == 0, verify.stdout
+
+
+@pytest.mark.slow
+def test_no_save_is_lost_over_six_hundred_saves_with_pauses_up_to_a_second(sample: Path) -> None:
+    text, events = run_race(sample, 600, max_pause=1.0)
+    assert lost_saves(text, events, 600) == []
