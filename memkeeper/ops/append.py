@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from memkeeper.ops.workspace import Workspace
-    from memkeeper.records import SectionRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,23 +132,3 @@ def _entry_template(ws: Workspace, rel: str) -> str | None:
             reason="class",
         )
     return rule.entry_template
-
-
-def note_rewrite(ws: Workspace, rel: str, previous: list[SectionRow], data: bytes) -> None:
-    """Record ``policy.violation`` when ``data`` does not extend what the index last held."""
-    old = b"".join(row.heading + row.body for row in previous if row.present)
-    line = appendonly.first_changed_line(old, data)
-    if line is None:
-        return
-    ws.record(
-        "policy.violation",
-        rel,
-        None,
-        {
-            "rule": "append-only",
-            "line": line,
-            "message": f"{rel}:{line}: history was rewritten, not extended",
-            "noticed_by": ws.agent,
-        },
-        actor="external",
-    )
