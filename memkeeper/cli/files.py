@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from memkeeper import names
 from memkeeper.cli.inputs import read_input
 from memkeeper.errors import Invalid
 from memkeeper.ops.reconcile import show
@@ -78,7 +79,7 @@ def cmd_check(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 def open_reconciliations(memory: Memory) -> list[dict[str, Any]]:
     """For ``status``: open reconciliations, without creating a store that does not exist."""
 
-    if not os.path.exists(os.path.join(memory.home, "state.db")):
+    if not os.path.exists(os.path.join(memory.home, names.STATE_DB)):
         return []
     return [
         {k: v for k, v in r.to_json().items() if k not in ("human", "generated")}

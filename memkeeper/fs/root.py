@@ -11,8 +11,7 @@ from __future__ import annotations
 import os
 
 from memkeeper.errors import Invalid
-
-ROOT_ENV = "MEMKEEPER_ROOT"
+from memkeeper.names import ROOT_ENV
 
 
 def find_root(

@@ -16,10 +16,10 @@ import select
 import stat
 from typing import TYPE_CHECKING
 
+from memkeeper.names import WAIT_DIR
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
-
-WAIT_DIR = "wait"
 
 
 def fifo_path(home: str, request_id: str) -> str:

@@ -21,6 +21,7 @@ from memkeeper.fs.walk import managed_files
 from memkeeper.markdown.appendonly import first_changed_line
 from memkeeper.markdown.hiddentext import hidden_characters
 from memkeeper.markdown.lines import LINE_END, not_text, position
+from memkeeper.names import HOME_DIR, POLICY_FILE, STATE_DB
 from memkeeper.ops.verify import violation
 from memkeeper.policy.loader import parse_policy, policy_bytes
 from memkeeper.regions import markers as regions
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from memkeeper.policy.model import FileRule, Policy
     from memkeeper.records import Violation
 
-POLICY_FILE = ".memkeeper.yaml"
 RULES = (
     "policy",
     "markers",
@@ -229,8 +229,8 @@ def _private(rel: str) -> Violation:
 
 def _reconciliations(root: Path, paths: Sequence[str]) -> list[Violation]:
     """Open reconciliations, when ``.memkeeper/`` exists (check never creates it)."""
-    home = os.path.join(root, ".memkeeper")
-    if not os.path.exists(os.path.join(home, "state.db")):
+    home = os.path.join(root, HOME_DIR)
+    if not os.path.exists(os.path.join(home, STATE_DB)):
         return []
 
     store = Store.open(home)

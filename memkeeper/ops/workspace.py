@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from memkeeper.clock import Clock
     from memkeeper.markdown.revisions import Reindex
     from memkeeper.markdown.sections import Document
-    from memkeeper.policy.model import Policy
 
     T = TypeVar("T")
 
@@ -394,12 +393,6 @@ class Workspace:
         return hit[1]
 
     # -- policy ---------------------------------------------------------------------------------
-
-    def policy(self) -> Policy:
-        """The working tree's policy, parsed (``policy.loader``: one meaning for none)."""
-        from memkeeper.policy.loader import parse_policy
-
-        return parse_policy(self._policy()[0])
 
     def rule(self, rel: str, key: str | None = None) -> Verdict:
         """The policy's verdict for a file (and section), cached by the policy's hash."""

@@ -17,6 +17,7 @@ import sqlite3
 from memkeeper import events as ev
 from memkeeper.errors import EnvironmentFailure
 from memkeeper.fs import files as fsio
+from memkeeper.names import LOCKS_DIR, STATE_DB
 from memkeeper.records import Event, FileState, SectionRow
 from memkeeper.store.leasetables import LeaseRows
 from memkeeper.store.netfs import refuse_network_filesystem
@@ -149,19 +150,19 @@ class Store(LeaseRows, ReconciliationRows):
         """Open (creating if needed) the store in the memory home directory ``home``;
         ``EnvironmentFailure`` on a network filesystem, before anything is written there."""
         refuse_network_filesystem(home)
-        first = not os.path.exists(os.path.join(home, "state.db"))
+        first = not os.path.exists(os.path.join(home, STATE_DB))
         if first:
             prepare_home(home)
         try:
             db = sqlite3.connect(
-                os.path.join(home, "state.db"),
+                os.path.join(home, STATE_DB),
                 timeout=BUSY_TIMEOUT_S,
                 isolation_level=None,
                 check_same_thread=False,
             )
             try:
                 db.execute("PRAGMA synchronous=FULL")
-                store = cls(db, os.path.join(home, "state.db-wal"))
+                store = cls(db, os.path.join(home, STATE_DB + "-wal"))
                 if first or db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
                     store._migrate(home)
             except BaseException:
@@ -192,8 +193,8 @@ class Store(LeaseRows, ReconciliationRows):
     def _migrate(self, home: str) -> None:
         """Create or upgrade the schema; processes racing to do it take turns on a lock
         (switching to WAL while another connection holds the database fails at once)."""
-        os.makedirs(os.path.join(home, "locks"), exist_ok=True)
-        with fsio.file_lock(os.path.join(home, "locks", "schema.lock")):
+        os.makedirs(os.path.join(home, LOCKS_DIR), exist_ok=True)
+        with fsio.file_lock(os.path.join(home, LOCKS_DIR, "schema.lock")):
             if self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0] != "wal":
                 raise EnvironmentFailure("the state store cannot use WAL mode on this filesystem")
             self._create_or_upgrade()
@@ -423,7 +424,7 @@ def _event(row: tuple[Any, ...]) -> Event:
 
 def prepare_home(home: str) -> None:
     """Create ``.memkeeper/`` with its ``.gitignore`` of ``*`` and its lock directory."""
-    os.makedirs(os.path.join(home, "locks"), exist_ok=True)
+    os.makedirs(os.path.join(home, LOCKS_DIR), exist_ok=True)
     ignore = os.path.join(home, ".gitignore")
     if not os.path.exists(ignore):
         with open(ignore, "w", encoding="utf-8") as handle:

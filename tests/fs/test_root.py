@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from memkeeper.errors import Invalid
-from memkeeper.fs.root import ROOT_ENV, find_root, main_worktree, relative_path
+from memkeeper.fs.root import find_root, main_worktree, relative_path
+from memkeeper.names import ROOT_ENV
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.fs.wakeups import WAIT_DIR, Inbox, discard, fifo_path, notify
+from memkeeper.fs.wakeups import Inbox, discard, fifo_path, notify
+from memkeeper.names import WAIT_DIR
 
 SHORT = 0.05  # seconds an inbox waits when nothing is expected to wake it
 
