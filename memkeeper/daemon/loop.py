@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Protocol
 
-from memkeeper.daemon.plan import Outcome
+from memkeeper.daemon.plan import QUIET_S, Outcome
 from memkeeper.daemon.step import Daemon
 from memkeeper.errors import EnvironmentFailure
 
@@ -80,10 +80,12 @@ def run(
     stop: StopEvent,
     *,
     rescan_s: float = RESCAN_S,
+    quiet_s: float = QUIET_S,
     pause: Callable[[float], None] = time.sleep,
 ) -> Iterator[Outcome]:
-    """Watch until ``stop`` is set (or the source ends), yielding what happens as it happens."""
-    daemon = Daemon(ws, rescan_s)
+    """Watch until ``stop`` is set (or the source ends), yielding what happens as it happens;
+    a change is acted on once it has been quiet for ``quiet_s`` (``daemon.plan``)."""
+    daemon = Daemon(ws, rescan_s, quiet_s=quiet_s)
     first, failures = True, 0
     while not stop.is_set():
         dirs = daemon.watch_paths()

@@ -7,6 +7,15 @@ file whose bytes hash to what the index holds was written by memkeeper itself (o
 back) and needs nothing. Which coordination events call for re-rendering generated regions is
 ``regen_due``; which directories to watch is ``watch_dirs``. What the daemon did comes back as
 ``Outcome`` values (``describe`` turns an event it caused into one).
+
+Two kinds of waiting keep the daemon off other writers' toes (contract §15):
+
+- **Quiet.** A changed file is indexed only once its bytes have stayed the same for
+  ``QUIET_S`` (a save in several writes is one change; a half-written state is never indexed),
+  and a generated file with a change not indexed yet is not re-rendered: ``settle`` decides.
+- **Git.** While git works in the tree (``GIT_BUSY`` in its directory, or anything in it
+  changing) the daemon indexes and renders nothing; what changed meanwhile is git's, indexed
+  as the actor ``git``, and events git's changes caused do not re-render tracked pages.
 """
 
 from __future__ import annotations
@@ -27,6 +36,19 @@ if TYPE_CHECKING:
 STORE_FILES = frozenset({f"{HOME_DIR}/{STATE_DB}", f"{HOME_DIR}/{STATE_DB}-wal"})
 # Events that never call for a re-render: a regen's own (regions never show them).
 QUIET_EVENTS = frozenset({"region.regenerated"})
+QUIET_S = 1.0  # a file is indexed, or re-rendered, once nobody has changed it for this long
+GIT_ACTOR = "git"
+# In git's directory while git works in the tree: its index lock, a merge, cherry-pick,
+# revert or rebase in progress (until it is finished or aborted).
+GIT_BUSY = (
+    "index.lock",
+    "HEAD.lock",
+    "MERGE_HEAD",
+    "CHERRY_PICK_HEAD",
+    "REVERT_HEAD",
+    "rebase-merge",
+    "rebase-apply",
+)
 # Editors' temp and backup files (vim, emacs, JetBrains): never a save of a managed file.
 _EDITOR_TEMP = re.compile(r"\.sw[a-px]$|~$|^\.#|^#.*#$|___jb_\w+___$|^4913$")
 
@@ -54,6 +76,7 @@ class Batch:
     paths: frozenset[str] = frozenset()
     policy: bool = False  # the policy file changed
     store: bool = False  # the state store changed: new events may exist
+    git: bool = False  # something in git's directory changed: git is working
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,11 +101,22 @@ class Known:
 
 
 @dataclass(frozen=True, slots=True)
+class Pending:
+    """A change seen but not indexed yet: the file's hash, since when it has had it, and
+    whether it appeared while git was working (then it is git's)."""
+
+    disk: str
+    since: float
+    by_git: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Index:
-    """Index a managed file that changed (``file_class`` decides how)."""
+    """Index a managed file that changed (``file_class`` decides how); ``disk``: its hash."""
 
     path: str
     file_class: str
+    disk: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,13 +160,17 @@ class Outcome:
                 "section": self.section, "detail": self.detail, "event": self.event}  # fmt: skip
 
 
-def prep_changes(raw: Iterable[tuple[int, str]], root: str) -> Batch:
+def prep_changes(raw: Iterable[tuple[int, str]], root: str, git_dir: str | None = None) -> Batch:
     """The root-relative paths of a raw batch of ``(change, absolute path)``; the kind of
     change is dropped (every change means "re-hash"), and so are temp files, git's and
-    memkeeper's own state — except that a change to the store is noted."""
+    memkeeper's own state — except that a change to the store, or in ``git_dir``, is noted."""
     paths: set[str] = set()
-    policy = store = False
+    policy = store = git = False
+    inside_git = None if git_dir is None else git_dir.rstrip(os.sep) + os.sep
     for _, full in raw:
+        if inside_git is not None and (full + os.sep).startswith(inside_git):
+            git = True
+            continue
         rel = os.path.relpath(full, root).replace(os.sep, "/")
         if rel == "." or rel.startswith("../"):
             continue
@@ -141,7 +179,7 @@ def prep_changes(raw: Iterable[tuple[int, str]], root: str) -> Batch:
         top, name = rel.split("/", 1)[0], rel.rsplit("/", 1)[-1]
         if rel != POLICY_FILE and top not in (HOME_DIR, ".git") and not _is_temp(name):
             paths.add(rel)
-    return Batch(frozenset(paths), policy, store)
+    return Batch(frozenset(paths), policy, store, git)
 
 
 def plan(batch: Batch, looks: Sequence[Look], known: Known, now: float) -> tuple[Action, ...]:
@@ -164,8 +202,29 @@ def plan_files(looks: Iterable[Look], known_files: frozenset[str]) -> tuple[Inde
             if look.path in known_files:
                 actions.append(Gone(look.path))
         elif look.disk != look.indexed:
-            actions.append(Index(look.path, look.file_class))
+            actions.append(Index(look.path, look.file_class, look.disk or ""))
     return tuple(actions)
+
+
+def settle(
+    seen: Pending | None, disk: str, now: float, *, quiet_s: float, git: bool
+) -> Pending | None:
+    """Whether a changed file (hash ``disk`` now) has been quiet long enough to index:
+    ``None`` if so, else what to remember until the next look. ``seen``: what an earlier look
+    remembered; ``git``: git is working, or was within the quiet period (nothing is indexed
+    then, and a change that appears is git's)."""
+    if seen is None or seen.disk != disk:
+        seen = Pending(disk, now, by_git=git or (seen is not None and seen.by_git))
+        return None if quiet_s <= 0 and not git else seen
+    if git or now - seen.since < quiet_s:
+        return seen
+    return None
+
+
+def regen_due(events: Iterable[Event]) -> bool:
+    """New coordination events (claims, patches, appends, emits…) that regions may show; not
+    a regen's own, and not git's (a checkout must not dirty the pages it checked out)."""
+    return any(e.type not in QUIET_EVENTS and e.actor != GIT_ACTOR for e in events)
 
 
 def _dirs_changed(look: Look, known: Known) -> bool:
@@ -177,11 +236,6 @@ def _dirs_changed(look: Look, known: Known) -> bool:
 
 def expiry_due(next_expiry: float | None, now: float) -> bool:
     return next_expiry is not None and now >= next_expiry
-
-
-def regen_due(event_types: Iterable[str]) -> bool:
-    """New coordination events (claims, patches, appends, emits…) that regions may show."""
-    return any(t not in QUIET_EVENTS for t in event_types)
 
 
 def watch_dirs(files: Iterable[str]) -> frozenset[str]:

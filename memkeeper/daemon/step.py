@@ -10,6 +10,8 @@ returns what happened as ``Outcome`` values (it never prints).
   indexing) re-render every generated file; a claim due to expire is expired on time.
 - A policy edit reloads the policy and re-lists the managed files; so does a directory coming
   or going, and a timer (new managed files in directories not watched yet).
+- A change is indexed once it has been quiet for ``quiet_s``; while git works in the tree the
+  daemon does nothing but note what changed, then indexes it as git's (``daemon.plan``).
 """
 
 from __future__ import annotations
@@ -21,11 +23,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memkeeper.daemon.plan import (
+    GIT_ACTOR,
+    GIT_BUSY,
+    QUIET_S,
     Gone,
     Index,
     Known,
     Look,
     Outcome,
+    Pending,
     Reload,
     Rescan,
     Sweep,
@@ -34,11 +40,13 @@ from memkeeper.daemon.plan import (
     plan_files,
     prep_changes,
     regen_due,
+    settle,
     watch_dirs,
 )
 from memkeeper.errors import Invalid, MemkeeperError
 from memkeeper.events import digest
 from memkeeper.fs import files as fsio
+from memkeeper.fs.git import git_dir
 from memkeeper.fs.walk import managed_files
 from memkeeper.names import POLICY_FILE
 from memkeeper.ops.claims import LeaseTable
@@ -57,15 +65,21 @@ REGEN_EVENTS = frozenset({"region.regenerated", "reconcile.opened", "claim.expir
 class Daemon:
     """The daemon's state between batches and the actions that change the world."""
 
-    def __init__(self, ws: Workspace, rescan_s: float) -> None:
+    def __init__(self, ws: Workspace, rescan_s: float, *, quiet_s: float = QUIET_S) -> None:
 
         self.ws = ws
         self.root = os.path.abspath(ws.root)
         self.policy = load_policy(self.root)
         self.rescan_s = rescan_s
+        self.quiet_s = quiet_s
         self.known = Known(frozenset(), frozenset())
         self.watching: frozenset[str] = frozenset()
         self.last_event = 0
+        self.pending: dict[str, Pending] = {}  # changes waiting for quiet
+        self.git_dir = git_dir(self.root)
+        self.git_busy = False  # git is working in the tree (as of the last batch)
+        self.git_seen = float("-inf")  # when git was last seen working
+        self.regen_owed = False  # a re-render is due but had to wait (for git)
         self._last_error = ""
         self._list()
 
@@ -83,13 +97,20 @@ class Daemon:
         return [head, *done, *self._settle(force=first)]
 
     def step(self, raw: Iterable[tuple[int, str]]) -> list[Outcome]:
-        """One batch from the change source (empty: a quiet tick)."""
-        batch = prep_changes(raw, self.root)
-        done = [
-            Outcome("recovered", rel, "a save into a file memkeeper had replaced")
-            for rel in self.ws.settle_kept()
-        ]
-        looks = [self._look(path) for path in sorted(batch.paths)]
+        """One batch from the change source (empty: a quiet tick). Paths waiting for quiet
+        are looked at again on every batch."""
+        batch = prep_changes(raw, self.root, self.git_dir)
+        self._watch_git(batch.git)
+        done: list[Outcome] = []
+        if not self._git_window():  # a replaced file git is rewriting is settled after it
+            done += [
+                Outcome("recovered", rel, "a save into a file memkeeper had replaced")
+                for rel in self.ws.settle_kept()
+            ]
+        looks = [self._look(path) for path in sorted(batch.paths | self.pending.keys())]
+        for look in looks:  # changed back, deleted or no longer managed: nothing to wait for
+            if look.kind != "file" or look.disk == look.indexed or look.file_class is None:
+                self.pending.pop(look.path, None)
         for action in plan(batch, looks, self.known, self.ws.now()):
             done += self._run(action)
         back = {k.path for k in looks if k.kind == "file" and k.file_class not in (None, "private")}
@@ -97,9 +118,12 @@ class Daemon:
         return done + self._settle(force=any(o.action == "reloaded" for o in done))
 
     def watch_paths(self) -> list[str]:
-        """The directories to watch now, absolute; remembered for ``must_rewatch``."""
+        """The directories to watch now, absolute (git's directory too: a change there means
+        git is working); remembered for ``must_rewatch``."""
         self.watching = self.known.dirs
-        found = (os.path.join(self.root, d) if d else self.root for d in sorted(self.known.dirs))
+        found = [os.path.join(self.root, d) if d else self.root for d in sorted(self.known.dirs)]
+        if self.git_dir is not None:
+            found.append(self.git_dir)
         return [path for path in found if os.path.isdir(path)]
 
     def must_rewatch(self) -> bool:
@@ -116,9 +140,7 @@ class Daemon:
 
     def _do(self, action: Action) -> list[Outcome]:
         if isinstance(action, Index):
-            if action.file_class == "generated":
-                return self._index_generated(action.path)
-            return self._index(action.path)
+            return self._index_when_quiet(action)
         if isinstance(action, Gone):
             self.known = replace(self.known, files=self.known.files - {action.path})
             return [Outcome("gone", action.path, "deleted or renamed away; watching for it")]
@@ -129,7 +151,23 @@ class Daemon:
         self.known = replace(self.known, next_expiry=None)
         return self._recorded(LeaseTable(self.ws).sweep, {"claim.expired"})
 
-    def _index(self, rel: str) -> list[Outcome]:
+    def _index_when_quiet(self, action: Index) -> list[Outcome]:
+        """Index a changed file once it has been quiet (``settle``); until then, remember it.
+        Git's changes are indexed as git's, and a generated page git wrote is not re-rendered:
+        the tree stays as git left it."""
+        seen = self.pending.get(action.path)
+        wait = settle(seen, action.disk, self.now(), quiet_s=self.quiet_s, git=self._git_window())
+        if wait is not None:
+            self.pending[action.path] = wait
+            return []
+        self.pending.pop(action.path, None)
+        if seen is not None and seen.by_git:
+            return self._index(action.path, actor=GIT_ACTOR)
+        if action.file_class == "generated":
+            return self._index_generated(action.path)
+        return self._index(action.path)
+
+    def _index(self, rel: str, *, actor: str | None = None) -> list[Outcome]:
         """Index a change nobody told memkeeper about, under the file's lock."""
         ws = self.ws
         with ws.locked(rel):
@@ -137,11 +175,13 @@ class Daemon:
                 data = fsio.read_bytes(self.root, rel, whole=True)
             except Invalid:
                 return []  # gone again: the next batch says so
-            except fsio.Raced:
-                return []  # a save in progress: its last write brings another batch
+            except fsio.Raced as raced:  # a save in progress: wait for quiet again
+                disk = digest(raced.current) if raced.current is not None else ""
+                self.pending[rel] = Pending(disk, self.now(), actor == GIT_ACTOR)
+                return []
             with ws.store.writing():
                 mark = self._head()
-                doc = ws.index_file(rel, data)
+                doc = ws.index_file(rel, data, actor=actor)
                 fresh = ws.store.events(since=mark)
         self.known = replace(self.known, files=self.known.files | {rel})
         if doc is None:
@@ -183,10 +223,13 @@ class Daemon:
         return listed
 
     def _settle(self, *, force: bool) -> list[Outcome]:
-        """Re-render regions after new events (or when ``force``d); note the next expiry."""
+        """Re-render regions after new events (or when ``force``d) unless git is working
+        (then later); note the next expiry."""
         fresh = self.ws.store.events(since=self.last_event)
         done: list[Outcome] = []
-        if force or regen_due(e.type for e in fresh):
+        self.regen_owed = self.regen_owed or force or regen_due(fresh)
+        if self.regen_owed and not self._git_window():
+            self.regen_owed = False
             done = self._regen()  # its own events come back next time: quiet or idempotent
         if fresh:
             self.last_event = fresh[-1].id
@@ -196,8 +239,11 @@ class Daemon:
         return done
 
     def _regen(self) -> list[Outcome]:
+        """Re-render every generated file but those with a change that is not indexed yet:
+        someone else wrote them lately; they are indexed (and rendered) once quiet."""
+        skip = self._unsettled_generated()
         try:
-            done = self._recorded(lambda: regen(self.ws, None), REGEN_EVENTS)
+            done = self._recorded(lambda: regen(self.ws, None, skip=skip), REGEN_EVENTS)
         except MemkeeperError as exc:
             return self._failed(exc, getattr(exc, "path", None))
         self._last_error = ""
@@ -209,6 +255,31 @@ class Daemon:
             return []
         self._last_error = exc.message
         return [Outcome("error", path, exc.message)]
+
+    def _unsettled_generated(self) -> frozenset[str]:
+        """Generated files with a change not indexed yet, now waiting for quiet."""
+        for rel in sorted(self.known.files - self.pending.keys()):
+            if self._class(rel) == "generated":
+                look = self._look(rel)
+                if look.kind == "file" and look.disk != look.indexed:
+                    self._index_when_quiet(Index(rel, "generated", look.disk or ""))
+        return frozenset(self.pending)
+
+    # -- git -----------------------------------------------------------------------------------
+
+    def _watch_git(self, changed: bool) -> None:
+        """Note whether git is working in the tree: something in its directory changed in
+        this batch, or it holds a lock or has an operation in progress."""
+        if self.git_dir is None:
+            return
+        here = self.git_dir
+        self.git_busy = changed or any(os.path.lexists(os.path.join(here, n)) for n in GIT_BUSY)
+        if self.git_busy:
+            self.git_seen = self.now()
+
+    def _git_window(self) -> bool:
+        """Git is working, or was within the quiet period: index and render nothing."""
+        return self.git_busy or self.now() - self.git_seen < self.quiet_s
 
     # -- looking -------------------------------------------------------------------------------
 

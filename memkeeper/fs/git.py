@@ -8,6 +8,7 @@ the runner passes the environment through, so the hook's view of the index is th
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -57,3 +58,28 @@ class Git:
         if code != 0:
             raise EnvironmentFailure(f"{self.root}: git cannot list the staged files")
         return [name.decode("utf-8", "surrogateescape") for name in out.split(b"\0") if name]
+
+
+def git_dir(root: str) -> str | None:
+    """The git directory of the repository ``root`` is in, found by reading the file system
+    (no ``git`` process): ``.git`` in ``root`` or an ancestor, or where a ``.git`` file's
+    ``gitdir:`` line points (a linked worktree, a submodule). ``None`` outside a repository."""
+    here = os.path.abspath(root)
+    while True:
+        dot = os.path.join(here, ".git")
+        if os.path.isdir(dot):
+            return dot
+        if os.path.isfile(dot):
+            try:
+                with open(dot, encoding="utf-8", errors="surrogateescape") as handle:
+                    line = handle.readline().strip()
+            except OSError:
+                return None
+            if line.startswith("gitdir:"):
+                found = os.path.join(here, line.removeprefix("gitdir:").strip())
+                return os.path.normpath(found) if os.path.isdir(found) else None
+            return None
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent

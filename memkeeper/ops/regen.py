@@ -55,11 +55,14 @@ class RegenResult:
         }
 
 
-def regen(ws: Workspace, rel: str | None) -> list[RegenResult]:
-    """Re-render ``rel`` (a generated file), or every generated file when ``None``."""
+def regen(
+    ws: Workspace, rel: str | None, *, skip: frozenset[str] = frozenset()
+) -> list[RegenResult]:
+    """Re-render ``rel`` (a generated file), or every generated file when ``None`` but those
+    in ``skip`` (the daemon's: files someone else changed a moment ago)."""
 
     policy = load_policy(ws.root)
-    targets = _targets(ws, policy, rel)
+    targets = [path for path in _targets(ws, policy, rel) if path not in skip]
     for path in targets:  # every marker and source is valid before anything is written
         _compiled(path, fsio.read_bytes(ws.root, path), policy)
     claims = live_claims(ws, policy)

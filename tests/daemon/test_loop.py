@@ -70,7 +70,7 @@ def home(sample: Path, clock: FakeClock) -> Memory:
 
 def watch(memory: Memory, *steps: Step) -> tuple[list[Outcome], Script]:
     script = Script(steps)
-    return list(run(memory.workspace, script, Never(), pause=no_sleep)), script
+    return list(run(memory.workspace, script, Never(), quiet_s=0, pause=no_sleep)), script
 
 
 def actions(outcomes: Sequence[Outcome]) -> list[str]:
@@ -141,7 +141,8 @@ def test_start_renders_the_regions_and_the_end_says_stopped(home: Memory) -> Non
     assert outcomes[1].path == "memory/status.md"
     assert "checksum=sha256:" in (home.root / "memory/status.md").read_text()
     root = str(home.root)
-    assert set(script.watched[0]) == {root, f"{root}/memory", f"{root}/.memkeeper"}
+    watched = {root, f"{root}/memory", f"{root}/.memkeeper", f"{root}/.git"}  # git's: see test_step
+    assert set(script.watched[0]) == watched
 
 
 def test_start_catches_up_on_a_save_made_while_no_daemon_ran(home: Memory) -> None:
@@ -418,7 +419,7 @@ def test_a_set_stop_event_ends_the_run_after_the_current_batch(home: Memory) -> 
         return edit()
 
     script = Script([edit_then_stop, edit, edit])
-    outcomes = list(run(home.workspace, script, stop, pause=no_sleep))
+    outcomes = list(run(home.workspace, script, stop, quiet_s=0, pause=no_sleep))
     assert actions(outcomes)[-3:] == ["indexed", "regenerated", "stopped"]
     assert len(script.steps) == 2
 
@@ -445,7 +446,7 @@ def test_a_watch_that_fails_to_start_is_retried(home: Memory) -> None:
     pauses: list[float] = []
     root = home.root
     source = Flaky([save(root, "AGENTS.md", lambda t: t + "a\n")], failures=2)
-    outcomes = list(run(home.workspace, source, Never(), pause=pauses.append))
+    outcomes = list(run(home.workspace, source, Never(), quiet_s=0, pause=pauses.append))
     assert actions(outcomes)[:3] == ["error", "error", "started"]
     assert "indexed" in actions(outcomes)
     assert pauses == [0.1, 0.2]
@@ -455,7 +456,9 @@ def test_a_watch_that_never_starts_gives_up_with_an_environment_failure(home: Me
     pauses: list[float] = []
     outcomes: list[Outcome] = []
     with pytest.raises(EnvironmentFailure, match="max_user_watches"):
-        outcomes.extend(run(home.workspace, Flaky([], failures=99), Never(), pause=pauses.append))
+        outcomes.extend(
+            run(home.workspace, Flaky([], failures=99), Never(), quiet_s=0, pause=pauses.append)
+        )
     assert len(pauses) == 4
 
 

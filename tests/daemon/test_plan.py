@@ -6,11 +6,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memkeeper.daemon.plan import (
+    GIT_ACTOR,
     Batch,
     Gone,
     Index,
     Known,
     Look,
+    Pending,
     Reload,
     Rescan,
     Sweep,
@@ -19,6 +21,7 @@ from memkeeper.daemon.plan import (
     plan_files,
     prep_changes,
     regen_due,
+    settle,
     watch_dirs,
 )
 from memkeeper.records import Event
@@ -61,13 +64,23 @@ def test_git_memkeeper_state_and_temp_files_are_dropped() -> None:
     assert prep_changes(raw, ROOT) == Batch()
 
 
+def test_a_change_in_gits_directory_says_git_is_working_wherever_that_directory_is() -> None:
+    raw = {(2, "/repo/.git/index.lock"), (2, "/repo/CLAUDE.md")}
+    assert prep_changes(raw, ROOT, "/repo/.git") == Batch(frozenset({"CLAUDE.md"}), git=True)
+    worktree = {(1, "/main/.git/worktrees/repo/HEAD")}
+    assert prep_changes(worktree, ROOT, "/main/.git/worktrees/repo") == Batch(git=True)
+    assert prep_changes({(1, "/repo/.gitignore")}, ROOT, "/repo/.git") == Batch(
+        frozenset({".gitignore"})
+    )
+
+
 # -- plan -----------------------------------------------------------------------------------
 
 
 def test_a_file_whose_bytes_differ_from_the_index_is_indexed() -> None:
     looks = [managed("CLAUDE.md", "sha256:new", "sha256:old")]
     assert plan(Batch(frozenset({"CLAUDE.md"})), looks, KNOWN, 0.0) == (
-        Index("CLAUDE.md", "section-owned"),
+        Index("CLAUDE.md", "section-owned", "sha256:new"),
     )
 
 
@@ -82,7 +95,7 @@ def test_a_new_managed_file_is_indexed_and_unmanaged_or_private_ones_are_not() -
         Look("src/app.py", "file"),
         managed("memory/scratch/me.md", "sha256:b", None, cls="private"),
     ]
-    assert plan_files(looks, KNOWN.files) == (Index("memory/new.md", "section-owned"),)
+    assert plan_files(looks, KNOWN.files) == (Index("memory/new.md", "section-owned", "sha256:a"),)
 
 
 def test_only_a_known_file_that_vanished_is_reported_gone() -> None:
@@ -112,11 +125,58 @@ def test_the_rescan_timer_and_the_expiry_deadline_act_on_a_quiet_tick() -> None:
     assert plan(Batch(), [], known, 200.0) == (Rescan(), Sweep())
 
 
-def test_regions_are_rendered_again_for_any_event_but_a_regen() -> None:
-    assert regen_due(["claim.granted"])
-    assert regen_due(["region.regenerated", "task.completed"])
-    assert not regen_due(["region.regenerated"])
+def test_regions_are_rendered_again_for_any_event_but_a_regen_or_gits() -> None:
+    assert regen_due([event("claim.granted", {})])
+    assert regen_due([event("region.regenerated", {}), event("task.completed", {})])
+    assert not regen_due([event("region.regenerated", {})])
     assert not regen_due([])
+    assert not regen_due([event("section.external_edit", {"rev": 2}, "CLAUDE.md", GIT_ACTOR)])
+
+
+# -- settle: quiet before indexing -----------------------------------------------------------
+
+
+def test_a_change_waits_for_quiet_and_a_further_change_starts_the_wait_again() -> None:
+    first = settle(None, "sha256:a", 10.0, quiet_s=1.0, git=False)
+    assert first == Pending("sha256:a", 10.0)
+    assert settle(first, "sha256:a", 10.9, quiet_s=1.0, git=False) == first
+    again = settle(first, "sha256:b", 10.9, quiet_s=1.0, git=False)  # a second chunk landed
+    assert again == Pending("sha256:b", 10.9)
+    assert settle(again, "sha256:b", 11.8, quiet_s=1.0, git=False) == again
+    assert settle(again, "sha256:b", 11.9, quiet_s=1.0, git=False) is None
+
+
+def test_without_a_quiet_period_a_change_is_indexed_at_once() -> None:
+    assert settle(None, "sha256:a", 10.0, quiet_s=0.0, git=False) is None
+
+
+def test_nothing_is_indexed_while_git_works_and_what_appeared_meanwhile_is_gits() -> None:
+    seen = settle(None, "sha256:a", 10.0, quiet_s=0.0, git=True)
+    assert seen == Pending("sha256:a", 10.0, by_git=True)
+    assert settle(seen, "sha256:a", 99.0, quiet_s=0.0, git=True) == seen
+    assert settle(seen, "sha256:a", 99.0, quiet_s=0.0, git=False) is None
+    human = settle(None, "sha256:h", 10.0, quiet_s=1.0, git=False)
+    assert human == Pending("sha256:h", 10.0, by_git=False)
+    assert settle(human, "sha256:h", 12.0, quiet_s=1.0, git=True) == human  # git began later
+    changed = settle(human, "sha256:g", 12.0, quiet_s=1.0, git=True)
+    assert changed == Pending("sha256:g", 12.0, by_git=True)  # then git wrote the file
+
+
+@given(st.lists(st.tuples(st.floats(0.0, 3.0), st.sampled_from("abc")), min_size=1, max_size=30))
+def test_a_file_is_indexed_only_after_a_full_quiet_period_of_the_same_bytes(
+    looks: list[tuple[float, str]],
+) -> None:
+    now, seen, changed_at, last = 0.0, None, 0.0, None
+    for gap, disk in looks:
+        now += gap
+        if disk != last:
+            changed_at, last = now, disk
+        wait = settle(seen, disk, now, quiet_s=1.0, git=False)
+        if wait is None:
+            assert now - changed_at >= 1.0  # a state seen for less than a second never is
+            seen, last = None, None
+        else:
+            seen = wait
 
 
 # -- watch_dirs -----------------------------------------------------------------------------
@@ -142,8 +202,10 @@ def test_every_files_directory_is_watched_and_with_it_every_ancestor(files: list
 # -- describe -------------------------------------------------------------------------------
 
 
-def event(type: str, data: dict[str, object], path: str | None = None) -> Event:
-    return Event(7, "2026-01-01T00:00:00Z", "agent-b", type, path, "build", dict(data), "", "")
+def event(
+    type: str, data: dict[str, object], path: str | None = None, actor: str = "agent-b"
+) -> Event:
+    return Event(7, "2026-01-01T00:00:00Z", actor, type, path, "build", dict(data), "", "")
 
 
 def test_events_the_daemon_caused_read_as_one_line_each() -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from memkeeper import Memory
 from memkeeper.clock import FakeClock
-from memkeeper.daemon.plan import Outcome
+from memkeeper.daemon.plan import QUIET_S, Outcome
 from memkeeper.daemon.step import Daemon
 from memkeeper.ops.setup import init
 
@@ -40,7 +40,7 @@ def home(sample: Path, clock: FakeClock) -> Memory:
 @pytest.fixture
 def daemon(home: Memory) -> Daemon:
     """A daemon that has started (its first catch-up is behind it)."""
-    started = Daemon(home.workspace, RESCAN_S)
+    started = Daemon(home.workspace, RESCAN_S, quiet_s=0)
     started.caught_up(first=True)
     return started
 
@@ -74,13 +74,14 @@ def test_it_watches_absolute_directories_and_must_rewatch_only_when_they_change(
 ) -> None:
     fresh = Daemon(home.workspace, RESCAN_S)
     root = str(home.root)
-    assert fresh.watch_paths() == [root, f"{root}/.memkeeper", f"{root}/memory"]
+    git = f"{root}/.git"  # the sample is a git repository: git's directory is watched too
+    assert fresh.watch_paths() == [root, f"{root}/.memkeeper", f"{root}/memory", git]
     assert not fresh.must_rewatch()
     (home.root / "memory/teams").mkdir()
     (home.root / "memory/teams/search.md").write_text("# Search\n")
     fresh.step({(ADDED, f"{root}/memory/teams")})
     assert fresh.must_rewatch()
-    assert fresh.watch_paths()[-1] == f"{root}/memory/teams"
+    assert fresh.watch_paths()[-2:] == [f"{root}/memory/teams", git]
     assert not fresh.must_rewatch()
 
 
@@ -285,3 +286,122 @@ def test_a_claim_is_expired_when_the_clock_passes_its_expiry_and_not_before(
     assert regenerated.action == "regenerated"
     assert daemon.known.next_expiry is None
     assert "_No live claims._" in (home.root / "memory/status.md").read_text()
+
+
+# -- quiet: a change is acted on once it has stopped changing ------------------------------------
+
+
+@pytest.fixture
+def patient(home: Memory) -> Daemon:
+    """A started daemon with the production quiet period."""
+    started = Daemon(home.workspace, RESCAN_S, quiet_s=QUIET_S)
+    started.caught_up(first=True)
+    return started
+
+
+def test_a_save_in_two_writes_is_indexed_once_after_a_quiet_second(
+    patient: Daemon, home: Memory, clock: FakeClock
+) -> None:
+    path = home.root / "CLAUDE.md"
+    whole = path.read_text().replace("make build", "make all")
+    path.write_text(whole[: len(whole) // 2])  # the first chunk of an editor's save
+    assert patient.step({(MODIFIED, str(path))}) == []
+    clock.advance(0.6)
+    path.write_text(whole)  # the second chunk, 0.6 s later
+    assert patient.step({(MODIFIED, str(path))}) == []
+    clock.advance(0.9)
+    assert patient.step(set()) == []  # 0.9 s of quiet: not yet
+    clock.advance(0.1)
+    outcomes = patient.step(set())  # a quiet tick a full second after the last write
+    assert actions(outcomes) == ["indexed", "regenerated"]
+    (edit,) = [e for e in home.events() if e.type == "section.external_edit"]
+    assert edit.section == "inventory-service/build"  # one change, the whole save's
+
+
+def test_a_half_written_append_only_log_records_no_violation(
+    patient: Daemon, home: Memory, clock: FakeClock
+) -> None:
+    path = home.root / "memory/decisions.md"
+    whole = path.read_text() + "\n## 2026-12-01 — human\n\nShip on Tuesdays.\n"
+    path.write_text(whole[:10])  # truncated, then written: for a moment history is gone
+    assert patient.step({(MODIFIED, str(path))}) == []
+    clock.advance(0.3)
+    path.write_text(whole)
+    assert patient.step({(MODIFIED, str(path))}) == []
+    clock.advance(QUIET_S)
+    assert "violation" not in actions(patient.step(set()))
+    assert "policy.violation" not in [e.type for e in home.events()]
+    assert home.workspace.store.file_state("memory/decisions.md") is not None
+
+
+def test_a_generated_page_someone_just_saved_is_not_rendered_over_until_quiet(
+    patient: Daemon, home: Memory, clock: FakeClock
+) -> None:
+    status = home.root / "memory/status.md"
+    saved = status.read_text().replace("deploy freeze", "deploy freeze (and Mondays)")
+    status.write_text(saved)  # the watch has not reported it yet
+    Memory(home.root, "agent-b", clock=clock).claim(["src/"], ttl=60)
+    assert "regenerated" not in actions(patient.step(set()))  # the claim is news, but…
+    assert status.read_text() == saved  # …the page was changed by someone else a moment ago
+    clock.advance(QUIET_S)
+    outcomes = patient.step(set())
+    assert actions(outcomes)[-1] == "regenerated"
+    assert "(and Mondays)" in status.read_text()
+    assert "agent-b" in status.read_text()  # rendered, with the claim, around the human's note
+
+
+# -- git: paused while it works, its changes are its own -------------------------------------------
+
+
+def test_nothing_is_indexed_while_git_holds_its_lock_and_then_it_is_gits(
+    patient: Daemon, home: Memory, clock: FakeClock
+) -> None:
+    lock = home.root / ".git/index.lock"
+    lock.write_text("")
+    batch = changed(home.root, "CLAUDE.md", lambda t: t.replace("make build", "make all"))
+    assert patient.step(batch | {(ADDED, str(lock))}) == []
+    clock.advance(10 * QUIET_S)
+    assert patient.step(set()) == []  # still locked: a long checkout, or a crashed git
+    lock.unlink()
+    assert patient.step({(DELETED, str(lock))}) == []
+    clock.advance(QUIET_S)
+    outcomes = patient.step(set())
+    assert actions(outcomes) == ["indexed"]  # and git's events re-render no page
+    (edit,) = [e for e in home.events() if e.type == "section.external_edit"]
+    assert edit.actor == "git"
+
+
+def test_a_generated_page_git_checked_out_is_indexed_as_git_wrote_it(
+    patient: Daemon, home: Memory, clock: FakeClock
+) -> None:
+    status = home.root / "memory/status.md"
+    branch = status.read_text().replace("## Notes", "## Notes\n\nOn the other branch.")
+    status.write_text(branch)
+    (home.root / ".git/ORIG_HEAD").write_text("0" * 40 + "\n")  # what a checkout touches
+    assert patient.step({(MODIFIED, str(status)), (MODIFIED, str(home.root / ".git"))}) == []
+    assert patient.step({(MODIFIED, str(home.root / ".git/ORIG_HEAD"))}) == []
+    clock.advance(QUIET_S)
+    assert actions(patient.step(set())) == ["indexed"]
+    assert status.read_text() == branch  # not re-rendered: the tree stays as git left it
+    clock.advance(QUIET_S)
+    assert patient.step(set()) == []
+
+
+def test_a_merge_in_progress_pauses_the_daemon_until_it_is_concluded(
+    patient: Daemon, home: Memory, clock: FakeClock
+) -> None:
+    merge_head = home.root / ".git/MERGE_HEAD"
+    merge_head.write_text("0" * 40 + "\n")
+    conflicted = "<<<<<<< HEAD\n- make\n=======\n- make all\n>>>>>>> other\n"
+    batch = changed(home.root, "AGENTS.md", lambda t: t + conflicted)
+    assert patient.step(batch) == []
+    Memory(home.root, "agent-b", clock=clock).claim(["src/"], ttl=60)  # news for the page…
+    clock.advance(5 * QUIET_S)
+    assert patient.step(set()) == []  # …that waits: nothing is written while git merges
+    changed(home.root, "AGENTS.md", lambda t: t.replace(conflicted, "- make all\n"))
+    merge_head.unlink()
+    assert patient.step({(DELETED, str(merge_head))}) == []
+    clock.advance(QUIET_S)
+    outcomes = patient.step(set())
+    assert actions(outcomes) == ["indexed", "regenerated"]
+    assert "agent-b" in (home.root / "memory/status.md").read_text()

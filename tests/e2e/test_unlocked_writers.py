@@ -74,11 +74,10 @@ def run_race(root: Path, saves: int, max_pause: float) -> tuple[str, list[dict[s
             argv = [sys.executable, "-c", code, project, str(root), name, stop_at]
             agents.append(subprocess.Popen(argv))
         human(root / "CLAUDE.md", saves, max_pause, seed=saves)
+        stop(agents)
+        caught_up(root)  # the daemon indexes the human's last save once it has been quiet
     finally:
-        for process in [*agents, daemon]:
-            process.send_signal(signal.SIGTERM)
-        for process in [*agents, daemon]:
-            process.wait(timeout=30)
+        stop([*agents, daemon])
     settle = "from memkeeper import Memory; import sys; Memory.open(sys.argv[1]).workspace"
     deadline = time.time() + 10  # what was kept of replaced files, settled (as the daemon does)
     kept = root / ".memkeeper" / "kept"
@@ -91,6 +90,24 @@ def run_race(root: Path, saves: int, max_pause: float) -> tuple[str, list[dict[s
         [MEMKEEPER, "events", "--json"], cwd=root, check=True, capture_output=True, text=True
     ).stdout.splitlines()
     return (root / "CLAUDE.md").read_text(), [json.loads(line) for line in events]
+
+
+def stop(processes: list[subprocess.Popen[bytes]]) -> None:
+    for process in processes:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+    for process in processes:
+        process.wait(timeout=30)
+
+
+def caught_up(root: Path, within: float = 20.0) -> None:
+    """Wait until ``verify`` is clean: every save indexed, every kept file settled."""
+    deadline = time.time() + within
+    while time.time() < deadline:
+        verify = subprocess.run([MEMKEEPER, "verify"], cwd=root, capture_output=True)
+        if verify.returncode == 0:
+            return
+        time.sleep(0.2)
 
 
 def lost_saves(text: str, events: list[dict[str, object]], saves: int) -> list[int]:
