@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from memkeeper.clock import Clock
     from memkeeper.leases.decisions import Claim, Mode
     from memkeeper.ops.append import AppendResult
-    from memkeeper.ops.claims import LeaseTable
+    from memkeeper.ops.claims import Cancel, LeaseTable
     from memkeeper.ops.regen import RegenResult
     from memkeeper.records import Event, PatchResult, Reconciliation, SectionInfo, SectionText
 
@@ -78,6 +78,8 @@ class Memory:
         return reading.read(self.workspace, ref)
 
     def events(self, since: int = 0, limit: int | None = None) -> list[Event]:
+        if not self.workspace.has_store:  # none yet: no events, and no store created
+            return []
         return self.workspace.store.events(since, limit)
 
     # -- writing -----------------------------------------------------------------------------
@@ -129,9 +131,11 @@ class Memory:
         strict: bool = False,
         wait: float | None = None,
         objective: str = "",
+        cancel: Cancel | None = None,
     ) -> Claim:
         """Take a lease on paths, globs or ``PATH#KEY`` sections; ``Busy`` if not granted
-        (within ``wait`` seconds, when given) or aborted to break a deadlock."""
+        (within ``wait`` seconds, when given) or aborted to break a deadlock. A wait ends
+        with ``WaitCancelled`` once ``cancel`` (a ``threading.Event``, say) is set."""
         scope = [targets] if isinstance(targets, str) else list(targets)
         return self._leases().claim(
             scope,
@@ -141,6 +145,7 @@ class Memory:
             strict=strict,
             wait=wait,
             objective=objective,
+            cancel=cancel,
         )
 
     def renew(self, id: str, ttl: float | None = None) -> Claim:
@@ -153,11 +158,15 @@ class Memory:
 
     def claims(self) -> list[Claim]:
         """The live claims of every agent, oldest grant first."""
-        return self._leases().live()[0]
+        from memkeeper.ops.claims import live
+
+        return live(self.workspace)[0]
 
     def metrics(self) -> dict[str, Any]:
         """Lease counters for the last hour (claims held, queue depth, deadlocks, …)."""
-        return self._leases().metrics()
+        from memkeeper.ops.claims import metrics
+
+        return metrics(self.workspace)
 
     def sweep_claims(self) -> list[Claim]:
         """Expire the claims that are due (each leaves ``claim.expired``); the daemon's tick."""
@@ -178,6 +187,8 @@ class Memory:
 
     def reconciliations(self, *, resolved: bool = False) -> list[Reconciliation]:
         """Open reconciliations (hand edits of generated regions); all with ``resolved``."""
+        if not self.workspace.has_store:  # none yet: none, and no store created
+            return []
         return self.workspace.store.reconciliations(resolved=resolved)
 
     def resolve(self, rec_id: int, how: str) -> Reconciliation:

@@ -290,7 +290,7 @@ class Reconciliation(Record):
     generated: str
     opened_by: str
     opened_at: str
-    resolution: str | None  # None while open; keep-human or take-generated
+    resolution: str | None  # None while open; keep-human, take-generated or undone
     resolved_by: str | None
     resolved_at: str | None
 
@@ -313,11 +313,17 @@ class Reconciliation(Record):
         )
 
     @property
-    def status(self) -> str:
+    def state(self) -> str:
+        """``open`` or ``resolved`` (JSON ``state``: a payload's ``status`` is its exit's)."""
         return "open" if self.resolution is None else "resolved"
 
+    @property
+    def status(self) -> str:
+        """The same as ``state`` (the name docs/reference.md §9 gives it)."""
+        return self.state
+
     def to_json(self) -> dict[str, Any]:
-        return {**self._asdict(), "status": self.status}
+        return {**self._asdict(), "state": self.state}
 
 
 class ClaimView(Record):

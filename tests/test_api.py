@@ -12,6 +12,7 @@ from memkeeper.clock import FakeClock
 
 
 def test_a_human_save_is_indexed_before_the_revision_check(memory: Memory, sample: Path) -> None:
+    assert memory.workspace.store is not None  # a root with a store: the read indexes
     memory.read("CLAUDE.md#build")
     path = sample / "CLAUDE.md"
     path.write_bytes(path.read_bytes().replace(b"make build", b"make wheel"))

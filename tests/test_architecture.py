@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("fs", "store"),  # the shell's bottom: the disk and the state store
     ("ops",),  # one module per operation, on a Workspace
     ("api",),  # Memory, the public façade
-    ("daemon", "gate"),  # the long-running and the per-agent shells
+    ("daemon", "gate", "mcpserver"),  # the long-running and the per-agent shells
     ("cli",),  # argparse and the exit boundary
     ("__init__", "__main__"),  # the package's own entry points
 )
@@ -38,6 +38,12 @@ PURE_MODULES = frozenset(
         "memkeeper.gate.facts",
         "memkeeper.gate.decide",
         "memkeeper.gate.messages",
+        "memkeeper.gate.effects",
+        "memkeeper.gate.shellopts",
+        "memkeeper.gate.shellwalk",
+        "memkeeper.gate.shellfind",
+        "memkeeper.gate.shellgit",
+        "memkeeper.gate.applypatch",
         "memkeeper.daemon.plan",
     }
 )

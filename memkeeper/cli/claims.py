@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memkeeper.leases.wording import claim_json, waiter_json
-from memkeeper.ops.claims import LeaseTable
+from memkeeper.ops.claims import live
 
 if TYPE_CHECKING:
     import argparse
@@ -49,12 +49,12 @@ def cmd_claim(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
         wait=args.wait,
         objective=args.objective,
     )
-    return claim_json(claim, memory.now())
+    return {**claim_json(claim, memory.now()), "warnings": list(claim.warnings)}
 
 
 def cmd_renew(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
-
-    return claim_json(memory.renew(args.id, args.ttl), memory.now())
+    claim = memory.renew(args.id, args.ttl)
+    return {**claim_json(claim, memory.now()), "warnings": list(claim.warnings)}
 
 
 def cmd_release(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
@@ -64,7 +64,7 @@ def cmd_release(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_claims(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
-    claims, waiters, now = LeaseTable(memory.workspace).live()
+    claims, waiters, now = live(memory.workspace)
     return {
         "claims": [claim_json(c, now) for c in claims],
         "waiters": [waiter_json(w, now) for w in waiters],

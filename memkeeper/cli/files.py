@@ -6,10 +6,8 @@ Cheap to import: the modules doing the work load only when a verb runs.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
-from memkeeper import names
 from memkeeper.cli.inputs import read_input
 from memkeeper.errors import Invalid
 from memkeeper.ops.reconcile import show
@@ -77,10 +75,7 @@ def cmd_check(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def open_reconciliations(memory: Memory) -> list[dict[str, Any]]:
-    """For ``status``: open reconciliations, without creating a store that does not exist."""
-
-    if not os.path.exists(os.path.join(memory.home, names.STATE_DB)):
-        return []
+    """For ``status``: open reconciliations (none, and no store created, without a store)."""
     return [
         {k: v for k, v in r.to_json().items() if k not in ("human", "generated")}
         for r in memory.reconciliations()

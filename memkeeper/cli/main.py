@@ -115,6 +115,7 @@ VERB_GROUPS = {
     "memkeeper.cli.files": ("append", "regen", "reconcile", "check"),
     "memkeeper.cli.watch": ("watch", "emit"),
     "memkeeper.cli.hooks": ("hook", "install-hooks"),
+    "memkeeper.cli.servers": ("mcp",),
 }
 
 
@@ -169,6 +170,10 @@ def main(argv: Sequence[str] | None = None, *, keep_open: bool = False) -> int:
             from memkeeper.cli.hooks import run_hook
 
             return run_hook(args)
+        if args.command == "mcp":  # stdout is the protocol's
+            from memkeeper.cli.servers import run_mcp
+
+            return run_mcp(args)
         _emit(args.command, _dispatch(args, keep_open, opened), as_json)
     except MemkeeperError as exc:
         from memkeeper.cli.boundary import fail

@@ -132,11 +132,15 @@ def _claim_line(c: dict[str, Any]) -> str:
 
 
 def _claim(p: dict[str, Any]) -> str:
-    return f"granted {_claim_line(p)}\n"
+    return f"granted {_claim_line(p)}\n{_warnings(p)}"
 
 
 def _renew(p: dict[str, Any]) -> str:
-    return f"renewed {_claim_line(p)}\n"
+    return f"renewed {_claim_line(p)}\n{_warnings(p)}"
+
+
+def _warnings(p: dict[str, Any]) -> str:
+    return "".join(f"warning: {w}\n" for w in p.get("warnings", ()))
 
 
 def _release(p: dict[str, Any]) -> str:

@@ -262,6 +262,9 @@ def describe(event: Event) -> Outcome:
         rec, region, line = data.get("id"), data.get("region"), data.get("line")
         what = f"region {region} (line {line}) edited by hand: reconciliation #{rec} opened"
         return Outcome("reconcile", path, f"{what} — memkeeper reconcile show {rec}", id_)
+    if event.type == "reconcile.resolved":
+        rec, how = data.get("id"), data.get("resolution")
+        return Outcome("reconcile", path, f"reconciliation #{rec} resolved ({how})", id_)
     if event.type == "region.regenerated":
         regions = ", ".join(str(r) for r in data.get("regions", ())) or "markers"
         return Outcome("regenerated", path, f"rendered {regions}", id_)

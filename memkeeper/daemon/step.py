@@ -59,7 +59,9 @@ if TYPE_CHECKING:
     from memkeeper.daemon.plan import Action
     from memkeeper.ops.workspace import Workspace
 
-REGEN_EVENTS = frozenset({"region.regenerated", "reconcile.opened", "claim.expired"})
+REGEN_EVENTS = frozenset(
+    {"region.regenerated", "reconcile.opened", "reconcile.resolved", "claim.expired"}
+)
 
 
 class Daemon:

@@ -90,6 +90,40 @@ def open_directory(root: str | os.PathLike[str], relpath: str) -> tuple[int, str
     return fd, name
 
 
+def make_directories(root: str | os.PathLike[str], relpath: str) -> None:
+    """Create the directories missing on ``relpath``'s path (for a file about to be created),
+    walking down from the root like ``open_directory``: never through a symlink. Each new
+    directory's parent is fsynced, so a file written into it survives a crash. ``Invalid``
+    when a file stands where a directory is needed."""
+    head = relpath.rpartition("/")[0]
+    if not head:
+        return
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(os.path.join(real_root, head))
+    if real != real_root and not real.startswith(real_root + os.sep):
+        raise _outside(relpath, real, real_root)
+    fd, walked = os.open(real_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC), []
+    for part in os.path.relpath(real, real_root).split(os.sep):
+        walked.append(part)
+        try:
+            os.mkdir(part, dir_fd=fd)
+            os.fsync(fd)
+        except FileExistsError:
+            pass
+        except BaseException:
+            os.close(fd)
+            raise
+        try:
+            fd = _step_down(fd, part, relpath)
+        except NotADirectoryError:
+            raise Invalid(
+                f"{relpath}: {'/'.join(walked)!r} on its path is a file, not a directory — "
+                "move that file aside, or use another path",
+                path=relpath,
+            ) from None
+    os.close(fd)
+
+
 def _step_down(fd: int, part: str, relpath: str) -> int:
     """Open the subdirectory ``part`` of ``fd`` (closing ``fd``) without following a link."""
     try:
@@ -243,6 +277,12 @@ def _still_writable(path: str) -> bool:
         os.close(fd)
 
 
+def _holds(path: str, expected: bytes | None) -> bool:
+    """Whether the file at ``path`` still holds ``expected``."""
+    with open(path, "rb") as handle:
+        return handle.read() == expected
+
+
 def _replace(
     directory: int,
     name: str,
@@ -289,9 +329,9 @@ def _replace(
         raise
     crashpoint("write.after_rename")
     os.fsync(directory)
-    if kept and keep is not None and not _still_writable(keep):
-        os.unlink(keep)  # nobody had it open for writing: no save can land in it any more
-        return False
+    if kept and keep is not None and not _still_writable(keep) and _holds(keep, expected):
+        os.unlink(keep)  # nobody has it open for writing and nobody wrote into it since the
+        return False  # check (a whole save can fit in the rename's window): nothing to keep
     return kept
 
 

@@ -1,9 +1,10 @@
 """The few git questions ``check`` asks, through an injectable runner (tests pass a fake).
 
 ``fs/root.py`` reads git's files directly to stay fast on the hot path; these need git's object
-store and index (``git show HEAD:path``, ``git show :path``, the staged file list), so they
-run the ``git`` executable. Inside a pre-commit hook git sets ``GIT_INDEX_FILE`` and friends;
-the runner passes the environment through, so the hook's view of the index is the one judged.
+store and index (``git show HEAD:path``, ``git show :path``, the staged and deleted file
+lists), so they run the ``git`` executable. Inside a pre-commit hook git sets
+``GIT_INDEX_FILE`` and friends; the runner passes the environment through, so the hook's view
+of the index is the one judged.
 """
 
 from __future__ import annotations
@@ -44,20 +45,39 @@ class Git:
         return out if code == 0 else None
 
     def head(self, path: str) -> bytes | None:
-        return self.show(f"HEAD:{path}")
+        """The committed bytes of ``path`` (relative to the root, which may lie below the top
+        of the repository: ``./`` makes git read it so)."""
+        return self.show(f"HEAD:./{path}")
 
     def staged_blob(self, path: str) -> bytes | None:
-        return self.show(f":{path}")
+        return self.show(f":./{path}")
 
     def staged(self) -> list[str]:
-        """Paths added, copied, modified, renamed or retyped in the index against HEAD."""
+        """Paths under the root added, copied, modified, renamed or retyped in the index
+        against HEAD, relative to the root."""
         args = ["diff", "--cached", "--name-only", "-z", "--no-renames", "--diff-filter=ACMRT"]
+        args.append("--relative")
         code, out = self._run(args, self.root)
         if code != 0:  # no HEAD yet: everything in the index is staged
             code, out = self._run(["ls-files", "--cached", "-z"], self.root)
         if code != 0:
             raise EnvironmentFailure(f"{self.root}: git cannot list the staged files")
-        return [name.decode("utf-8", "surrogateescape") for name in out.split(b"\0") if name]
+        return _names(out)
+
+    def deleted(self, *, staged: bool) -> list[str]:
+        """Paths under the root that HEAD holds and the index (``staged``) or the working
+        tree no longer does, relative to the root — a rename deletes its old path; none
+        before the first commit. (A path removed from the index only, still on disk, counts
+        for the working tree too: git compares HEAD with the tracked files.)"""
+        where = ["--cached"] if staged else []
+        args = ["diff", *where, "--name-only", "-z", "--no-renames", "--diff-filter=D"]
+        code, out = self._run([*args, "--relative", "HEAD", "--"], self.root)
+        return _names(out) if code == 0 else []
+
+
+def _names(out: bytes) -> list[str]:
+    """``-z`` output as paths, bytes that are not UTF-8 kept as surrogates."""
+    return [name.decode("utf-8", "surrogateescape") for name in out.split(b"\0") if name]
 
 
 def git_dir(root: str) -> str | None:

@@ -5,10 +5,14 @@ the command to run.
 
 The rules are those of ``patch``, ``append`` and ``check``: a Write of a managed file, an
 Edit that rewrites append-only history or touches a generated region, a Bash command that
-writes a managed file: deny. A section owned by someone else: ask the human. Another agent's
-live claim: deny when strict, allow with ``WAIT: …`` when advisory. Everything else, private
-and unmanaged files included: allow, silently. Creating a managed file that does not exist
-yet is allowed (nothing can be lost), except append-only history, which ``append`` creates.
+writes a managed file: deny. A Bash command that deletes or moves away a managed file, or
+would lose uncommitted changes of managed files (``git stash``, ``git checkout -- .``…):
+deny, naming them. A section owned by someone else: ask the human. Another agent's live
+claim: deny when strict, allow with ``WAIT: …`` when advisory. Everything else, private and
+unmanaged files included: allow, silently. Creating a managed file that does not exist yet
+is allowed (nothing can be lost), except append-only history, which ``append`` creates.
+Facts are about one memory root; a call reaching into several is decided once per root and
+the answers combined.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 
 from memkeeper.errors import Invalid
 from memkeeper.gate import messages as words
+from memkeeper.gate.effects import Effect, Sweep, Target
 from memkeeper.gate.facts import (
     MANAGED,
     Decision,
@@ -27,7 +32,7 @@ from memkeeper.gate.facts import (
     SectionFacts,
     Verdict,
 )
-from memkeeper.gate.shellwrites import BashWrite, bash_writes
+from memkeeper.gate.shellwrites import bash_effects
 from memkeeper.markdown.appendonly import first_changed_line
 from memkeeper.markdown.lines import LINE_END
 
@@ -40,11 +45,12 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 ALLOW = Decision()
 
 
-def targets(call: ToolCall) -> tuple[str, ...]:
-    """The paths whose facts ``decide`` needs (and that PostToolUse re-indexes)."""
+def targets(call: ToolCall) -> tuple[Effect, ...]:
+    """What ``decide`` needs facts about (and PostToolUse re-indexes): the paths the call
+    writes or discards, and a Bash command's sweeps."""
     if call.command is not None:
-        return tuple(dict.fromkeys(w.path for w in bash_writes(call.command, call.cwd)))
-    return () if call.file_path is None else (call.file_path,)
+        return tuple(dict.fromkeys(bash_effects(call.command, call.cwd)))
+    return () if call.file_path is None else (Target(call.file_path, call.tool),)
 
 
 def decide(call: ToolCall, facts: Facts) -> Decision:
@@ -130,23 +136,48 @@ def _edit(call: ToolCall, f: PathFacts, facts: Facts) -> list[Decision]:
 
 def _bash(command: str, cwd: str, facts: Facts) -> list[Decision]:
     out: list[Decision] = []
-    for write in bash_writes(command, cwd):
-        f = facts.paths.get(write.path)
-        if f is None or not _happens(write, f):
+    for effect in bash_effects(command, cwd):
+        if isinstance(effect, Sweep):
+            out += _sweep(effect, facts)
             continue
-        if f.file_class == "append-only" or (f.file_class in MANAGED and f.kind == "file"):
-            out.append(Decision("deny", words.bash_refusal(facts, f, write.how)))
+        f = (facts.paths if effect.follow else facts.entries).get(effect.path)
+        if f is None or not _happens(effect, f):
+            continue
+        managed = f.file_class in MANAGED and f.kind == "file"
+        if effect.discards and managed:
+            out.append(Decision("deny", words.discard_refusal(facts, f, effect.how)))
+        elif not effect.discards and (managed or f.file_class == "append-only"):
+            out.append(Decision("deny", words.bash_refusal(facts, f, effect.how)))
         else:
             out += _claims(facts, _file_targets(f))
     return out
 
 
-def _happens(write: BashWrite, f: PathFacts) -> bool:
-    if write.when == "is-file":
+def _happens(target: Target, f: PathFacts) -> bool:
+    if target.when == "is-file":
         return f.kind == "file"
-    if write.when == "parent-is-dir":
+    if target.when == "parent-is-dir":
         return f.parent_is_dir and f.kind != "dir"
     return f.kind != "dir"
+
+
+def _sweep(sweep: Sweep, facts: Facts) -> list[Decision]:
+    """Deny a sweep that reaches managed files (for git's, ones with something to lose)."""
+    resolved = facts.sweeps.get(sweep)
+    if resolved is None:
+        return []
+    hit = [f for f in swept(resolved, facts) if f.kind == "file" and f.file_class in MANAGED]
+    return [Decision("deny", words.sweep_refusal(facts, resolved, hit))] if hit else []
+
+
+def swept(sweep: Sweep, facts: Facts) -> list[PathFacts]:
+    """The files of ``facts.tree`` that ``sweep`` (resolved) reaches and changes."""
+    out = []
+    for path in facts.tree:
+        f = facts.paths.get(path)
+        if f is not None and sweep.covers(path) and (sweep.git is None or f.git & sweep.git):
+            out.append(f)
+    return out
 
 
 # -- rules --------------------------------------------------------------------------------------

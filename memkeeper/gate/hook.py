@@ -2,10 +2,12 @@
 
 Reads the hook's JSON on stdin. PreToolUse: gathers the facts ``gate.decide`` needs through
 a ``Workspace`` and prints its answer (nothing for a silent allow). PostToolUse: re-indexes the
-managed files the tool just changed, attributing the new revisions to the agent. The root
-comes from ``--root``, else ``$MEMKEEPER_ROOT``, else the session's ``cwd`` as the CLI finds
-it; a root without a policy or state is left alone (nothing is created). Always exit 0: on a
-failure of its own the gate allows the call and says why on stderr (exit 2 would block it).
+managed files the tool just changed, attributing the new revisions to the agent. Each path
+is judged as the file it reaches (``gate.reach``: symlinks followed, the memory root found
+from that file, or ``--root``/``$MEMKEEPER_ROOT``); a call reaching into several roots is
+decided in each and the answers combined; a root without a policy or state is left alone
+(nothing is created). Always exit 0: on a failure of its own the gate allows the call and
+says why on stderr (exit 2 would block it).
 """
 
 from __future__ import annotations
@@ -14,21 +16,26 @@ import json
 import os
 import shlex
 import stat
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from memkeeper.errors import Invalid, MemkeeperError
 from memkeeper.fs import files as fsio
-from memkeeper.fs import root as repo
 from memkeeper.gate import decide as gate
 from memkeeper.gate import facts as gatefacts
+from memkeeper.gate import reach
+from memkeeper.gate.effects import Sweep, Target
 from memkeeper.gate.facts import Facts, PathFacts, SectionFacts
 from memkeeper.gate.payload import BadPayload, ToolCall, parse_call
-from memkeeper.names import AGENT_ENV, HOME_DIR, POLICY_FILE, STATE_DB
+from memkeeper.names import AGENT_ENV
 from memkeeper.ops import read
 from memkeeper.ops.workspace import Workspace
 
 if TYPE_CHECKING:
+    from collections.abc import Collection, Iterator
     from typing import BinaryIO, TextIO
+
+    from memkeeper.gate.effects import Effect
 
 
 def run(
@@ -57,91 +64,165 @@ def run(
 
 
 def _answer(call: ToolCall, root: str | None, agent: str | None) -> dict[str, object] | None:
-    paths = gate.targets(call)
-    opened = _open(call, root, agent) if paths else None
-    if opened is None:
-        return None
-    ws, agent_option = opened
-    try:
-        facts = gather(ws, call, paths, agent_option)
-    finally:
-        ws.close()
-    return gate.hook_output(gate.decide(call, facts))
+    effects = gate.targets(call)
+    decisions = []
+    for ws, agent_option in _memories(effects, root, agent, call):
+        try:
+            facts = gather(ws, call, effects, agent_option)
+        finally:
+            ws.close()
+        decisions.append(gate.decide(call, facts))
+    return gate.hook_output(gate.combine(decisions))
 
 
 def _index(call: ToolCall, root: str | None, agent: str | None) -> None:
-    paths = gate.targets(call)
-    opened = _open(call, root, agent) if paths else None
-    if opened is None:
-        return
-    ws = opened[0]
+    effects = gate.targets(call)
     detail = {"tool": call.tool, "tool_use_id": call.tool_use_id}
-    try:
-        for path in paths:
-            rel = locate(str(ws.root), path)
-            if rel is not None and _indexable(ws, rel):
-                ws.refresh(rel, actor=ws.agent, detail=detail)
-    finally:
-        ws.close()
+    for ws, _ in _memories(effects, root, agent, call):
+        try:
+            for rel in _changed(ws, effects):
+                if _indexable(ws, rel):
+                    ws.refresh(rel, actor=ws.agent, detail=detail)
+        finally:
+            ws.close()
+
+
+def _changed(ws: Workspace, effects: tuple[Effect, ...]) -> list[str]:
+    """The root-relative files in ``ws`` that ``effects`` may have changed."""
+    rels = [rel for t in effects if isinstance(t, Target) and (rel := _rel(ws, t)) is not None]
+    sweeps = _sweeps(ws, effects)
+    tree = _tree(ws, sweeps.values())
+    rels += [f.rel for path, f in tree if any(s.covers(path) for s in sweeps.values())]
+    return list(dict.fromkeys(rels))
 
 
 def _indexable(ws: Workspace, rel: str) -> bool:
-    is_file = _kind(os.path.join(ws.root, rel)) == "file"
+    is_file = _kind(os.path.join(ws.top, rel)) == "file"
     return is_file and ws.rule(rel).file_class in gatefacts.MANAGED
 
 
-def _open(call: ToolCall, root: str | None, agent: str | None) -> tuple[Workspace, str] | None:
-    """The memory of the session's root and the ``--agent`` option for suggested commands;
-    None when the root has neither a policy nor memkeeper state."""
-    top = repo.find_root(root, cwd=call.cwd)
-    if not os.path.exists(os.path.join(top, POLICY_FILE)) and not os.path.exists(
-        os.path.join(top, HOME_DIR, STATE_DB)
-    ):
-        return None
+def _memories(
+    effects: tuple[Effect, ...], root: str | None, agent: str | None, call: ToolCall
+) -> Iterator[tuple[Workspace, str]]:
+    """A ``Workspace`` (closed by the caller) for each memory root the effects reach, with
+    the ``--agent`` option for suggested commands."""
+    tops = []
+    for effect in effects:
+        top = reach.root_of(effect, root)
+        if top is not None and top not in tops:
+            tops.append(top)
     from_env = agent is None and bool(os.environ.get(AGENT_ENV))
     who = agent or os.environ.get(AGENT_ENV) or f"claude-code:{call.session_id}".rstrip(":")
-    return Workspace(top, who), "" if from_env else f" --agent {shlex.quote(who)}"
+    for top in tops:
+        yield Workspace(top, who), "" if from_env else f" --agent {shlex.quote(who)}"
 
 
-def gather(ws: Workspace, call: ToolCall, paths: tuple[str, ...], agent_option: str) -> Facts:
-    """The facts about ``paths`` (those inside the root) and the live claims."""
-    root = str(ws.root)
-    found = {}
-    for path in paths:
-        rel = locate(root, path)
+def gather(ws: Workspace, call: ToolCall, effects: tuple[Effect, ...], agent_option: str) -> Facts:
+    """The facts about what ``effects`` reach inside ``ws``'s root, and the live claims."""
+    cwd, top = os.path.realpath(call.cwd), ws.top
+    inside = cwd == top or cwd.startswith(top + os.sep)
+    paths: dict[str, PathFacts] = {}
+    entries: dict[str, PathFacts] = {}
+    for target in (e for e in effects if isinstance(e, Target)):
+        rel = _rel(ws, target)
         if rel is not None:
-            found[path] = path_facts(ws, rel)
+            found = path_facts(ws, rel, _via(target, top, cwd if inside else top))
+            (paths if target.follow else entries)[target.path] = found
+    sweeps = _sweeps(ws, effects)
+    tree = _tree(ws, sweeps.values())
+    paths.update(_tree_facts(tree, sweeps.values(), paths))
     now = ws.now()
-    live = bool(found) and ws.store.any_live_claim(now)
+    live = bool(paths or entries) and ws.store.any_live_claim(now)
     claims = tuple(ws.store.claim_rows()) if live else ()
-    cwd = os.path.realpath(call.cwd)
-    return Facts(root, cwd, ws.agent, agent_option, now, claims, found)
+    root_option = "" if inside else f" --root {shlex.quote(top)}"
+    files = tuple(path for path, _ in tree)
+    return Facts(
+        top, cwd, ws.agent, agent_option, now, claims, paths, entries, sweeps, files, root_option
+    )
+
+
+def _rel(ws: Workspace, target: Target) -> str | None:
+    """The target as a path relative to ``ws``'s root, or None when it is not inside."""
+    return locate(ws.top, reach.reached(target.path, target.follow))
+
+
+def _via(target: Target, top: str, base: str) -> str:
+    """The symlink a followed target names ("" for none), relative to ``base`` (the
+    session's directory, or the root) when it lies in the root ``top``."""
+    if not target.follow or not os.path.islink(target.path):
+        return ""
+    link = reach.reached(target.path, False)
+    return os.path.relpath(link, base) if link.startswith(top + os.sep) else link
+
+
+def _sweeps(ws: Workspace, effects: tuple[Effect, ...]) -> dict[Sweep, Sweep]:
+    """The sweeps that reach into ``ws``'s root, resolved, when they can reach a file."""
+    out = {}
+    for sweep in (e for e in effects if isinstance(e, Sweep)):
+        done = reach.resolved(sweep)
+        if done is None or locate(ws.top, os.path.join(done.top, "x")) is None:
+            continue  # not in this root (a sweep of the root itself is in it)
+        try:
+            mode = os.lstat(done.top).st_mode
+        except OSError:
+            continue
+        if stat.S_ISDIR(mode) or (stat.S_ISREG(mode) and done.mindepth == 0):
+            out[sweep] = done
+    return out
+
+
+def _tree(ws: Workspace, sweeps: Collection[Sweep]) -> list[tuple[str, PathFacts]]:
+    """The root's managed files (absolute path, facts by the policy) when a sweep needs
+    them; the policy is parsed and the root walked only then."""
+    if not sweeps:
+        return []
+    from memkeeper.fs.walk import managed_files
+    from memkeeper.policy.loader import load_policy
+
+    found = managed_files(load_policy(ws.top), ws.top)
+    return [
+        (os.path.join(ws.top, rel), PathFacts(rel, "file", True, rule.file_class, rule.strict))
+        for rel, rule in found
+    ]
+
+
+def _tree_facts(
+    tree: list[tuple[str, PathFacts]], sweeps: Collection[Sweep], known: dict[str, PathFacts]
+) -> dict[str, PathFacts]:
+    """The facts of the managed files the sweeps pick from, with git's view of them when a
+    sweep asks git (a file a target names keeps its full facts)."""
+    asking = [s for s in sweeps if s.git is not None]
+    ignored = any("ignored" in (s.git or ()) for s in asking)
+    tops = {top for top in (reach.worktree(s.where) for s in asking) if top is not None}
+    states = {top: reach.git_states(top, ignored=ignored) for top in tops}
+    out = {}
+    for path, found in tree:
+        seen = [reach.state_of(os.path.relpath(path, top), states[top]) for top in states]
+        out[path] = replace(known.get(path, found), git=frozenset().union(*seen))
+    return out
 
 
 def locate(root: str, path: str) -> str | None:
-    """``path`` (absolute) relative to ``root``, through symlinked directories; None when
-    it lies outside."""
-    parent, name = os.path.split(path)
-    full = os.path.join(os.path.realpath(parent), name)
-    if not full.startswith(root + os.sep):
+    """The resolved absolute ``path`` relative to ``root``; None when it lies outside."""
+    if not path.startswith(root + os.sep):
         return None
     try:
-        return fsio.confine(root, full[len(root) + 1 :].replace(os.sep, "/"))
+        return fsio.confine(root, path[len(root) + 1 :].replace(os.sep, "/"))
     except Invalid:
         return None
 
 
-def path_facts(ws: Workspace, rel: str) -> PathFacts:
-    full = os.path.join(ws.root, rel)
+def path_facts(ws: Workspace, rel: str, via: str = "") -> PathFacts:
+    full = os.path.join(ws.top, rel)
     kind = _kind(full)
     parent_is_dir = os.path.isdir(os.path.dirname(full))
     rule = ws.rule(rel)
     file_class, strict = rule.file_class, rule.strict
     if file_class not in gatefacts.MANAGED or kind != "file":
-        return PathFacts(rel, kind, parent_is_dir, file_class, strict)
+        return PathFacts(rel, kind, parent_is_dir, file_class, strict, via=via)
     sections = _sections(ws, rel) if file_class != "append-only" else ()
-    data = fsio.read_bytes(ws.root, rel)
-    return PathFacts(rel, kind, parent_is_dir, file_class, strict, data, sections)
+    data = fsio.read_bytes(ws.top, rel)
+    return PathFacts(rel, kind, parent_is_dir, file_class, strict, data, sections, via)
 
 
 def _sections(ws: Workspace, rel: str) -> tuple[SectionFacts, ...]:

@@ -9,8 +9,11 @@ right in linked worktrees and with ``core.hooksPath``.
 
 ``--claude-code`` merges the PreToolUse and PostToolUse entries into ``.claude/settings.json``
 (a file teams commit), keeping every other key and hook and the file's indentation; an entry
-already there is updated in place. Its command is ``memkeeper hook claude-code`` when a
-``memkeeper`` is on PATH (portable across machines), else this installation's interpreter.
+already there is updated in place. The file is shared by every clone, so its command names
+no path of this machine (``CLAUDE_COMMAND``): it runs ``memkeeper`` from PATH, else the
+project's ``.venv/bin/memkeeper`` (``$CLAUDE_PROJECT_DIR`` is the project's directory, as
+Claude Code sets it). Where neither exists the gate is not silently gone (Claude Code ignores
+a hook command that fails): each PreToolUse call gets an ``ask`` saying memkeeper is missing.
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,28 @@ SETTINGS = ".claude/settings.json"
 MATCHER = "Edit|MultiEdit|Write|Bash"
 EVENTS = ("PreToolUse", "PostToolUse")
 _OURS = re.compile(r"\bmemkeeper\b.*\bhook\s+claude-code\b")
+MISSING = (
+    "memkeeper is not installed on this machine (not on PATH, nor in the project .venv), so "
+    "the memory gate cannot check this call. Install memkeeper, then restart Claude Code; "
+    "until then approve only calls that leave CLAUDE.md, AGENTS.md and memory files alone."
+)
+_ASK = json.dumps(
+    {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "ask",
+            "permissionDecisionReason": MISSING,
+        }
+    }
+)
+# POSIX sh, as Claude Code runs it. Found: exec the gate; not found: read the input, and
+# answer a PreToolUse call with an ask (PostToolUse: nothing to say).
+CLAUDE_COMMAND = (
+    'm=$(command -v memkeeper || echo "$CLAUDE_PROJECT_DIR/.venv/bin/memkeeper"); '
+    '[ -x "$m" ] || { grep -c \'"hook_event_name" *: *"PreToolUse"\' >/dev/null && '
+    f"printf '%s\\n' '{_ASK}'; exit 0; }}; "
+    'exec "$m" hook claude-code'
+)
 
 HOOK_TEMPLATE = """#!/bin/sh
 {marker}
@@ -62,7 +86,7 @@ def install(
     hooks = hooks_dir(root, run)
     payload: dict[str, Any] = {"root": str(root), **install_git_hook(hooks, python)}
     if claude_code:
-        payload.update(install_settings(root, claude_command(python)))
+        payload.update(install_settings(root, CLAUDE_COMMAND))
     return payload
 
 
@@ -95,12 +119,6 @@ def install_git_hook(hooks: Path, python: str) -> dict[str, Any]:
         "moved_existing_hook": moved,
         "git_hook_changed": old != script or moved,
     }
-
-
-def claude_command(python: str, which: Any = shutil.which) -> str:
-    if which("memkeeper"):
-        return "memkeeper hook claude-code"
-    return f"{shlex.quote(python)} -P -m memkeeper hook claude-code"
 
 
 def install_settings(root: Path, command: str) -> dict[str, Any]:

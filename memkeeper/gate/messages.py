@@ -1,6 +1,7 @@
 """What the Claude Code gate says. Every refusal names the memkeeper command to run instead,
 with paths as the session names them (relative to its directory) and, when the agent's id
-does not come from ``$MEMKEEPER_AGENT``, the ``--agent`` that keeps the attribution right.
+does not come from ``$MEMKEEPER_AGENT``, the ``--agent`` that keeps the attribution right
+(and ``--root`` when the session's directory is outside the memory root).
 """
 
 from __future__ import annotations
@@ -14,11 +15,14 @@ from memkeeper.events import iso_utc
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from memkeeper.gate.effects import Sweep
     from memkeeper.gate.facts import Facts, PathFacts, SectionFacts
     from memkeeper.leases.decisions import Claim
 
-APPENDS = frozenset({">>", "tee -a"})
+APPENDS = frozenset({">>", "tee -a", "sponge -a"})
 RESTORES = frozenset({"git checkout", "git restore"})
+MOVES = frozenset({"mv", "git mv"})
+LISTED = 6  # files a refusal names; past that, how many more
 
 
 def shown(facts: Facts, rel: str) -> str:
@@ -29,7 +33,13 @@ def shown(facts: Facts, rel: str) -> str:
 
 
 def command(facts: Facts, *args: str) -> str:
-    return "`memkeeper " + " ".join(args) + facts.agent_option + "`"
+    return "`memkeeper " + " ".join(args) + facts.root_option + facts.agent_option + "`"
+
+
+def subject(facts: Facts, f: PathFacts) -> str:
+    """The file as the tool named it: ``AGENTS.md (a symlink to CLAUDE.md)`` for a link."""
+    path = shown(facts, f.rel)
+    return f"{f.via} (a symlink to {path})" if f.via and f.via != path else path
 
 
 def patch_steps(facts: Facts, path: str, section: SectionFacts | None) -> str:
@@ -50,13 +60,13 @@ def patch_steps(facts: Facts, path: str, section: SectionFacts | None) -> str:
 
 
 def write_refusal(facts: Facts, f: PathFacts, changed: Sequence[SectionFacts]) -> str:
-    path = shown(facts, f.rel)
+    path, named = shown(facts, f.rel), subject(facts, f)
     if f.file_class == "append-only":
-        return f"{path} is append-only history: Write would replace it. {_append(facts, path)}"
+        return f"{named} is append-only history: Write would replace it. {_append(facts, path)}"
     few = 0 < len(changed) <= 3  # name them; past that, say how to find them
     steps = [patch_steps(facts, path, s) for s in changed] if few else []
     return (
-        f"{path} is {f.file_class}: Write replaces the whole file and would undo other agents' "
+        f"{named} is {f.file_class}: Write replaces the whole file and would undo other agents' "
         f"changes made since you read it. Change one section at a time: "
         f"{'; '.join(steps) or patch_steps(facts, path, None)}. An Edit of just the lines you "
         f"change is allowed too.{_regen(facts, f, path)}"
@@ -66,16 +76,16 @@ def write_refusal(facts: Facts, f: PathFacts, changed: Sequence[SectionFacts]) -
 def history_refusal(facts: Facts, f: PathFacts, line: int) -> str:
     path = shown(facts, f.rel)
     return (
-        f"{path} is append-only: this edit changes line {line} of its history, which stays as "
-        f"written. {_append(facts, path)}"
+        f"{subject(facts, f)} is append-only: this edit changes line {line} of its history, "
+        f"which stays as written. {_append(facts, path)}"
     )
 
 
 def region_refusal(facts: Facts, f: PathFacts, problem: str) -> str:
     path = shown(facts, f.rel)
     return (
-        f"{path}: {problem.replace('the patch', 'this edit')}. memkeeper renders the text "
-        f"between the markers: change the text outside them, and run "
+        f"{subject(facts, f)}: {problem.replace('the patch', 'this edit')}. memkeeper renders "
+        f"the text between the markers: change the text outside them, and run "
         f"{command(facts, 'regen', shlex.quote(path))} to re-render the regions (a hand edit "
         f"inside is not kept: it opens a reconciliation and fails `memkeeper check`)."
     )
@@ -91,14 +101,14 @@ def owner_question(facts: Facts, f: PathFacts, section: SectionFacts) -> str:
 
 
 def bash_refusal(facts: Facts, f: PathFacts, how: str) -> str:
-    path = shown(facts, f.rel)
+    path, named = shown(facts, f.rel), subject(facts, f)
     if f.file_class == "append-only":
         why = (
             f"`{how}` adds text by hand, without the entry template, the event log or claim checks"
             if how in APPENDS
             else f"`{how}` would rewrite its history"
         )
-        return f"{path} is append-only: {why}. {_append(facts, path, text=True)}"
+        return f"{named} is append-only: {why}. {_append(facts, path, text=True)}"
     last = f.sections[-1] if f.sections and how in APPENDS else None
     if last is not None:
         lead = f"`{how}` would add to its last section, {last.key}, without a revision check"
@@ -112,7 +122,82 @@ def bash_refusal(facts: Facts, f: PathFacts, how: str) -> str:
         lead = f"`{how}` would rewrite it without a revision check, losing other agents' changes"
     steps = patch_steps(facts, path, last)
     joiner = " " if how in RESTORES and last is None else ". Instead, "
-    return f"{path} is {f.file_class}: {lead}{joiner}{steps}.{_regen(facts, f, path)}"
+    return f"{named} is {f.file_class}: {lead}{joiner}{steps}.{_regen(facts, f, path)}"
+
+
+def discard_refusal(facts: Facts, f: PathFacts, how: str) -> str:
+    """``rm``, ``unlink``, ``git rm`` or ``mv`` of one managed file."""
+    path, named = shown(facts, f.rel), subject(facts, f)
+    held = "every entry in it" if f.file_class == "append-only" else "the sections agents keep"
+    gone = (
+        f"move it, and {held}, away from the path memkeeper manages"
+        if how in MOVES
+        else f"delete it and {held}"
+    )
+    if f.file_class == "append-only":
+        return (
+            f"{named} is append-only history: `{how}` would {gone}. History is only ever "
+            f"extended: to correct or retire an entry, add one. {_append(facts, path, text=True)}"
+        )
+    return (
+        f"{named} is {f.file_class}: `{how}` would {gone}, other agents' included. Leave the "
+        f"file in place; to change or empty one section, {patch_steps(facts, path, None)}. "
+        f"Whether a shared memory file goes is for a human to decide (in .memkeeper.yaml "
+        f"too).{_regen(facts, f, path)}"
+    )
+
+
+def sweep_refusal(facts: Facts, sweep: Sweep, files: Sequence[PathFacts]) -> str:
+    """A command reaching many files (``rm -r``, ``find -exec``, ``git stash``…) that would
+    delete, rewrite or lose the changes of the managed ones in ``files``."""
+    listed = _listing(facts, files)
+    if sweep.git is not None:
+        untracked = not sweep.git & {"staged", "unstaged"}
+        what = (
+            "delete managed memory files that git does not track"
+            if untracked
+            else "discard the uncommitted changes to managed memory files"
+        )
+        added = " ".join(shlex.quote(shown(facts, f.rel)) for f in files)
+        steps = f"Commit them first (`git add {added} && git commit`)"
+        if sweep.instead:
+            left_out = " ".join(
+                shlex.quote(":!" + os.path.relpath(os.path.join(facts.root, f.rel), sweep.where))
+                for f in files
+            )
+            steps += f", or leave them out: `{sweep.instead.replace('{}', left_out)}`"
+        return (
+            f"`{sweep.how}` would {what}: {listed}. Other agents' recorded changes may be among "
+            f"them, and memkeeper cannot bring them back. {steps}."
+        )
+    others = (
+        "add `-not -name NAME` to the find for each"
+        if sweep.how.startswith("find")
+        else "name only the other files"
+    )
+    if sweep.discards:
+        return (
+            f"`{sweep.how}` would delete or move away managed memory files: {listed}, and "
+            f"with them other agents' notes and history. Leave them in place ({others}); "
+            f"whether shared memory goes is for a human to decide."
+        )
+    return (
+        f"`{sweep.how}` would rewrite managed memory files without a revision check, losing "
+        f"other agents' changes: {listed}. Leave them out ({others}) and change them "
+        f"through memkeeper: `memkeeper sections PATH`, "
+        f"`memkeeper read PATH#KEY --json`, then `memkeeper patch PATH#KEY --expect-rev N "
+        f"--body-file F{facts.root_option}{facts.agent_option}` (append-only history: "
+        f"`memkeeper append PATH --text 'ENTRY'`)."
+    )
+
+
+def _listing(facts: Facts, files: Sequence[PathFacts]) -> str:
+    def one(f: PathFacts) -> str:
+        what = "append-only history" if f.file_class == "append-only" else f.file_class
+        return f"{shown(facts, f.rel)} ({what})"
+
+    more = len(files) - LISTED
+    return ", ".join(one(f) for f in files[:LISTED]) + (f" and {more} more" if more > 0 else "")
 
 
 def claim_reason(facts: Facts, target: str, claim: Claim) -> str:

@@ -4,14 +4,18 @@ Not a shell: it knows quoting (``'…'``, ``"…"``, ``\\``), comments, operator
 ``;``, ``|``, redirections with file-descriptor prefixes like ``2>``), here-documents (whose
 bodies are skipped, not read as commands), and marks every word that a shell would expand
 (``$VAR``, ``$(…)``, backquotes, globs, ``~``, braces) as not ``plain``: callers treat those as
-unknown rather than guess. A command it cannot read (an unclosed quote) raises ``ValueError``.
+unknown rather than guess. The scripts of command substitutions (``$(…)``, `` `…` ``) are kept
+on the word they appear in, to be read as commands of their own; subshells ``( … )`` are
+marked on the commands that open and close them. A command it cannot read (an unclosed
+quote) raises ``ValueError``.
 
 Pure functions over ``str``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field, replace
 
 OPERATORS = (
     *("&>>", "<<<", "<<-"),
@@ -20,12 +24,15 @@ OPERATORS = (
 )
 SEPARATORS = frozenset({"&&", "||", ";", ";;", "|", "|&", "&", "\n", "(", ")"})
 _SPECIAL = frozenset("*?[{}")
+_MAX_NESTING = 32
+_BACKQUOTED = re.compile(r"\\([\\`$])")  # inside `…`, a backslash escapes only these
 
 
 @dataclass(frozen=True, slots=True)
 class Word:
     text: str  # the value after quote removal
     plain: bool  # nothing in it a shell would expand
+    scripts: tuple[str, ...] = field(default=(), compare=False)  # its $(…) and `…`, in order
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,15 +45,19 @@ Token = Word | Op
 
 @dataclass(frozen=True, slots=True)
 class Command:
-    """One simple command: its words and its redirections (operator without descriptor)."""
+    """One simple command: its words and its redirections (operator without descriptor);
+    ``opens``/``closes``: how many subshells ``(`` start right before it and ``)`` end right
+    after it (a ``cd`` inside one ends with it)."""
 
     words: tuple[Word, ...]
     redirects: tuple[tuple[str, Word | None], ...]
+    opens: int = 0
+    closes: int = 0
 
 
 def tokenize(line: str) -> list[Token]:
     """The words and operators of a command line; ``ValueError`` when a quote is unclosed."""
-    lexer = _Lexer(line)
+    lexer = _Lexer(line, 0)
     lexer.run()
     return lexer.tokens
 
@@ -56,21 +67,30 @@ def commands(tokens: list[Token]) -> list[Command]:
     out: list[Command] = []
     words: list[Word] = []
     redirects: list[tuple[str, Word | None]] = []
+    opens = 0  # `(` seen since the last command
     i = 0
     while i < len(tokens):
         token = tokens[i]
         if isinstance(token, Word):
             words.append(token)
         elif token.text in SEPARATORS:
-            out.append(Command(tuple(words), tuple(redirects)))
-            words, redirects = [], []
+            if words or redirects:
+                out.append(Command(tuple(words), tuple(redirects), opens))
+                words, redirects, opens = [], [], 0
+            if token.text == "(":
+                opens += 1
+            elif token.text == ")" and opens:
+                opens -= 1  # `()`: nothing ran inside
+            elif token.text == ")" and out:
+                out[-1] = replace(out[-1], closes=out[-1].closes + 1)
         else:
             target = tokens[i + 1] if i + 1 < len(tokens) else None
             redirects.append((token.text.lstrip("0123456789"), _word(target)))
             i += isinstance(target, Word)
         i += 1
-    out.append(Command(tuple(words), tuple(redirects)))
-    return [c for c in out if c.words or c.redirects]
+    if words or redirects:
+        out.append(Command(tuple(words), tuple(redirects), opens))
+    return out
 
 
 def _word(token: Token | None) -> Word | None:
@@ -78,18 +98,29 @@ def _word(token: Token | None) -> Word | None:
 
 
 class _Lexer:
-    def __init__(self, text: str) -> None:
+    """Reads ``text`` from ``start``; ``nested``: the inside of a ``$(``, up to its ``)``."""
+
+    def __init__(self, text: str, start: int, *, nested: int = 0) -> None:
+        if nested > _MAX_NESTING:
+            raise ValueError("command substitutions nested too deeply")
         self.text = text
-        self.i = 0
+        self.i = start
+        self.nested = nested  # how many `$(` this script is inside
+        self.depth = 0  # parens open inside a nested script
         self.tokens: list[Token] = []
         self.chars: list[str] | None = None  # the word being read; None: between words
         self.plain = True
+        self.scripts: list[str] = []  # the word's command substitutions
         self.delimiter_next = False  # the next word ends a here-document
         self.heredocs: list[tuple[str, bool]] = []  # (delimiter, strip leading tabs)
 
-    def run(self) -> None:
+    def run(self) -> int:
+        """Lex to the end (or, nested, to the closing paren); where it stopped."""
         while self.i < len(self.text):
             c = self.text[self.i]
+            if c == ")" and self.nested and self.depth == 0:
+                self.flush()
+                return self.i
             if c in " \t\r":
                 self.flush()
                 self.i += 1
@@ -101,10 +132,13 @@ class _Lexer:
             else:
                 self.word_part(c)
         self.flush()
+        if self.nested:
+            raise ValueError("unclosed $(")
+        return self.i
 
     def word_part(self, c: str) -> None:
         if self.chars is None:
-            self.chars, self.plain = [], True
+            self.chars, self.plain, self.scripts = [], True, []
         if c == "\\":
             nxt = self.text[self.i + 1 : self.i + 2]
             self.chars.append("" if nxt == "\n" else nxt)
@@ -147,12 +181,21 @@ class _Lexer:
         self.i = j + 1
 
     def expansion(self, at: int) -> int:
-        """The end of ``$(…)``, ``${…}``, ``$'…'``, `` `…` `` or ``$NAME`` starting at ``at``."""
+        """The end of ``$(…)``, ``${…}``, ``$'…'``, `` `…` `` or ``$NAME`` starting at ``at``;
+        a command substitution's script goes to ``scripts``."""
         if self.text[at] == "`":
-            return self.closing("`", at + 1) + 1
+            end = self.closing("`", at + 1)
+            self.scripts.append(_BACKQUOTED.sub(r"\1", self.text[at + 1 : end]))
+            return end + 1
         nxt = self.text[at + 1 : at + 2]
+        if nxt == "(" and self.text[at + 2 : at + 3] == "(":
+            return self.balanced(at + 1)  # `$((…))`: arithmetic, no command in it
         if nxt == "(":
-            return self.balanced(at + 1)
+            inner = _Lexer(self.text, at + 2, nested=self.nested + 1)
+            end = inner.run()
+            self.heredocs += inner.heredocs  # bodies of `$(cat <<EOF)` follow this line
+            self.scripts.append(self.text[at + 2 : end])
+            return end + 1
         if nxt == "{":
             return self.closing("}", at + 2) + 1
         if nxt == "'":
@@ -183,7 +226,7 @@ class _Lexer:
                 if depth == 0:
                     return j + 1
             j += 1
-        raise ValueError("unclosed $(")
+        raise ValueError("unclosed $((")
 
     def operator(self) -> None:
         prefix = ""
@@ -195,6 +238,7 @@ class _Lexer:
         op = next(o for o in OPERATORS if self.text.startswith(o, self.i))
         self.tokens.append(Op(prefix + op))
         self.i += len(op)
+        self.depth += (op == "(") - (op == ")")
         if op in ("<<", "<<-"):
             self.delimiter_next = True
             self.heredocs.append(("", op == "<<-"))
@@ -210,7 +254,7 @@ class _Lexer:
         if self.delimiter_next:
             self.heredocs[-1] = (text, self.heredocs[-1][1])
             self.delimiter_next = False
-        self.tokens.append(Word(text, self.plain))
+        self.tokens.append(Word(text, self.plain, tuple(self.scripts)))
         self.chars = None
 
     def skip_heredocs(self) -> None:

@@ -1,237 +1,176 @@
-"""Which files a Bash command line writes, as far as can be told without running it.
+"""Which files a Bash command line writes or discards, as far as can be told without running
+it. Pure functions over ``str``.
 
-Found: redirections (``>``, ``>>``, ``&>``, ``2>``…), ``tee [-a]``, ``sed -i``, ``perl -i``,
-``cp``/``mv`` onto a path or into a directory, ``git checkout [REV] -- PATH`` and
-``git restore PATH``, ``dd of=PATH``, ``truncate``; through ``&&``, ``;``, ``|``, newlines,
-``sudo``/``env``/``VAR=…`` prefixes, ``cd DIR &&`` and ``bash -c '…'``. Anything the shell
+Writers: redirections (``>``, ``>>``, ``&>``, ``2>``…, also inside ``$(…)``), ``tee [-a]``,
+``sed -i``, ``perl -i``, ``awk -i inplace``, ``sort -o``, ``sponge``, ``patch FILE``,
+``cp``/``mv``/``install`` onto a path or into a directory, ``ln -f``, ``dd of=``,
+``truncate``, ``curl -o``/``wget -O``, formatters writing in place (``prettier --write``,
+``mdformat``, ``markdownlint --fix``, ``clang-format -i``, ``gofmt -w`` …, a directory
+operand reaching its ``*.md`` files), ``find … -exec CMD {}`` (``gate.shellfind``) and git's
+(``gate.shellgit``). Discards: ``rm [-r]``, ``unlink``, ``mv`` (its sources), ``find -delete``
+and git's restores. Commands are found where ``gate.shellwalk`` finds them. Anything the shell
 would expand (``$VAR``, globs, ``~``) is unknown and left out: the gate allows what it cannot
-read, and ``check`` and the daemon are the backstops. Pure functions over ``str``.
+read, and ``check`` and the daemon are the backstops.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
-import re
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal
+from functools import partial
 
-from memkeeper.gate.shell import Command, Word, commands, tokenize
+from memkeeper.gate import shellfind, shellgit
+from memkeeper.gate.effects import Effect, Finder, NameTest, Placer, Sweep, each, place
+from memkeeper.gate.shell import Word
+from memkeeper.gate.shellopts import DOT, given, options
+from memkeeper.gate.shellwalk import steps
 
-When = Literal["not-dir", "is-file", "parent-is-dir"]
-
-
-@dataclass(frozen=True, slots=True)
-class BashWrite:
-    """``path`` is written by ``how``, provided ``when`` holds on disk: ``not-dir`` (the
-    path is not a directory), ``is-file`` (``git checkout X`` names a file, not a branch) or
-    ``parent-is-dir`` (``cp SRC DEST`` writes ``DEST/SRC`` when ``DEST`` is a directory)."""
-
-    path: str
-    how: str
-    when: When = "not-dir"
-
-
-Found = list[tuple[Word, str, When]]
 _REDIRECTS = {">": ">", ">|": ">", "&>": ">", "<>": ">", ">>": ">>", "&>>": ">>"}
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
-_KEYWORDS = frozenset({"if", "then", "else", "elif", "while", "until", "do", "!", "{", "}"})
-_WRAPPERS: dict[str, frozenset[str]] = {  # prefixes, and their options that take a value
-    "sudo": frozenset("ugChpU"),
-    "env": frozenset({"u", "C", "S", "unset", "chdir"}),
-    "nice": frozenset("n"),
-    "nohup": frozenset(),
-    "command": frozenset(),
-    "builtin": frozenset(),
-    "exec": frozenset("a"),
-    "time": frozenset("of"),
-    "timeout": frozenset({"s", "k", "signal", "kill-after"}),
-}
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
-_MAX_DEPTH = 3
+MARKDOWN: tuple[NameTest, ...] = (("*.md", False, False),)  # a formatter's files in a directory
 
 
-def bash_writes(command: str, cwd: str) -> tuple[BashWrite, ...]:
-    """The files ``command`` (run in ``cwd``) writes, in order; paths are normalised."""
-    return tuple(_writes(command, cwd, 0))
+def bash_effects(command: str, cwd: str) -> tuple[Effect, ...]:
+    """What ``command`` (run in ``cwd``) writes and discards, in order."""
+    out: list[Effect] = []
+    for step in steps(command, cwd):
+        at: Placer = partial(place, step.base)
+        out += _redirects(step.redirects, at)
+        if step.words and step.words[0].plain:
+            finder = FINDERS.get(os.path.basename(step.words[0].text))
+            if finder is not None:
+                out += finder(step.words[1:], at)
+    return tuple(out)
 
 
-def _writes(command: str, base: str | None, depth: int) -> list[BashWrite]:
-    try:
-        parsed = commands(tokenize(command))
-    except ValueError:
-        return []
-    out: list[BashWrite] = []
-    for cmd in parsed:
-        out += _located(_redirects(cmd), base)
-        words = _strip(cmd.words)
-        if not words or not words[0].plain:
-            continue
-        name, args = os.path.basename(words[0].text), words[1:]
-        if name == "cd":
-            base = _cd(base, args)
-        elif name in _SHELLS and depth < _MAX_DEPTH:
-            script = _dash_c(args)
-            out += [] if script is None else _writes(script, base, depth + 1)
-        elif name in FINDERS:
-            out += _located(FINDERS[name](args), base)
-    return out
-
-
-def _located(found: Found, base: str | None) -> list[BashWrite]:
-    out = []
-    for word, how, when in found:
-        if word.plain and word.text not in ("", "-"):
-            if os.path.isabs(word.text):
-                out.append(BashWrite(os.path.normpath(word.text), how, when))
-            elif base is not None:
-                out.append(BashWrite(os.path.normpath(os.path.join(base, word.text)), how, when))
-    return out
-
-
-def _redirects(cmd: Command) -> Found:
-    found: Found = []
-    for op, target in cmd.redirects:
+def _redirects(redirects: tuple[tuple[str, Word | None], ...], at: Placer) -> list[Effect]:
+    out: list[Effect] = []
+    for op, target in redirects:
         how = _REDIRECTS.get(op)
         if op == ">&" and target is not None and not target.text.isdigit():
             how = ">"  # `>&FILE` is `&>FILE`; `>&2` duplicates a descriptor
         if how is not None and target is not None:
-            found.append((target, how, "not-dir"))
-    return found
-
-
-def _strip(words: tuple[Word, ...]) -> tuple[Word, ...]:
-    """The command without ``VAR=value`` assignments, keywords and wrappers like ``sudo``."""
-    i = 0
-    while i < len(words):
-        text = words[i].text
-        if _ASSIGNMENT.match(text) or text in _KEYWORDS:
-            i += 1
-        elif text in _WRAPPERS:
-            takes, i = _WRAPPERS[text], i + 1
-            while i < len(words) and words[i].text.startswith("-"):
-                i += 2 if words[i].text.lstrip("-") in takes else 1
-            i += text == "timeout"  # its duration
-        else:
-            break
-    return words[i:]
-
-
-def _cd(base: str | None, args: tuple[Word, ...]) -> str | None:
-    operands = [w for w in args if not w.text.startswith("-")]
-    if not operands or not operands[0].plain:
-        return None  # `cd`, `cd ~`, `cd $X`: somewhere we cannot name
-    target = operands[0].text
-    if os.path.isabs(target):
-        return os.path.normpath(target)
-    return None if base is None else os.path.normpath(os.path.join(base, target))
-
-
-def _dash_c(args: tuple[Word, ...]) -> str | None:
-    """The script of ``bash -c 'SCRIPT'`` (also ``-lc``, ``-e -c``); None for anything else."""
-    seen_c = False
-    for word in args:
-        if seen_c:
-            return word.text
-        if word.text.startswith("-") and not word.text.startswith("--"):
-            seen_c = "c" in word.text[1:]
-        elif not word.text.startswith("--"):
-            return None
-    return None
+            out += each(at, [target], how)
+    return out
 
 
 # -- the commands that write their operands ---------------------------------------------------
 
 
-def options(
-    args: tuple[Word, ...], valued: frozenset[str], attached: frozenset[str] = frozenset()
-) -> tuple[list[Word], dict[str, Word]]:
-    """Operands and options (``name -> value``; flags get an empty value), getopt-style:
-    ``valued`` options take a value (attached or next word), ``attached`` ones an optional
-    value only when attached (``sed -i.bak``); ``--`` ends the options."""
-    operands: list[Word] = []
-    found: dict[str, Word] = {}
-    i = 0
-    while i < len(args):
-        word, i = args[i], i + 1
-        text = word.text
-        if text == "--":
-            operands += args[i:]
-            break
-        if text.startswith("--"):
-            name, eq, value = text[2:].partition("=")
-            if not eq and name in valued and i < len(args):
-                value, i = args[i].text, i + 1
-            found[name] = Word(value, word.plain)
-        elif text.startswith("-") and len(text) > 1:
-            i = _cluster(args, i, word, valued | attached, valued, found)
-        else:
-            operands.append(word)
-    return operands, found
-
-
-def _cluster(
-    args: tuple[Word, ...],
-    i: int,
-    word: Word,
-    with_value: frozenset[str],
-    valued: frozenset[str],
-    found: dict[str, Word],
-) -> int:
-    """Read ``-abc`` into ``found``; the index of the next word."""
-    text = word.text
-    for at, char in enumerate(text[1:], start=1):
-        if char in with_value:
-            rest = text[at + 1 :]
-            if not rest and char in valued and i < len(args):
-                found[char] = args[i]
-                return i + 1
-            found[char] = Word(rest, word.plain)
-            return i
-        found[char] = Word("", True)
-    return i
-
-
-def _tee(args: tuple[Word, ...]) -> Found:
+def _tee(args: tuple[Word, ...], at: Placer) -> list[Effect]:
     files, opts = options(args, frozenset({"output-error"}))
-    how = "tee -a" if "a" in opts or "append" in opts else "tee"
-    return [(f, how, "not-dir") for f in files]
+    return [*each(at, files, "tee -a" if given(opts, "a", "append") else "tee")]
 
 
-def _sed(args: tuple[Word, ...]) -> Found:
+def _sed(args: tuple[Word, ...], at: Placer) -> list[Effect]:
     valued = frozenset({"e", "f", "l", "expression", "file", "line-length"})
     operands, opts = options(args, valued, frozenset({"i", "in-place"}))
-    if "i" not in opts and "in-place" not in opts:
+    if given(opts, "i", "in-place") is None:
         return []
     if opts.get("i", Word("x", True)).text == "" and operands and operands[0].text == "":
         operands = operands[1:]  # BSD sed: `-i ''` is an empty backup suffix
-    scripted = any(name in opts for name in ("e", "f", "expression", "file"))
-    return [(f, "sed -i", "not-dir") for f in (operands if scripted else operands[1:])]
+    scripted = given(opts, "e", "f", "expression", "file") is not None
+    return [*each(at, operands if scripted else operands[1:], "sed -i")]
 
 
-def _perl(args: tuple[Word, ...]) -> Found:
+def _perl(args: tuple[Word, ...], at: Placer) -> list[Effect]:
     operands, opts = options(args, frozenset("eEIMm"), frozenset("il0"))
-    if "i" not in opts or not ("e" in opts or "E" in opts):
+    if "i" not in opts or given(opts, "e", "E") is None:
         return []  # without -e the first operand is a script file: not worth guessing
-    return [(f, "perl -i", "not-dir") for f in operands]
+    return [*each(at, operands, "perl -i")]
 
 
-def _copy(how: str) -> Callable[[tuple[Word, ...]], Found]:
-    def find(args: tuple[Word, ...]) -> Found:
+def _awk(args: tuple[Word, ...], at: Placer) -> list[Effect]:
+    valued = frozenset({*"fvFilEeW", "file", "assign", "field-separator", "include", "source"})
+    operands, opts = options(args, valued)
+    if not _inplace(args):
+        return []
+    programmed = given(opts, "f", "file", "e", "source", "E") is not None
+    files = [w for w in (operands if programmed else operands[1:]) if "=" not in w.text]
+    return [*each(at, files, "awk -i inplace")]
+
+
+def _inplace(args: tuple[Word, ...]) -> bool:
+    """Whether gawk loads its ``inplace`` extension (``-i inplace``, ``--include=inplace``)."""
+    texts = [w.text for w in args]
+    names = ("inplace", "inplace.awk")
+    attached = {f"{o}{n}" for o in ("-i", "--include=") for n in names}
+    pairs = itertools.pairwise(texts)
+    return bool(attached & set(texts)) or any(
+        a in ("-i", "--include") and b in names for a, b in pairs
+    )
+
+
+def _sort(args: tuple[Word, ...], at: Placer) -> list[Effect]:
+    valued = frozenset({*"okStT", "output", "key", "field-separator", "buffer-size"})
+    _, opts = options(args, valued | {"temporary-directory", "parallel", "files0-from"})
+    out = given(opts, "o", "output")
+    return [*each(at, [out], "sort -o")] if out is not None else []
+
+
+def _sponge(args: tuple[Word, ...], at: Placer) -> list[Effect]:
+    files, opts = options(args, frozenset())
+    return [*each(at, files[:1], "sponge -a" if "a" in opts else "sponge")]
+
+
+def _patch(args: tuple[Word, ...], at: Placer) -> list[Effect]:
+    valued = frozenset({*"pFiodrBDVzYg", "strip", "fuzz", "input", "output", "directory"})
+    operands, opts = options(args, valued | {"reject-file", "prefix", "suffix", "ifdef"})
+    if given(opts, "dry-run", "C", "check") is not None:
+        return []
+    directory = given(opts, "d", "directory")
+    if directory is not None:
+        at = partial(place, at(directory))
+    out = given(opts, "o", "output")
+    return [*each(at, [out] if out is not None else operands[:1], "patch")]
+
+
+def _copy(how: str, *, moves: bool = False, links: bool = False) -> Finder:
+    """``cp``/``install``/``mv``/``ln``: the destination (or ``DIR/SOURCE``) is written; ``mv``
+    discards its sources; ``ln`` replaces its destination only with ``-f``."""
+
+    def find(args: tuple[Word, ...], at: Placer) -> list[Effect]:
         valued = frozenset({"t", "S", "target-directory", "suffix"})
         operands, opts = options(args, valued)
-        into = opts.get("t") or opts.get("target-directory")
-        if into is not None:
-            return [(_inside(into, src), how, "not-dir") for src in operands]
-        if len(operands) < 2:
+        if links and given(opts, "f", "force") is None:
+            return []  # `ln` refuses to replace a file without -f
+        label = f"ln -{'s' if given(opts, 's', 'symbolic') else ''}f" if links else how
+        into = given(opts, "t", "target-directory")
+        sources = operands if into is not None else operands[:-1]
+        if into is None and len(operands) < 2:
             return []
-        dest, sources = operands[-1], operands[:-1]
-        found: Found = [(dest, how, "not-dir")]
-        if "T" not in opts and "no-target-directory" not in opts:
-            found += [(_inside(dest, src), how, "parent-is-dir") for src in sources]
-        return found
+        follow = how == "cp"  # `cp` writes through a link; `mv`, `ln`, `install` replace it
+        found: list[Effect] = []
+        if into is not None:
+            found += each(at, [_inside(into, s) for s in sources], label, follow=follow)
+        else:
+            dest = operands[-1]
+            found += each(at, [dest], label, follow=follow)
+            if given(opts, "T", "no-target-directory") is None:
+                inside = [_inside(dest, s) for s in sources]
+                found += each(at, inside, label, when="parent-is-dir", follow=follow)
+        return found + (_moved_away(sources, at) if moves else [])
 
     return find
+
+
+def _moved_away(sources: list[Word], at: Placer) -> list[Effect]:
+    found: list[Effect] = []
+    for word in sources:
+        found += each(at, [word], "mv", discards=True, follow=False)
+        found += below(at, word, "mv")
+    return found
+
+
+def below(
+    at: Placer, word: Word, how: str, *, discards: bool = True, names: tuple[NameTest, ...] = ()
+) -> list[Sweep]:
+    """A sweep of the files below the directory ``word`` names (none if it names none);
+    through a symlink when it ends in ``/``."""
+    top = at(word)
+    if top is None:
+        return []
+    follow = word.text.endswith("/")
+    return [Sweep(top, how, at(DOT) or "", discards, 1, names=names, follow=follow)]
 
 
 def _inside(directory: Word, source: Word) -> Word:
@@ -239,53 +178,105 @@ def _inside(directory: Word, source: Word) -> Word:
     return Word(os.path.join(directory.text, name), directory.plain and source.plain and bool(name))
 
 
-def _git(args: tuple[Word, ...]) -> Found:
-    i = 0
-    while i < len(args) and args[i].text.startswith("-"):
-        if args[i].text.startswith(("-C", "--git-dir", "--work-tree")):
-            return []  # another directory or tree: not worth guessing
-        i += 2 if args[i].text == "-c" else 1
-    if i >= len(args):
-        return []
-    sub, rest = args[i].text, args[i + 1 :]
-    if sub == "checkout":
-        return _checkout(rest)
-    if sub == "restore":
-        operands, opts = options(rest, frozenset({"s", "source", "conflict"}))
-        if ("S" in opts or "staged" in opts) and not ("W" in opts or "worktree" in opts):
-            return []  # the index only
-        return [(p, "git restore", "not-dir") for p in operands]
-    return []
+def _rm(args: tuple[Word, ...], at: Placer) -> list[Effect]:
+    operands, opts = options(args, frozenset())
+    recursive = given(opts, "r", "R", "recursive") is not None
+    found: list[Effect] = []
+    for word in operands:
+        found += each(at, [word], "rm", discards=True, follow=False)
+        found += below(at, word, "rm -r") if recursive else []
+    return found
 
 
-def _checkout(args: tuple[Word, ...]) -> Found:
-    texts = [w.text for w in args]
-    if "--" in texts:
-        return [(p, "git checkout", "not-dir") for p in args[texts.index("--") + 1 :]]
-    operands, opts = options(args, frozenset({"b", "B", "orphan", "conflict"}))
-    if any(name in opts for name in ("b", "B", "orphan")):
-        return []
-    return [(p, "git checkout", "is-file") for p in operands]
+def _unlink(args: tuple[Word, ...], at: Placer) -> list[Effect]:
+    return [*each(at, args[:1], "unlink", discards=True, follow=False)]
 
 
-def _dd(args: tuple[Word, ...]) -> Found:
-    return [(Word(w.text[3:], w.plain), "dd", "not-dir") for w in args if w.text.startswith("of=")]
+def _dd(args: tuple[Word, ...], at: Placer) -> list[Effect]:
+    outputs = [Word(w.text[3:], w.plain) for w in args if w.text.startswith("of=")]
+    return [*each(at, outputs, "dd")]
 
 
-def _truncate(args: tuple[Word, ...]) -> Found:
+def _truncate(args: tuple[Word, ...], at: Placer) -> list[Effect]:
     operands, _ = options(args, frozenset({"s", "r", "size", "reference"}))
-    return [(f, "truncate", "not-dir") for f in operands]
+    return [*each(at, operands, "truncate")]
 
 
-FINDERS: dict[str, Callable[[tuple[Word, ...]], Found]] = {
+def _download(how: str, flags: tuple[str, ...], valued: str) -> Finder:
+    """``curl -o FILE``, ``wget -O FILE``: the file named is written (``valued``: the other
+    options that take a value, space-separated)."""
+
+    def find(args: tuple[Word, ...], at: Placer) -> list[Effect]:
+        _, opts = options(args, frozenset({*valued.split(), *flags}))
+        out = given(opts, *flags)
+        return [*each(at, [out], how)] if out is not None else []
+
+    return find
+
+
+def _formatter(
+    how: str, writes: frozenset[str] | None, valued: str = "", *, markdown: bool = False
+) -> Finder:
+    """A formatter that rewrites the files it is given when one of ``writes`` is passed
+    (``None``: always, unless ``--check``; ``valued``: its options that take a value,
+    space-separated); ``markdown``: a directory given reaches its Markdown files."""
+
+    def find(args: tuple[Word, ...], at: Placer) -> list[Effect]:
+        operands, opts = options(args, frozenset(valued.split()))
+        if writes is None and given(opts, "check", "diff") is not None:
+            return []
+        if writes is not None and given(opts, *writes) is None:
+            return []
+        found: list[Effect] = []
+        for word in operands:
+            found += each(at, [word], how)
+            found += below(at, word, how, discards=False, names=MARKDOWN) if markdown else []
+        return found
+
+    return find
+
+
+def _sd(args: tuple[Word, ...], at: Placer) -> list[Effect]:
+    operands, opts = options(args, frozenset({"f", "flags", "n", "max-replacements"}))
+    return [] if given(opts, "p", "preview") else [*each(at, operands[2:], "sd")]
+
+
+_PRETTIER = "config ignore-path parser plugin log-level cache-location print-width tab-width"
+_MDFORMAT = "wrap end-of-line extensions codeformatters"
+_WRITES_W = frozenset({"w", "write"})
+_FIX = frozenset({"fix"})
+_IN_PLACE = frozenset({"i", "in-place"})
+
+FINDERS: dict[str, Finder] = {
     "tee": _tee,
     "sed": _sed,
     "gsed": _sed,
     "perl": _perl,
+    "awk": _awk,
+    "gawk": _awk,
+    "sort": _sort,
+    "sponge": _sponge,
+    "patch": _patch,
     "cp": _copy("cp"),
-    "mv": _copy("mv"),
     "install": _copy("install"),
-    "git": _git,
+    "mv": _copy("mv", moves=True),
+    "ln": _copy("ln", links=True),
+    "rm": _rm,
+    "unlink": _unlink,
     "dd": _dd,
     "truncate": _truncate,
+    "curl": _download("curl -o", ("o", "output"), "H d X u A e b c F T w x m r K"),
+    "wget": _download("wget -O", ("O", "output-document"), "o a P e U t"),
+    "prettier": _formatter("prettier --write", _WRITES_W, _PRETTIER, markdown=True),
+    "mdformat": _formatter("mdformat", None, _MDFORMAT, markdown=True),
+    "markdownlint": _formatter("markdownlint --fix", _FIX, "c config i ignore", markdown=True),
+    "markdownlint-cli2": _formatter("markdownlint-cli2 --fix", _FIX, markdown=True),
+    "clang-format": _formatter("clang-format -i", frozenset({"i"}), "style assume-filename"),
+    "gofmt": _formatter("gofmt -w", frozenset({"w"})),
+    "shfmt": _formatter("shfmt -w", _WRITES_W, "i ln"),
+    "yapf": _formatter("yapf -i", _IN_PLACE, "style"),
+    "autopep8": _formatter("autopep8 -i", _IN_PLACE),
+    "sd": _sd,
 }
+FINDERS["find"] = partial(shellfind.find, finders=FINDERS)
+FINDERS["git"] = shellgit.git

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from memkeeper.errors import Invalid, Refused
@@ -37,6 +37,9 @@ class Claim:
     granted_at: float
     expires_at: float
     objective: str
+    # what the answer that granted or renewed it warns of (a TTL capped at ``max_ttl``); not
+    # stored, and no part of the claim's identity
+    warnings: tuple[str, ...] = field(default=(), compare=False)
 
     def is_live(self, now: float) -> bool:
         return now < self.expires_at

@@ -16,6 +16,16 @@ if TYPE_CHECKING:
     from memkeeper.leases.waiters import WaiterRow
 
 
+def ttl_warnings(ttl: float, ttl_cap: float) -> tuple[str, ...]:
+    """The warning a claim or renewal with ``ttl`` above the policy's cap gets (it is capped)."""
+    if ttl <= ttl_cap:
+        return ()
+    return (
+        f"ttl {ttl:g} s is above the policy's leases.max_ttl of {ttl_cap:g} s: granted for "
+        f"{ttl_cap:g} s — renew before it expires, or raise max_ttl in .memkeeper.yaml",
+    )
+
+
 def claim_data(claim: Claim) -> dict[str, Any]:
     """What a ``claim.*`` event records about the claim."""
     return {

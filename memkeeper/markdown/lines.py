@@ -9,6 +9,9 @@ from __future__ import annotations
 import re
 
 LINE_END = re.compile(rb"\r\n|\r|\n")
+# A stable-id marker line, decoded and without its line ending (docs/reference.md §3): the
+# heading just below it takes the key NAME, and its section starts at the marker.
+STABLE_ID = re.compile(r"\s*<!--\s*memkeeper:section\s+id=([\w.\-]+(?:/[\w.\-]+)*)\s*-->\s*")
 
 
 def line_starts(data: bytes) -> list[int]:

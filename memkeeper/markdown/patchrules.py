@@ -15,7 +15,14 @@ from __future__ import annotations
 import re
 
 from memkeeper.errors import Invalid
-from memkeeper.markdown.lines import LINE_END, count_lines, detect_newline, not_text, position
+from memkeeper.markdown.lines import (
+    LINE_END,
+    STABLE_ID,
+    count_lines,
+    detect_newline,
+    not_text,
+    position,
+)
 from memkeeper.records import Record
 
 TYPE_CHECKING = False
@@ -110,6 +117,13 @@ def apply_dmp(base: str, patch_text: str, where: str) -> str:
         source = "".join(t for op, t in patch.diffs if op != dmp.DIFF_INSERT)
         target = "".join(t for op, t in patch.diffs if op != dmp.DIFF_DELETE)
         at = patch.start2
+        if not 0 <= at <= len(text):  # slicing would clamp it onto the body's end or start
+            raise Invalid(
+                f"{where}: hunk {number} of the diff-match-patch payload is located at "
+                f"character {at}, outside the current body ({len(text)} characters) — "
+                "re-read the section and rebuild the patch against it",
+                reason="patch_does_not_apply",
+            )
         if text[at : at + len(source)] != source:
             raise Invalid(
                 f"{where}: hunk {number} of the diff-match-patch payload does not "
@@ -161,7 +175,17 @@ def structure_problem(
     born = [s for s in new.sections if s.level and body_start <= s.start < body_end]
     if born:
         line = born[0].start_line - _line_of(new.data, body_start) + 1
-        title = new.heading(born[0]).decode("utf-8", "replace").strip()
+        heading = new.heading(born[0])
+        marker = _marker_line(heading)
+        title = heading[len(marker) :].decode("utf-8", "replace").strip()
+        if marker and born[0].start + len(marker) >= body_end:  # only the marker is the body's
+            return (
+                f"body line {line} is a stable-id marker ({marker.decode().strip()}), which "
+                f"would give the next heading ({title!r}) the key {born[0].key!r} — a marker "
+                "belongs to the heading it names, not to a body: remove it from the body, or "
+                f"add the marker above {title!r} by editing the file itself"
+            )
+        line += count_lines(marker)
         return (
             f"body line {line} would become a heading ({title!r}) — a body may not "
             "contain headings: indent the line, escape its '#', or put it in a fence"
@@ -185,6 +209,15 @@ def structure_problem(
 _FENCE = re.compile(rb"^ {0,3}(```|~~~)", re.MULTILINE)
 
 
+def _marker_line(heading: bytes) -> bytes:
+    """The stable-id marker line (with its line ending) that opens ``heading``, else ``b""``."""
+    ending = LINE_END.search(heading)
+    if ending is None:
+        return b""
+    first = heading[: ending.start()].decode("utf-8", "replace")
+    return heading[: ending.end()] if STABLE_ID.fullmatch(first) else b""
+
+
 def _cause(new: Document, body_start: int, body_end: int) -> str:
     body = new.data[body_start:body_end].replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     if len(_FENCE.findall(body)) % 2:
@@ -195,8 +228,8 @@ def _cause(new: Document, body_start: int, body_end: int) -> str:
             "end the body with a blank line"
         )
     return (
-        "its last lines join what follows (a setext underline, a stable-id marker or a "
-        "paragraph) — end the body with a blank line"
+        "its last lines join what follows (a setext underline or a paragraph) — end the "
+        "body with a blank line"
     )
 
 

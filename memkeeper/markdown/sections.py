@@ -1,7 +1,9 @@
 """Split a Markdown file into sections with exact byte and line spans.
 
 A section is a top-level heading (ATX or setext, as markdown-it-py sees it) and everything
-up to the next top-level heading; text before the first heading is ``_preamble``. The split
+up to the next top-level heading; text before the first heading is ``_preamble``. A stable-id
+marker (``<!-- memkeeper:section id=NAME -->``) on the line just above a heading is part of
+that heading: its section starts there, so no other section's body holds it. The split
 is lossless: ``join(split(data)) == data`` for every input, whatever its line endings, BOM or
 final newline. Headings are located by a block-only markdown-it parse (the front-matter
 plugin keeps YAML headers out of them) and mapped back onto the original bytes, where
@@ -19,7 +21,7 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from memkeeper.errors import Invalid
-from memkeeper.markdown.lines import count_lines, detect_newline, line_starts, not_text
+from memkeeper.markdown.lines import STABLE_ID, count_lines, detect_newline, line_starts, not_text
 
 __all__ = [
     "PREAMBLE",
@@ -44,7 +46,6 @@ PREAMBLE = "_preamble"  # the key of the text before the first heading
 _BOM = b"\xef\xbb\xbf"
 
 _MD = MarkdownIt("commonmark").use(front_matter_plugin).disable("inline")
-_STABLE = re.compile(r"\s*<!--\s*memkeeper:section\s+id=([\w.\-]+(?:/[\w.\-]+)*)\s*-->\s*")
 _INLINE_MARKUP = re.compile(r"[\n!&*_<\[\]\\`]")  # the characters inline parsing acts on
 _ASCII_RUN = re.compile(r"[^a-z0-9_\-]+")
 
@@ -98,6 +99,11 @@ class _Heading:
     title: str
     stable: str | None
 
+    @property
+    def start_line(self) -> int:
+        """Where its section starts: its stable-id marker, the line above, belongs to it."""
+        return self.line - 1 if self.stable is not None else self.line
+
 
 def split(data: bytes, path: str = "<input>") -> Document:
     """Sections of ``data``; raises ``Invalid`` for NUL bytes or invalid UTF-8."""
@@ -105,11 +111,12 @@ def split(data: bytes, path: str = "<input>") -> Document:
     headings = _headings(data, _decode(data, starts, path), starts)
     bounds = [*starts, len(data)]  # bounds[n]: offset of 0-based line n, or the end of data
     spans: list[_Span] = []
-    if data and (not headings or headings[0].line > 0):
+    if data and (not headings or headings[0].start_line > 0):
         bom = len(_BOM) if data.startswith(_BOM) else 0  # the BOM stays when a body is replaced
         spans.append((PREAMBLE, PREAMBLE, "", 0, 0, bom))
     for (key, base), head in zip(_keys(headings), headings, strict=True):
-        spans.append((key, base, head.title, head.level, bounds[head.line], bounds[head.body_line]))
+        start, body_start = bounds[head.start_line], bounds[head.body_line]
+        spans.append((key, base, head.title, head.level, start, body_start))
     ends = [span[4] for span in spans[1:]] + [len(data)] if spans else []
     pairs = zip(spans, ends, strict=True)
     return Document(data, tuple(_section(span, end, starts) for span, end in pairs))
@@ -205,7 +212,7 @@ def _stable_id(data: bytes, starts: list[int], line: int) -> str | None:
     if line == 0:
         return None
     above = data[starts[line - 1] : starts[line]].decode("utf-8").removeprefix("\ufeff")
-    match = _STABLE.fullmatch(above)
+    match = STABLE_ID.fullmatch(above)
     return match.group(1) if match else None
 
 

@@ -91,6 +91,8 @@ def _write(ws: Workspace, rel: str, old: bytes | None, entry: str, title: str) -
             "every entry after it — close it",
             reason="structure",
         )
+    if old is None:  # a new file: the policy manages its path, so its directories may be made
+        fsio.make_directories(ws.top, rel)
     ws.replace_file(rel, old, new)
     state = ws.store.file_state(rel)
     assert state is not None

@@ -4,9 +4,11 @@ For pre-commit and CI, and stateless where it can be: it reads the policy, the f
 ``--staged``, the index's versions of them) and git's ``HEAD``, and never creates
 ``.memkeeper/``, so it works on a fresh clone. It finds: a bad policy; broken region markers,
 unknown sources and hand-edited regions (their checksums are in the files); history in an
-append-only file that no longer extends its ``HEAD`` version; a private file staged for
-commit; hidden characters (bidi controls, zero-width and tag characters) and text that is
-not UTF-8 in managed files; and, when the state exists, open reconciliations.
+append-only file that no longer extends its ``HEAD`` version, and an append-only file that
+``HEAD`` holds but the commit (or the working tree) deletes or empties; a private file staged
+for commit; merge-conflict markers, hidden text (``markdown/hiddentext.py``: bidi controls,
+zero-width and other invisible characters, ANSI escapes) and text that is not UTF-8 in
+managed files; and, when the state exists, open reconciliations.
 """
 
 from __future__ import annotations
@@ -42,7 +44,10 @@ RULES = (
     "region-source",
     "region-edited",
     "append-only",
+    "append-only-deleted",
+    "append-only-emptied",
     "private",
+    "conflict-marker",
     "hidden-text",
     "encoding",
     "reconciliation",
@@ -62,7 +67,8 @@ def check(
         files, unmanaged = _files(root, policy, git, paths, staged)
         warnings += [f"{rel}: not managed by the policy; nothing to check" for rel in unmanaged]
         checked, more = _judge_files(root, policy, git, files, staged)
-        found += more + _reconciliations(root, paths)
+        found += more + _deletions(root, policy, git, paths, staged)
+        found += _reconciliations(root, paths)
     if found:
         where = len({v.path for v in found})
         raise Failed(
@@ -121,6 +127,23 @@ def _files(
     return managed, [name for name, rule in rules if rule is None and not staged]
 
 
+def _deletions(
+    root: Path, policy: Policy, git: Git, paths: Sequence[str], staged: bool
+) -> list[Violation]:
+    """Append-only files ``HEAD`` holds that the commit (``staged``) or the working tree has
+    lost. With ``--staged`` whatever paths are named: pre-commit never passes deleted ones."""
+    if not git.is_repo():
+        return []
+    found = []
+    for rel in git.deleted(staged=staged):
+        rule = policy.classify(rel)
+        named = staged or not paths or rel in paths
+        gone = staged or not os.path.lexists(os.path.join(root, rel))  # else: untracked, kept
+        if rule is not None and rule.file_class == "append-only" and named and gone:
+            found.append(_deleted(rel, git.show(f"HEAD:./{rel}") or b"", staged))
+    return found
+
+
 def _read(root: Path, rel: str) -> bytes | None:
     """The working tree's bytes of a regular file; ``None`` when there is none."""
     full = os.path.join(root, rel)
@@ -141,12 +164,52 @@ def judge(
     if problem is not None:
         line = position(data, problem[1])[0]
         return [violation(rel, line, "encoding", "not UTF-8 text", "save the file as UTF-8")]
-    found = _hidden(rel, data.decode("utf-8"))
+    found = _hidden(rel, data.decode("utf-8")) + _conflicts(rel, data)
     if file_class == "generated":
         found += judge_regions(rel, data, templates)
     if file_class == "append-only" and head is not None:
         found += _history(rel, data, head)
     return found
+
+
+# Git's conflict markers: seven of one character at the start of a line, then whitespace or
+# the line's end (``git diff --check`` tells them the same way).
+_CONFLICT = re.compile(rb"([<|=>])\1{6}(?:\s.*)?")
+_CONFLICT_FIX = (
+    "resolve the conflict: keep the text you want and delete the marker lines (<<<<<<<, "
+    "|||||||, =======, >>>>>>>); to show a marker as text, put a space before it"
+)
+
+
+def conflict_markers(data: bytes) -> list[tuple[int, str]]:
+    """``(line, marker)`` of each merge-conflict marker line, 1-based. A ``=======`` is one
+    inside a conflict, or where it cannot be a setext heading's underline (after a blank
+    line, another marker or nothing); elsewhere it underlines the paragraph above it."""
+    found: list[tuple[int, str]] = []
+    inside, previous = False, b""
+    for number, line in enumerate(LINE_END.split(data), start=1):
+        match = _CONFLICT.fullmatch(line)
+        marker = match[1] * 7 if match else b""
+        if marker == b"=======" and not inside and previous.strip():
+            marker = b""  # a setext underline
+        if marker:
+            found.append((number, marker.decode()))
+            inside = marker != b">>>>>>>"
+        previous = b"" if marker else line
+    return found
+
+
+def _conflicts(rel: str, data: bytes) -> list[Violation]:
+    return [
+        violation(
+            rel,
+            line,
+            "conflict-marker",
+            f"unresolved merge conflict: a `{marker}` marker line",
+            _CONFLICT_FIX,
+        )
+        for line, marker in conflict_markers(data)
+    ]
 
 
 def _hidden(rel: str, text: str) -> list[Violation]:
@@ -197,6 +260,17 @@ def _bare(message: str) -> str:
 
 
 def _history(rel: str, data: bytes, head: bytes) -> list[Violation]:
+    if head.strip() and not data.strip():
+        return [
+            violation(
+                rel,
+                None,
+                "append-only-emptied",
+                f"this append-only file was emptied: its {_lines(head)} line(s) of committed "
+                "history (HEAD) are gone",
+                f"restore it (git checkout HEAD -- {rel}) and add to it with `memkeeper append`",
+            )
+        ]
     line = first_changed_line(_lf(head), _lf(data))
     if line is None:
         return []
@@ -210,6 +284,24 @@ def _history(rel: str, data: bytes, head: bytes) -> list[Violation]:
             f"restore it (git checkout HEAD -- {rel}) and add to it with `memkeeper append`",
         )
     ]
+
+
+def _deleted(rel: str, head: bytes, staged: bool) -> Violation:
+    by = "this commit deletes it" if staged else "it is gone from the working tree"
+    return violation(
+        rel,
+        None,
+        "append-only-deleted",
+        f"an append-only file with {_lines(head)} line(s) of committed history (HEAD): {by}",
+        f"restore it (git checkout HEAD -- {rel}); to retire it on purpose, take it out of "
+        f"the append-only rules of {POLICY_FILE} in the same commit",
+    )
+
+
+def _lines(data: bytes) -> int:
+    """How many lines ``data`` holds (a last one without its line ending counts)."""
+    ends = len(LINE_END.findall(data))
+    return ends + (1 if data and not data.endswith((b"\n", b"\r")) else 0)
 
 
 def _lf(data: bytes) -> bytes:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from typing import TYPE_CHECKING, Protocol
 
 from memkeeper.errors import Busy, Invalid, Refused
 from memkeeper.events import iso_utc
@@ -26,8 +27,10 @@ from memkeeper.leases.wording import (
     busy_message,
     claim_data,
     holder_json,
+    ttl_warnings,
 )
 from memkeeper.markdown import refs
+from memkeeper.ops.read import present_rows
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -37,6 +40,18 @@ if TYPE_CHECKING:
     from memkeeper.leases.decisions import Claim, Mode, Request
     from memkeeper.ops.workspace import Workspace
 
+
+class Cancel(Protocol):
+    """Anything with ``is_set()`` (a ``threading.Event``): set, a wait gives up its place."""
+
+    def is_set(self) -> bool: ...
+
+
+class WaitCancelled(Exception):
+    """A wait for a claim was cancelled by its caller; it left the queue."""
+
+
+CANCEL_POLL_S = 0.05  # a cancellable wait looks at its cancel flag this often
 WAKE_CAP_S = 5.0  # a waiter re-checks at least this often, in case a poke was lost
 ABANDON_GRACE_S = 10.0  # a wait this far past its deadline is dropped, whatever its pid says
 METRICS_WINDOW_S = 3600.0
@@ -86,6 +101,7 @@ class LeaseTable:
         strict: bool,
         wait: float | None,
         objective: str,
+        cancel: Cancel | None = None,
     ) -> Claim:
         resolved = [resolve_target(self.ws, target) for target in targets]
         if wait is not None and not wait >= 0:
@@ -114,11 +130,11 @@ class LeaseTable:
             raise
         fsio.crashpoint("claim.after_commit")
         if inbox is not None:
-            return self._wait(request, inbox)
+            outcome = self._wait(request, inbox, cancel)
         if isinstance(outcome, Busy):
             raise outcome
         assert outcome is not None
-        return outcome
+        return replace(outcome, warnings=ttl_warnings(request.ttl, self.max_ttl))
 
     def renew(self, claim_id: str, ttl: float | None) -> Claim:
         with self.transaction() as now:
@@ -127,7 +143,7 @@ class LeaseTable:
             claim = leases.renew(held, self.ws.agent, ttl, now, self.max_ttl)
             self.store.put_claim(claim)
             self._event("claim.renewed", claim, {"previous_expires_at": iso_utc(held.expires_at)})
-        return claim
+        return replace(claim, warnings=ttl_warnings(ttl, self.max_ttl))
 
     def release(self, claim_id: str) -> Claim:
         with self.transaction() as now:
@@ -167,11 +183,16 @@ class LeaseTable:
         live, queued = self._table()
         return self._grant(request, now) if leases.grantable(live, queued, request) else None
 
-    def _wait(self, request: Request, inbox: waiting.Inbox) -> Claim:
+    def _wait(self, request: Request, inbox: waiting.Inbox, cancel: Cancel | None) -> Claim:
         self.me = request.id
         try:
             while isinstance(outcome := self._step(request), float):
-                inbox.block(outcome)
+                if cancel is None:
+                    inbox.block(outcome)
+                    continue
+                if cancel.is_set():
+                    raise WaitCancelled(f"{request.id}: the wait was cancelled")
+                inbox.block(min(outcome, CANCEL_POLL_S))
         except BaseException:
             self._forget(request.id)
             raise
@@ -310,6 +331,26 @@ class LeaseTable:
         )
 
 
+# -- read-only views: a root without a store has an empty table, and gets no store --------------
+
+
+def live(ws: Workspace) -> tuple[list[Claim], list[WaiterRow], float]:
+    """The live claims and queued requests (``LeaseTable.live``); none, and no store
+    created, where there is no store."""
+    if not ws.has_store:
+        return [], [], ws.now()
+    return LeaseTable(ws).live()
+
+
+def metrics(ws: Workspace) -> dict[str, Any]:
+    """``LeaseTable.metrics``; all zero, and no store created, where there is no store."""
+    if not ws.has_store:
+        names = ("claims_held", "queue_depth", "claims_granted", "deadlocks_broken")
+        zeros = dict.fromkeys((*names, "ttl_expirations", "conflicts"), 0)
+        return {"window_s": int(METRICS_WINDOW_S), **zeros}
+    return LeaseTable(ws).metrics()
+
+
 def _busy_reason(row: WaiterRow | None) -> BusyReason:
     """Why a wait ended without a grant: aborted to break a deadlock (the only reason the
     queue records), else it timed out."""
@@ -333,8 +374,8 @@ def resolve_target(ws: Workspace, target: str) -> str:
         rel = roots.relative_path(ws.root, path)
         return rel + "/" if path.endswith("/") else rel
     rel = ws.relpath(path)
-    ws.refresh(rel)
-    return f"{rel}#{refs.resolve_key(rel, key, ws.store.section_keys(rel))}"
+    keys = [(row.key, row.base) for row in present_rows(ws, rel)]  # a private file: unstored
+    return f"{rel}#{refs.resolve_key(rel, key, keys)}"
 
 
 def write_decision(

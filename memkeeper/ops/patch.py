@@ -47,6 +47,8 @@ def patch(
         )
     if (body is None) == (dmp is None):
         raise Invalid("patch needs exactly one of a body or a diff-match-patch payload")
+    if expect_file_hash is not None:
+        expect_file_hash = _file_hash(expect_file_hash)
     rel = ws.relpath(path)
     new_body = None
     if body is not None:
@@ -55,6 +57,7 @@ def patch(
 
         text_bytes(raw, "body")
         new_body = raw
+    _ = ws.store  # a write: the store exists from here on (and keeps the verdicts cached)
     rule = ws.rule(rel)
     _check_class(rel, rule.file_class)
     return ws.retrying(
@@ -218,6 +221,21 @@ def _compare(
         current=section_text(rel, state, row),
         retryable=True,
         recover=f"memkeeper patch '{rel}#{row.key}' --expect-rev {row.rev} --body-file FILE",
+    )
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def _file_hash(given: str) -> str:
+    """A well-formed file hash (``sha256:`` and 64 hex digits, either case), lowercased;
+    ``Invalid`` otherwise: comparing a malformed one could only ever be a conflict."""
+    digits = given.removeprefix("sha256:").lower()
+    if given.startswith("sha256:") and len(digits) == 64 and _HEX.issuperset(digits):
+        return "sha256:" + digits
+    raise Invalid(
+        f"--expect-file-hash {given!r} is not a file hash — pass the file_hash that "
+        "`memkeeper read` printed: sha256: followed by 64 hex digits"
     )
 
 

@@ -2,6 +2,9 @@
 
 A read of an indexed, unchanged file parses no Markdown and no YAML: the index holds each
 section's bytes and line count. A changed file is indexed first (as an external edit).
+Two kinds of read store nothing and answer from the file alone, as its first indexing would
+(every rev 1): a private file (never copied into the store), and any file of a root without
+a store (read-only commands create no state where there is none).
 """
 
 from __future__ import annotations
@@ -21,9 +24,8 @@ _READ_ATTEMPTS = 20
 
 def sections(ws: Workspace, rel: str) -> list[SectionInfo]:
     """The sections of a root-relative path, indexing it first if it changed."""
-    ws.refresh(rel)
     out, line = [], 1
-    for row in ws.store.sections(rel):
+    for row in present_rows(ws, rel):
         assert row.hash is not None
         out.append(
             SectionInfo(
@@ -34,15 +36,34 @@ def sections(ws: Workspace, rel: str) -> list[SectionInfo]:
     return out
 
 
+def present_rows(ws: Workspace, rel: str) -> list[SectionRow]:
+    """The present sections of ``rel`` in order: from the index, brought up to date first —
+    or, for a file that is not to be stored, split from the disk (``unstored``)."""
+    if unstored(ws, rel):
+        return _split(ws, rel)[1]
+    ws.refresh(rel)
+    return ws.store.sections(rel)
+
+
+def unstored(ws: Workspace, rel: str) -> bool:
+    """True when ``rel`` is answered from the disk and nothing of it is stored: a root
+    without a store (none is created to read), or a private file."""
+    return not ws.has_store or ws.rule(rel).file_class == "private"
+
+
 def read(ws: Workspace, ref: str) -> SectionText:
     """A section (``PATH#KEY``) or a whole file (``PATH``) with its revisions."""
     path, key = refs.split_ref(ref)
     rel = ws.relpath(path)
+    if not ws.has_store:
+        return _read_unstored(ws, rel, key, None)
     for _ in range(_READ_ATTEMPTS):  # a writer may land between our read and the index
         data = files.read_bytes(ws.top, rel)
         answer = _read_indexed(ws, rel, key, digest(data), data)
         if answer is not None:
             return answer
+        if ws.rule(rel).file_class == "private":
+            return _read_unstored(ws, rel, key, data)
         ws.refresh(rel)
     answer = _read_indexed(ws, rel, key, None, None)  # what the index holds, at least
     assert answer is not None
@@ -71,6 +92,29 @@ def _read_indexed(
             )
         found = ws.section_row(rel, key)
     return section_text(rel, state, found)
+
+
+def _read_unstored(ws: Workspace, rel: str, key: str | None, data: bytes | None) -> SectionText:
+    """``read`` from the disk alone, as the file's first indexing would answer."""
+    data = files.read_bytes(ws.top, rel) if data is None else data
+    state, rows = _split(ws, rel, data)  # also refuses what is not UTF-8, naming the line
+    if key is None:
+        text = data.decode("utf-8")
+        return SectionText(rel, None, "", text, 1, state.file_hash, 1, state.file_hash)
+    full = refs.resolve_key(rel, key, [(row.key, row.base) for row in rows])
+    return section_text(rel, state, next(row for row in rows if row.key == full))
+
+
+def _split(
+    ws: Workspace, rel: str, data: bytes | None = None
+) -> tuple[FileState, list[SectionRow]]:
+    """The file's state and rows as its first indexing would make them; nothing is stored."""
+    from memkeeper.markdown.revisions import rows_for
+    from memkeeper.markdown.sections import split
+    from memkeeper.records import FileState
+
+    data = files.read_bytes(ws.top, rel) if data is None else data
+    return FileState(1, digest(data)), rows_for(split(data, rel))
 
 
 def section_text(rel: str, state: FileState, row: SectionRow) -> SectionText:

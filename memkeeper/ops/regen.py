@@ -35,6 +35,9 @@ if TYPE_CHECKING:
     from memkeeper.regions.render import Renderer
 
 
+UNDONE = "undone"  # the resolution of a reconciliation whose hand edit was undone
+
+
 @dataclass(frozen=True, slots=True)
 class RegenResult:
     """What a regen did to one file."""
@@ -108,11 +111,13 @@ def _visit(
             assert read is not None
             data = read
             found, renderers = _compiled(rel, data, policy)
-            edited = [r for r in found if r.edited(data)]
-            before = context(ws, policy, claims) if edited else None
+            changed = [r for r in found if r.edited(data)]
+            before = context(ws, policy, claims) if changed else None
+            wanted = {} if before is None else {r.id: renderers[r.id](before) for r in changed}
+            edited = [r for r in changed if not _holds(r, data, wanted[r.id])]
             for region in edited:
-                assert before is not None
-                open_reconciliation(ws, rel, region, data, renderers[region.id](before))
+                open_reconciliation(ws, rel, region, data, wanted[region.id])
+            close_undone(ws, rel, found, edited)
             if not write:
                 return RegenResult(rel, (), (), tuple(r.id for r in edited), False)
             now = context(ws, policy, claims)
@@ -160,6 +165,34 @@ def open_reconciliation(ws: Workspace, rel: str, region: Region, data: bytes, te
             None,
             {"id": row.id, "region": region.id, "line": region.start_line},
         )
+
+
+def _holds(region: Region, data: bytes, text: str) -> bool:
+    """True when the region holds exactly ``text`` as ``fill`` writes it (line endings
+    aside): a hand edit that wrote what memkeeper renders is no edit to reconcile."""
+    rendered = text.encode("utf-8")
+    if rendered and not rendered.endswith((b"\n", b"\r")):
+        rendered += b"\n"
+    return regions.checksum(region.text(data)) == regions.checksum(rendered)
+
+
+def close_undone(ws: Workspace, rel: str, found: tuple[Region, ...], edited: list[Region]) -> None:
+    """Close the open reconciliations of ``rel``'s regions that are no longer edited by hand
+    (the human undid the edit, or wrote what memkeeper renders), each with
+    ``reconcile.resolved`` (resolution ``undone``, actor ``external``)."""
+    settled = {r.id for r in found} - {r.id for r in edited}
+    for row in ws.store.reconciliations(path=rel):
+        if row.region not in settled:
+            continue
+        ws.store.resolve_reconciliation(row.id, UNDONE, "external", iso_utc(ws.now()))
+        data = {
+            "id": row.id,
+            "region": row.region,
+            "resolution": UNDONE,
+            "reason": "the hand edit is gone: the region holds what memkeeper rendered",
+            "noticed_by": ws.agent,
+        }
+        ws.record("reconcile.resolved", rel, None, data, actor="external")
 
 
 # -- what regions are rendered from ----------------------------------------------------------

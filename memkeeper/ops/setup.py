@@ -28,6 +28,7 @@ def init(ws: Workspace, preset: str | None) -> dict[str, Any]:
         parse_policy(chosen, f"preset {preset or 'default'}")
         fsio.atomic_write(ws.root, POLICY_FILE, chosen)
     policy = load_policy(ws.root)
+    _ = ws.store  # create the store first: files are indexed into it, not read statelessly
     payload = {
         "root": str(ws.root),
         "policy": POLICY_FILE,

@@ -1,15 +1,26 @@
-"""``memkeeper verify``: the event log's hash chain and the index against the files on disk."""
+"""``memkeeper verify``: the event log's hash chain and the index against the files on disk.
+
+Only the files the policy manages now are judged. A managed file that is gone was deleted on
+purpose when git's ``HEAD`` does not hold it (the deletion was committed, or the branch
+checked out never had it): that leaves verify clean. Gone while ``HEAD`` holds it — or with
+no commit, or no git, to tell — it is a problem until it is restored or its deletion
+committed.
+"""
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
-from memkeeper.errors import Failed, Invalid
+from memkeeper.errors import Failed, Invalid, PolicyInvalid
 from memkeeper.events import chain_breaks, digest
 from memkeeper.fs import files as fsio
+from memkeeper.fs.git import Git
+from memkeeper.policy.loader import load_policy
 from memkeeper.records import Violation
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from memkeeper.ops.workspace import Workspace
@@ -19,17 +30,24 @@ if TYPE_CHECKING:
 violation = Violation  # where a check or verify finds a problem: path, line, rule, message, fix
 
 
-def verify(ws: Workspace) -> dict[str, Any]:
-    """Check the event chain and every indexed file against the index; raise ``Failed``."""
-    found = problems(ws)
+def verify(ws: Workspace, git: Git | None = None) -> dict[str, Any]:
+    """Check the event chain and every indexed file against the index; raise ``Failed``.
+    ``files`` counts the indexed files judged (managed, and not deleted on purpose)."""
+    found, judged = _problems(ws, git or Git(ws.root))
     if found:
         raise Failed(f"verify found {len(found)} problem(s)", violations=found)
-    return {"events": len(ws.store.events()), "files": len(ws.store.indexed_paths())}
+    return {"events": len(ws.store.events()), "files": judged}
 
 
-def problems(ws: Workspace) -> list[Violation]:
+def problems(ws: Workspace, git: Git | None = None) -> list[Violation]:
     """Every way the event log or the index disagrees with itself or with the files."""
-    store = ws.store
+    return _problems(ws, git or Git(ws.root))[0]
+
+
+def _problems(ws: Workspace, git: Git) -> tuple[list[Violation], int]:
+    """The problems, and how many indexed files were compared with their file."""
+    store, judged = ws.store, 0
+    managed, deleted = _managed(ws), _deleted_on_purpose(ws, git)
     with store.reading():
         events = store.events()
         breaks = chain_breaks(events)
@@ -46,8 +64,37 @@ def problems(ws: Workspace) -> list[Violation]:
             for event_id, what in breaks
         ]
         for path in store.indexed_paths():
-            found.extend(_file_problems(ws, path))
-    return found
+            if not managed(path) or deleted(path):
+                continue
+            found.extend(_file_problems(ws, path, git))
+            judged += 1
+    return found, judged
+
+
+def _managed(ws: Workspace) -> Callable[[str], bool]:
+    """Whether the policy manages a path now; with a policy that cannot be read, every
+    indexed path counts as managed (verify still judges the index)."""
+    try:
+        policy = load_policy(ws.root)
+    except PolicyInvalid:
+        return lambda path: True
+    return lambda path: policy.classify(path) is not None
+
+
+def _deleted_on_purpose(ws: Workspace, git: Git) -> Callable[[str], bool]:
+    """Whether a path is gone from the working tree and absent from git's ``HEAD``; git is
+    asked only about paths that are gone, and only once whether it has a commit."""
+    committed: list[bool] = []
+
+    def deleted(path: str) -> bool:
+        if os.path.lexists(os.path.join(ws.root, path)):
+            return False
+        if not committed:
+            # ``HEAD:`` is the root tree, there once a commit is: without one, git cannot tell
+            committed.append(git.is_repo() and git.show("HEAD:") is not None)
+        return committed[0] and _in_head(git, path) is None
+
+    return deleted
 
 
 def tail_break(last: Event | None, head: tuple[int, str] | None) -> list[tuple[int, str]]:
@@ -66,22 +113,14 @@ def tail_break(last: Event | None, head: tuple[int, str] | None) -> list[tuple[i
     return [(head_id, f"{what}: events were deleted from its end")]
 
 
-def _file_problems(ws: Workspace, path: str) -> list[Violation]:
+def _file_problems(ws: Workspace, path: str, git: Git) -> list[Violation]:
     store = ws.store
     state = store.file_state(path)
     assert state is not None
     try:
         data = fsio.read_bytes(ws.root, path)
     except Invalid:
-        return [
-            violation(
-                path,
-                None,
-                "index",
-                "indexed file is missing or not a regular file",
-                "restore it, or remove its rule from the policy",
-            )
-        ]
+        return [_missing(ws, path, git)]
     if digest(data) != state.file_hash:
         return [
             violation(
@@ -115,3 +154,30 @@ def _file_problems(ws: Workspace, path: str) -> list[Violation]:
             )
         )
     return found
+
+
+def _in_head(git: Git, path: str) -> bytes | None:
+    """``HEAD``'s bytes of a root-relative path (``./``: the root may be below the top of its
+    repository); ``None`` when ``HEAD`` does not hold it."""
+    return git.show(f"HEAD:./{path}")
+
+
+def _missing(ws: Workspace, path: str, git: Git) -> Violation:
+    """An indexed file that is not there: one ``HEAD`` still holds was not deleted on purpose
+    (or not yet: the deletion is not committed)."""
+    if os.path.lexists(os.path.join(ws.root, path)) or _in_head(git, path) is None:
+        return violation(
+            path,
+            None,
+            "index",
+            "indexed file is missing or not a regular file",
+            "restore it, or remove its rule from the policy",
+        )
+    return violation(
+        path,
+        None,
+        "index",
+        "indexed file is missing, but git's HEAD still holds it",
+        f"restore it (git checkout HEAD -- {path}); or, if it is gone on purpose, commit "
+        f"the deletion (git rm {path}, then git commit)",
+    )

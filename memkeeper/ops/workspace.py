@@ -89,6 +89,12 @@ class Workspace:
         return self._db is not None
 
     @property
+    def has_store(self) -> bool:
+        """True when the memory home holds a state store; read-only operations create none
+        where there is none (they answer as an empty store would)."""
+        return self._db is not None or os.path.exists(os.path.join(self.home, names.STATE_DB))
+
+    @property
     def store(self) -> Store:
         if self._db is None:
             self._db = Store.open(self.home)
@@ -269,9 +275,9 @@ class Workspace:
         with self.store.writing():
             if merged is not None and merged.data is not None:
                 assert current is not None
-                if merged.data != current:
-                    files.atomic_write(self.top, rel, merged.data, expected=current)
-                    detail = {"raced": True}
+                if merged.data != current:  # guarded and kept like any replace: a save
+                    self.replace_file(rel, current, merged.data, index=False)  # racing it
+                    detail = {"raced": True}  # is recovered in turn
                     self.index_file(rel, merged.data, actor="external", detail=detail)
                 data = {"stage": "after", "merged": True, "sections": list(merged.theirs)}
             else:
@@ -401,14 +407,15 @@ class Workspace:
         verdict = self._verdicts.get(cache_key)
         if verdict is not None:
             return verdict
-        cached = self.store.cached(cache_key)
+        cached = self.store.cached(cache_key) if self.has_store else None  # creates none
         if cached is not None:
             verdict = Verdict.from_json(json.loads(cached))
         else:
             from memkeeper.policy.loader import parse_policy
 
             verdict = parse_policy(policy_bytes).verdict(rel, key)
-            self.store.cache(cache_key, json.dumps(verdict.to_json()))
+            if self.has_store:
+                self.store.cache(cache_key, json.dumps(verdict.to_json()))
         self._verdicts[cache_key] = verdict
         return verdict
 

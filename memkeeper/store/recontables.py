@@ -40,11 +40,17 @@ class ReconciliationRows:
         row = (cursor.lastrowid, path, region, human, generated, by, at, None, None, None)
         return _reconciliation(row), True
 
-    def reconciliations(self, *, resolved: bool = False) -> list[Reconciliation]:
-        """Open reconciliations by id (all of them with ``resolved=True``)."""
-        where = "" if resolved else "WHERE resolution IS NULL"
-        sql = f"SELECT {_RECONCILIATION_COLUMNS} FROM reconciliations {where} ORDER BY id"
-        return [_reconciliation(r) for r in self._db.execute(sql).fetchall()]
+    def reconciliations(
+        self, *, resolved: bool = False, path: str | None = None
+    ) -> list[Reconciliation]:
+        """Open reconciliations by id (all of them with ``resolved=True``; only ``path``'s
+        when given)."""
+        where = ["resolution IS NULL"] if not resolved else []
+        where += ["path = ?"] if path is not None else []
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        sql = f"SELECT {_RECONCILIATION_COLUMNS} FROM reconciliations {clause} ORDER BY id"
+        params = () if path is None else (path,)
+        return [_reconciliation(r) for r in self._db.execute(sql, params).fetchall()]
 
     def reconciliation(self, rec_id: int) -> Reconciliation | None:
         sql = f"SELECT {_RECONCILIATION_COLUMNS} FROM reconciliations WHERE id = ?"

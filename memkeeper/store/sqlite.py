@@ -119,7 +119,7 @@ CREATE TABLE IF NOT EXISTS reconciliations (  -- hand edits of generated regions
     generated TEXT NOT NULL,       -- what memkeeper would have written there
     opened_by TEXT NOT NULL,
     opened_at TEXT NOT NULL,
-    resolution TEXT,               -- NULL while open, else keep-human or take-generated
+    resolution TEXT,               -- NULL while open, else keep-human, take-generated, undone
     resolved_by TEXT,
     resolved_at TEXT
 );

@@ -80,6 +80,25 @@ def test_targets_overlap_on_whole_segments_sections_and_globs(cli: Cli) -> None:
     ]
 
 
+def test_a_ttl_above_the_maximum_is_granted_at_the_maximum_with_a_warning(cli: Cli) -> None:
+    capped = as_agent(cli, "a", "claim", "src/", "--ttl", "7200")
+    assert capped.code == 0, capped.stdout
+    assert 3590 < capped.json["seconds_left"] <= 3600
+    (warning,) = capped.json["warnings"]
+    assert warning.startswith("ttl 7200 s is above the policy's leases.max_ttl of 3600 s")
+    assert as_agent(cli, "a", "claim", "docs/", "--ttl", "60").json["warnings"] == []
+    renewed = cli("--agent", "a", "renew", capped.json["id"], "--ttl", "9000")
+    assert renewed.code == 0
+    assert renewed.stdout.startswith("renewed ")
+    assert renewed.stdout.endswith(
+        "\nwarning: ttl 9000 s is above the policy's leases.max_ttl "
+        "of 3600 s: granted for 3600 s — renew before it expires, or "
+        "raise max_ttl in .memkeeper.yaml\n"
+    )
+    claims = cli("claims", "--json").json["claims"]
+    assert all("warnings" not in c for c in claims)
+
+
 def test_readers_share_a_scope_and_a_writer_is_busy(cli: Cli) -> None:
     assert as_agent(cli, "a", "claim", "docs/", "--mode", "read").code == 0
     assert as_agent(cli, "b", "claim", "docs/guide.md", "--mode", "read").code == 0

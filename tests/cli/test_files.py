@@ -120,7 +120,7 @@ def test_a_hand_edit_goes_through_reconciliation(cli: Cli, sample: Path) -> None
     first = cli("regen", "--json").json
     assert first["files"][0]["edited"] == ["claims"]
     (rec,) = first["reconciliations"]
-    assert (rec["id"], rec["region"], rec["status"]) == (1, "claims", "open")
+    assert (rec["id"], rec["region"], rec["state"]) == (1, "claims", "open")
     cli("regen")
     listed = cli("reconcile", "list", "--json").json["reconciliations"]
     assert [r["id"] for r in listed] == [1]
@@ -138,6 +138,22 @@ def test_a_hand_edit_goes_through_reconciliation(cli: Cli, sample: Path) -> None
     assert events[-1] == "reconcile.resolved"
     assert cli("reconcile", "list", "--json").json["reconciliations"] == []
     assert cli("check").code == 0
+
+
+def test_reconcile_json_says_ok_and_puts_the_reconciliations_own_state_apart(
+    cli: Cli, sample: Path
+) -> None:
+    cli("regen")
+    edit_claims_region(sample, "stale note")
+    cli("regen")
+    shown = cli("reconcile", "show", "1", "--json")
+    assert (shown.code, shown.json["status"], shown.json["state"]) == (0, "ok", "open")
+    (listed,) = cli("reconcile", "list", "--json").json["reconciliations"]
+    assert listed["state"] == "open"
+    assert "status" not in listed
+    resolved = cli("reconcile", "resolve", "1", "--take-generated", "--json")
+    assert (resolved.code, resolved.json["status"], resolved.json["state"]) == (0, "ok", "resolved")
+    assert resolved.json["action"] == "resolve"
 
 
 def test_take_generated_renders_over_the_edit(cli: Cli, sample: Path) -> None:

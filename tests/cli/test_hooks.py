@@ -77,8 +77,10 @@ def test_root_and_agent_options_reach_the_gate(cli: Cli, sample: Path, tmp_path:
     found = cli("hook", "claude-code", "--root", str(sample), "--agent", "bot", stdin=body)
     assert decision(found.stdout)["permissionDecision"] == "deny"
     assert "--agent bot`" in decision(found.stdout)["permissionDecisionReason"]
-    lost = cli("hook", "claude-code", stdin=body, cwd=elsewhere)  # no memkeeper there
-    assert (lost.code, lost.stdout, lost.stderr) == (0, "", "")
+    # a session whose cwd is elsewhere is gated too: the root is found from the target file
+    away = cli("hook", "claude-code", stdin=body, cwd=elsewhere)
+    assert decision(away.stdout)["permissionDecision"] == "deny"
+    assert f"--root {sample}" in decision(away.stdout)["permissionDecisionReason"]
 
 
 def test_post_tool_use_through_main_indexes_the_change_as_the_sessions_agent(

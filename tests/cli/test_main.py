@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import MEMKEEPER, Cli
+from tests.conftest import MEMKEEPER, Cli, run_main
 
 pytestmark = pytest.mark.e2e
 
@@ -270,3 +270,51 @@ def test_python_dash_m_memkeeper_runs_the_cli(tmp_path: Path) -> None:
     assert done.stdout.startswith("usage: memkeeper ")
     assert "Safe shared memory files for AI agents." in done.stdout
     assert all(verb in done.stdout for verb in ("read", "patch", "watch", "hook"))
+
+
+READ_ONLY = [
+    ("status",),
+    ("claims",),
+    ("events",),
+    ("metrics",),
+    ("sections", "CLAUDE.md"),
+    ("read", "CLAUDE.md#build"),
+    ("read", "memory/scratch/agent-a.md"),
+]
+
+
+@pytest.mark.parametrize("argv", READ_ONLY, ids=lambda argv: "-".join(argv))
+def test_read_only_commands_create_no_state_where_there_is_none(
+    cli: Cli, sample: Path, argv: tuple[str, ...]
+) -> None:
+    for as_json in ((), ("--json",)):
+        done = cli(*argv, *as_json)
+        assert done.code == 0, done.stdout + done.stderr
+    assert not (sample / ".memkeeper").exists()
+
+
+def test_status_of_another_root_creates_no_state_there_or_here(
+    sample: Path, tmp_path: Path
+) -> None:
+    here = tmp_path / "elsewhere"
+    here.mkdir()
+    done = run_main(here, "status", "--root", str(sample), "--json")
+    assert done.code == 0, done.stdout
+    assert done.json["root"] == str(sample)
+    assert not (sample / ".memkeeper").exists()
+    assert not (here / ".memkeeper").exists()
+
+
+def test_read_only_commands_without_a_store_answer_as_an_empty_one_would(cli: Cli) -> None:
+    assert cli("claims", "--json").json == {"status": "ok", "claims": [], "waiters": []}
+    metrics = cli("metrics", "--json").json
+    assert metrics.pop("window_s") == 3600
+    assert metrics.pop("status") == "ok"
+    assert set(metrics.values()) == {0}
+    assert cli("events", "--json").stdout == ""
+    status = cli("status", "--json").json
+    assert (status["claims"], status["reconciliations"]) == ([], [])
+    sections = {f["path"]: f.get("sections") for f in status["files"]}
+    assert sections["CLAUDE.md"] == 5
+    read = cli("read", "CLAUDE.md#build", "--json").json
+    assert (read["rev"], read["file_rev"]) == (1, 1)

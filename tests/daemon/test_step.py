@@ -405,3 +405,16 @@ def test_a_merge_in_progress_pauses_the_daemon_until_it_is_concluded(
     outcomes = patient.step(set())
     assert actions(outcomes) == ["indexed", "regenerated"]
     assert "agent-b" in (home.root / "memory/status.md").read_text()
+
+
+def test_a_hand_edit_undone_closes_its_reconciliation_and_says_so(
+    daemon: Daemon, home: Memory
+) -> None:
+    status = home.root / "memory/status.md"
+    rendered = status.read_text()
+    daemon.step(changed(home.root, "memory/status.md", lambda t: t.replace("_No live", "_No")))
+    status.write_text(rendered)  # the human changes their mind
+    outcomes = daemon.step({(MODIFIED, str(status))})
+    (closed,) = [o for o in outcomes if o.action == "reconcile"]
+    assert closed.detail == "reconciliation #1 resolved (undone)"
+    assert home.reconciliations() == []

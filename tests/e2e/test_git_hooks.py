@@ -233,6 +233,7 @@ def test_this_repository_declares_the_memkeeper_check_hook() -> None:
         True,
         True,
     )
+    assert hook["always_run"] is True  # a commit that only deletes a log passes no file
 
 
 def project_copy(tmp_path: Path) -> Path:
@@ -269,3 +270,10 @@ def test_the_pre_commit_framework_runs_memkeeper_check_on_staged_files(tmp_path:
     assert failed.returncode == 1
     assert "Failed" in failed.stdout
     assert "memory/scratch/agent-a.md: [private] a private file is staged" in failed.stdout
+    git(user, "rm", "-q", "--cached", "memory/scratch/agent-a.md")
+    assert commit(user, "memory files").returncode == 0
+    git(user, "rm", "-q", "memory/decisions.md")  # a commit that only deletes the log
+    staged_only = (PRE_COMMIT, "try-repo", str(source), "memkeeper-check")
+    deleted = run(user, *staged_only, env=env)
+    assert deleted.returncode == 1, deleted.stdout
+    assert "memory/decisions.md: [append-only-deleted]" in deleted.stdout

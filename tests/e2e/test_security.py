@@ -328,7 +328,9 @@ def test_a_memory_home_on_a_network_filesystem_is_refused_with_a_clear_message(
         f"98 22 0:51 /export {mounted} rw,relatime shared:7 - {kind} server:/export rw\n"
     )
     monkeypatch.setattr(fsguard, "MOUNTINFO", str(table))
-    code = cli.main(["--root", str(root), "--json", "read", "CLAUDE.md"])
+    assert cli.main(["--root", str(root), "--json", "read", "CLAUDE.md"]) == 0  # needs no store
+    capsys.readouterr()
+    code = cli.main(["--root", str(root), "--json", "emit", "task.done"])
     payload = json.loads(capsys.readouterr().out)
     assert code == 1
     assert payload["status"] == "error"

@@ -20,14 +20,15 @@ from memkeeper import Conflict, Memory
 from tests.conftest import MEMKEEPER
 
 TESTING = "## Testing\n"
+NOTES = "## Notes\n"  # memory/status.md: manual text below the generated regions
 
 
-def human(path: Path, saves: int, max_pause: float, seed: int) -> None:
-    """The editor: read the file, add a line under ``## Testing``, save it in place."""
+def human(path: Path, heading: str, saves: int, max_pause: float, seed: int) -> None:
+    """The editor: read the file, add a line under ``heading``, save it in place."""
     chance = random.Random(seed)
     for number in range(saves):
         text = path.read_text()
-        at = text.index(TESTING) + len(TESTING)
+        at = text.index(heading) + len(heading)
         data = (text[:at] + f"- save {number}\n" + text[at:]).encode()
         with open(path, "r+b") as handle:  # in place, as most editors save: truncate, write
             handle.truncate(0)
@@ -57,12 +58,27 @@ def agent(root: Path, name: str, stop_at: float) -> int:
     return done
 
 
-def run_race(root: Path, saves: int, max_pause: float) -> tuple[str, list[dict[str, object]]]:
+def emitter(root: Path, name: str, stop_at: float) -> int:
+    """Emit events in a loop (each one re-renders memory/status.md) until ``stop_at``."""
+    memory, done = Memory.open(root, agent=name), 0
+    while time.time() < stop_at:
+        memory.emit("task.progress", {"step": done})
+        done += 1
+        time.sleep(0.02)
+    return done
+
+
+def run_race(
+    root: Path, saves: int, max_pause: float, target: str = "CLAUDE.md"
+) -> tuple[str, list[dict[str, object]]]:
+    """A human saving ``target`` while two agents work: patching ``CLAUDE.md#build``, or, for
+    the generated page, emitting events the daemon renders into it."""
     subprocess.run([MEMKEEPER, "init"], cwd=root, check=True, capture_output=True)
+    worker, heading = ("agent", TESTING) if target == "CLAUDE.md" else ("emitter", NOTES)
     code = (
         "import sys, time; sys.path.insert(0, sys.argv[1]);"
-        "from tests.e2e.test_unlocked_writers import agent;"
-        "agent(__import__('pathlib').Path(sys.argv[2]), sys.argv[3], float(sys.argv[4]))"
+        f"from tests.e2e.test_unlocked_writers import {worker};"
+        f"{worker}(__import__('pathlib').Path(sys.argv[2]), sys.argv[3], float(sys.argv[4]))"
     )
     project = str(Path(__file__).resolve().parents[2])
     stop_at = str(time.time() + 600)  # they are stopped long before; a bound if a test dies
@@ -73,7 +89,7 @@ def run_race(root: Path, saves: int, max_pause: float) -> tuple[str, list[dict[s
         for name in ("agent-a", "agent-b"):
             argv = [sys.executable, "-c", code, project, str(root), name, stop_at]
             agents.append(subprocess.Popen(argv))
-        human(root / "CLAUDE.md", saves, max_pause, seed=saves)
+        human(root / target, heading, saves, max_pause, seed=saves)
         stop(agents)
         caught_up(root)  # the daemon indexes the human's last save once it has been quiet
     finally:
@@ -89,7 +105,7 @@ def run_race(root: Path, saves: int, max_pause: float) -> tuple[str, list[dict[s
     events = subprocess.run(
         [MEMKEEPER, "events", "--json"], cwd=root, check=True, capture_output=True, text=True
     ).stdout.splitlines()
-    return (root / "CLAUDE.md").read_text(), [json.loads(line) for line in events]
+    return (root / target).read_text(), [json.loads(line) for line in events]
 
 
 def stop(processes: list[subprocess.Popen[bytes]]) -> None:
@@ -128,7 +144,23 @@ def test_no_save_of_a_writer_without_a_lock_is_lost(sample: Path) -> None:
     assert verify.returncode == 0, verify.stdout
 
 
+@pytest.mark.e2e
+def test_no_save_to_a_generated_page_is_lost_while_the_daemon_renders_it(sample: Path) -> None:
+    saves = int(os.environ.get("MEMKEEPER_STRESS_SAVES", "60"))
+    text, events = run_race(sample, saves, max_pause=0.3, target="memory/status.md")
+    assert lost_saves(text, events, saves) == []
+    assert "task.progress" in text  # the page was rendered meanwhile, around the notes
+    verify = subprocess.run([MEMKEEPER, "verify", "--json"], cwd=sample, capture_output=True)
+    assert verify.returncode == 0, verify.stdout
+
+
 @pytest.mark.slow
 def test_no_save_is_lost_over_six_hundred_saves_with_pauses_up_to_a_second(sample: Path) -> None:
     text, events = run_race(sample, 600, max_pause=1.0)
+    assert lost_saves(text, events, 600) == []
+
+
+@pytest.mark.slow
+def test_no_save_to_a_generated_page_is_lost_over_six_hundred_saves(sample: Path) -> None:
+    text, events = run_race(sample, 600, max_pause=1.0, target="memory/status.md")
     assert lost_saves(text, events, 600) == []

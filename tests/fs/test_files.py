@@ -128,6 +128,35 @@ def test_read_bytes_reports_other_open_errors_as_environment_failures(
 # -- atomic_write ---------------------------------------------------------------------------
 
 
+def test_make_directories_creates_what_is_missing_and_keeps_what_is_there(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory/keep.md").write_text("x")
+    fsio.make_directories(tmp_path, "memory/log/2026/day.md")
+    assert (tmp_path / "memory/log/2026").is_dir()
+    assert not (tmp_path / "memory/log/2026/day.md").exists()
+    assert (tmp_path / "memory/keep.md").read_text() == "x"
+    fsio.make_directories(tmp_path, "memory/log/2026/day.md")  # again: nothing to do
+    fsio.make_directories(tmp_path, "top.md")
+
+
+def test_make_directories_never_goes_through_a_symlink_outside(tmp_path: Path) -> None:
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (root / "memory").symlink_to(outside)
+    with pytest.raises(Invalid, match="outside the memory root"):
+        fsio.make_directories(root, "memory/log/day.md")
+    assert list(outside.iterdir()) == []
+
+
+def test_make_directories_names_a_file_in_the_way(tmp_path: Path) -> None:
+    (tmp_path / "memory").write_text("x")
+    with pytest.raises(Invalid, match=r"^memory/log/a\.md: 'memory' on its path is a file"):
+        fsio.make_directories(tmp_path, "memory/log/a.md")
+
+
 def test_atomic_write_creates_a_new_file(tmp_path: Path) -> None:
     fsio.atomic_write(tmp_path, "new.md", b"hello\n")
     assert (tmp_path / "new.md").read_bytes() == b"hello\n"

@@ -114,6 +114,39 @@ def test_staged_lists_added_and_modified_paths_but_not_deleted_or_unstaged(repo:
     assert Git(repo).staged() == ["added.md", "edited.md", "renamed.md"]
 
 
+def test_deleted_lists_what_the_index_or_the_working_tree_lost_against_head(repo: Path) -> None:
+    commit(repo, **{"keep.md": b"1\n", "gone.md": b"1\n", "old.md": b"1\n", "wt.md": b"1\n"})
+    git(repo, "rm", "-q", "gone.md")
+    git(repo, "mv", "old.md", "renamed.md")
+    (repo / "wt.md").unlink()
+    git(repo, "rm", "-q", "--cached", "keep.md")  # untracked now, still on disk
+    assert Git(repo).deleted(staged=True) == ["gone.md", "keep.md", "old.md"]
+    assert Git(repo).deleted(staged=False) == ["gone.md", "keep.md", "old.md", "wt.md"]
+
+
+def test_deleted_names_paths_from_a_root_below_the_top_of_the_repository(repo: Path) -> None:
+    commit(repo, **{"top.md": b"1\n", "sub/root/log.md": b"1\n", "sub/root/kept.md": b"1\n"})
+    git(repo, "rm", "-q", "top.md", "sub/root/log.md")
+    assert Git(repo / "sub" / "root").deleted(staged=True) == ["log.md"]
+
+
+def test_before_the_first_commit_nothing_is_deleted(repo: Path) -> None:
+    put(repo, "a.md", b"1\n")
+    git(repo, "add", "a.md")
+    (repo / "a.md").unlink()
+    assert Git(repo).deleted(staged=True) == []
+    assert Git(repo).deleted(staged=False) == []
+
+
+def test_deleted_asks_git_for_deletions_against_head(tmp_path: Path) -> None:
+    runner = Scripted((0, b"a.md\0"), (0, b""))
+    ours = Git(tmp_path, run=runner)
+    assert ours.deleted(staged=True) == ["a.md"]
+    assert ours.deleted(staged=False) == []
+    diff = ("diff", "--name-only", "-z", "--no-renames", "--diff-filter=D", "--relative", "HEAD")
+    assert runner.calls == [(diff[0], "--cached", *diff[1:], "--"), (*diff, "--")]
+
+
 def test_staged_keeps_unusual_names_exactly(repo: Path) -> None:
     commit(repo, **{"a.md": b"1\n"})
     put(repo, "notes é/with space.md", b"x\n")
@@ -169,8 +202,16 @@ def test_the_runner_is_asked_exactly_what_check_needs(tmp_path: Path) -> None:
     assert ours.staged() == ["a.md", "b/c.md"]
     assert runner.calls == [
         ("rev-parse", "--is-inside-work-tree"),
-        ("show", ":x.md"),
-        ("diff", "--cached", "--name-only", "-z", "--no-renames", "--diff-filter=ACMRT"),
+        ("show", ":./x.md"),  # ./: relative to the root, which may lie below the top
+        (
+            "diff",
+            "--cached",
+            "--name-only",
+            "-z",
+            "--no-renames",
+            "--diff-filter=ACMRT",
+            "--relative",
+        ),
     ]
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from memkeeper.gate import decide as gate
 from memkeeper.gate import facts as gatefacts
+from memkeeper.gate.effects import GitState, Sweep, Target
 from memkeeper.gate.facts import Decision, Facts, PathFacts, SectionFacts
 from memkeeper.gate.payload import ToolCall, parse_call
 from memkeeper.leases.decisions import Claim
@@ -147,11 +148,15 @@ def test_a_path_without_facts_lies_outside_the_root_and_is_allowed() -> None:
     assert gate.decide(write("NOTES.md", "# Gone\n"), facts_for()) == gate.ALLOW
 
 
-def test_the_targets_are_the_file_of_a_tool_or_each_path_a_command_writes_once() -> None:
-    assert gate.targets(write("NOTES.md", "x")) == (f"{ROOT}/NOTES.md",)
+def test_the_targets_are_the_file_of_a_tool_or_each_thing_a_command_does_once() -> None:
+    assert gate.targets(write("NOTES.md", "x")) == (Target(f"{ROOT}/NOTES.md", "Write"),)
     assert gate.targets(ToolCall("PreToolUse", "Read", ROOT)) == ()
-    twice = shell("echo a > NOTES.md; echo b >> NOTES.md; echo c > /tmp/o")
-    assert gate.targets(twice) == (f"{ROOT}/NOTES.md", "/tmp/o")
+    twice = shell("echo a > NOTES.md; echo b > NOTES.md; echo c >> NOTES.md; rm /tmp/o")
+    assert gate.targets(twice) == (
+        Target(f"{ROOT}/NOTES.md", ">"),
+        Target(f"{ROOT}/NOTES.md", ">>"),
+        Target("/tmp/o", "rm", follow=False, discards=True),
+    )
 
 
 # -- Write --------------------------------------------------------------------------------------
@@ -312,3 +317,97 @@ def test_a_denial_tells_claude_code_nothing_beyond_its_reason() -> None:
             "permissionDecisionReason": "no",
         }
     }
+
+
+# -- deleting, moving away and restoring over (Bash) ------------------------------------------
+
+
+def test_deleting_or_moving_away_a_managed_file_is_denied_but_a_private_one_is_not() -> None:
+    log = PathFacts("LOG.md", "file", True, "append-only", data=b"# Log\n")
+    mine = PathFacts("scratch.md", "file", True, "private")
+    entries = {f"{ROOT}/{f.rel}": f for f in (log, notes(), mine)}
+    facts = replace(facts_for(), entries=entries)
+    for command in ("rm LOG.md", "mv LOG.md /tmp/", "unlink LOG.md", "git rm LOG.md"):
+        denied = gate.decide(shell(command), facts)
+        assert denied.verdict == "deny", command
+        assert "LOG.md is append-only history" in denied.reason
+    assert (
+        "NOTES.md is section-owned: `rm` would delete it"
+        in gate.decide(shell("rm -f NOTES.md"), facts).reason
+    )
+    assert gate.decide(shell("rm scratch.md"), facts) == gate.ALLOW
+
+
+def test_a_discard_is_judged_on_the_link_itself_not_on_what_it_reaches() -> None:
+    link = PathFacts("AGENTS.md", "other", True, "section-owned")
+    facts = replace(facts_for(notes(rel="AGENTS.md")), entries={f"{ROOT}/AGENTS.md": link})
+    assert gate.decide(shell("rm AGENTS.md"), facts) == gate.ALLOW
+    assert gate.decide(shell("echo x > AGENTS.md"), facts).verdict == "deny"
+
+
+def test_deleting_a_missing_file_loses_nothing() -> None:
+    gone = PathFacts("LOG.md", "missing", True, "append-only")
+    assert (
+        gate.decide(shell("rm -f LOG.md"), replace(facts_for(), entries={"/r/LOG.md": gone}))
+        == gate.ALLOW
+    )
+
+
+def swept_facts(command: str, *found: PathFacts, top: str = ROOT) -> Facts:
+    """Facts for ``command``'s sweeps as the hook gathers them: each resolved as itself."""
+    call = shell(command)
+    sweeps = {s: s for s in gate.targets(call) if isinstance(s, Sweep)}
+    paths = {f"{ROOT}/{f.rel}": f for f in found}
+    return replace(facts_for(), paths=paths, sweeps=sweeps, tree=tuple(paths))
+
+
+def changed(rel: str, file_class: str | None, *states: GitState) -> PathFacts:
+    return PathFacts(rel, "file", True, file_class, git=frozenset(states))
+
+
+def test_a_git_sweep_is_denied_for_the_managed_files_it_would_lose_changes_of() -> None:
+    tree = (
+        changed("NOTES.md", "section-owned", "unstaged"),
+        changed("LOG.md", "append-only", "staged"),
+        changed("AGENTS.md", "section-owned"),  # clean
+        changed("src/app.py", "private", "unstaged"),
+    )
+    stash = gate.decide(shell("git stash"), swept_facts("git stash", *tree))
+    assert stash.verdict == "deny"
+    assert "NOTES.md (section-owned), LOG.md (append-only history)" in stash.reason
+    assert "AGENTS.md" not in stash.reason
+    checkout = gate.decide(shell("git checkout -- ."), swept_facts("git checkout -- .", *tree))
+    assert "LOG.md" not in checkout.reason  # staged only: the worktree keeps the index's copy
+
+
+def test_a_git_sweep_over_clean_memory_is_allowed() -> None:
+    tree = (changed("NOTES.md", "section-owned"), changed("src/app.py", None, "unstaged"))
+    for command in ("git stash", "git reset --hard", "git checkout -- .", "git clean -fdx"):
+        assert gate.decide(shell(command), swept_facts(command, *tree)) == gate.ALLOW, command
+
+
+def test_a_sweep_left_out_by_its_pathspecs_is_allowed() -> None:
+    command = "git stash push -- . ':!NOTES.md'"
+    facts = swept_facts(command, changed("NOTES.md", "section-owned", "unstaged"))
+    assert gate.decide(shell(command), facts) == gate.ALLOW
+
+
+def test_a_sweep_without_git_reaches_every_managed_file_below_it() -> None:
+    tree = (changed("memory/a.md", "section-owned"), changed("memory/scratch/x.md", "private"))
+    denied = gate.decide(shell("rm -rf memory"), swept_facts("rm -rf memory", *tree))
+    assert "memory/a.md (section-owned)" in denied.reason
+    assert "scratch" not in denied.reason
+
+
+def test_a_sweep_the_hook_did_not_resolve_here_is_another_roots() -> None:
+    facts = replace(
+        swept_facts("rm -rf memory", changed("memory/a.md", "section-owned")), sweeps={}
+    )
+    assert gate.decide(shell("rm -rf memory"), facts) == gate.ALLOW
+
+
+def test_decisions_from_several_roots_combine_like_one() -> None:
+    one = gate.decide(shell("echo x >> NOTES.md"), facts_for(notes()))
+    other = Decision("allow", "WAIT: b holds …", "WAIT: b holds …")
+    assert gate.combine([other, one]).verdict == "deny"
+    assert gate.combine([gate.ALLOW, gate.ALLOW]) == gate.ALLOW

@@ -8,8 +8,10 @@ with the payload on stdin, with their claims taken by the real ``memkeeper claim
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import shutil
 import subprocess
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -554,3 +556,110 @@ def test_post_tool_use_is_never_a_permission_decision(root: Path) -> None:
     memory = Memory.open(root, agent=SESSION_AGENT)
     facts = gather(memory.workspace, call, gate.targets(call), "")
     assert gate.hook_output(gate.decide(call, facts)) is None
+
+
+# -- the file a path reaches, in the root that holds it ----------------------------------------
+
+
+def in_process(body: dict[str, Any], root: str | None = None) -> tuple[str, str]:
+    """``gate.hook.run`` on ``body`` in this process: its stdout and stderr."""
+    import io
+
+    from memkeeper.gate.hook import run
+
+    out, err = io.StringIO(), io.StringIO()
+    assert run("claude-code", root, None, io.BytesIO(json.dumps(body).encode()), out, err) == 0
+    return out.getvalue(), err.getvalue()
+
+
+def hook_call(
+    cwd: Path, tool: str, tool_input: dict[str, Any], event: str = "PreToolUse"
+) -> dict[str, Any]:
+    return {
+        "session_id": "s1",
+        "cwd": str(cwd),
+        "hook_event_name": event,
+        "tool_name": tool,
+        "tool_input": tool_input,
+        "tool_use_id": "toolu_02",
+    }
+
+
+def verdict(stdout: str) -> str:
+    return (
+        "silent"
+        if not stdout
+        else str(json.loads(stdout)["hookSpecificOutput"]["permissionDecision"])
+    )
+
+
+def test_a_write_through_a_symlink_is_judged_as_the_file_it_reaches(root: Path) -> None:
+    (root / "LINK.md").symlink_to("memory/decisions.md")  # an unmanaged name
+    out, err = in_process(hook_call(root, "Write", {"file_path": "LINK.md", "content": "x"}))
+    assert (verdict(out), err) == ("deny", "")
+    assert "LINK.md (a symlink to memory/decisions.md) is append-only history" in out
+
+
+def test_a_session_outside_the_repository_is_gated_with_root_in_the_commands(root: Path) -> None:
+    command = f"echo x >> {root.name}/memory/decisions.md"
+    out, _ = in_process(hook_call(root.parent, "Bash", bash(command)))
+    assert verdict(out) == "deny"
+    assert f"--root {root}" in out
+
+
+def test_a_command_reaching_two_roots_is_denied_in_each(root: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(root, other, ignore=shutil.ignore_patterns(".memkeeper", ".git"))
+    subprocess.run(["git", "init", "-q", str(other)], check=True)
+    command = f"echo x >> memory/decisions.md; rm {other}/CLAUDE.md"
+    out, _ = in_process(hook_call(root, "Bash", bash(command)))
+    reason = json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "memory/decisions.md is append-only" in reason
+    assert "CLAUDE.md is section-owned: `rm` would delete it" in reason
+    assert f"--root {other}" in reason
+
+
+def test_post_tool_use_through_a_symlink_indexes_the_file_it_reaches(root: Path) -> None:
+    (root / "LINK.md").symlink_to("CLAUDE.md")
+    claude = root / "CLAUDE.md"
+    claude.write_text(claude.read_text().replace("make build", "make wheel"))
+    edit_link = edit(str(root / "LINK.md"), "make build", "make wheel")
+    assert in_process(hook_call(root, "Edit", edit_link, "PostToolUse")) == ("", "")
+    event = last_event(root)
+    assert (event["path"], event["actor"]) == ("CLAUDE.md", SESSION_AGENT)
+
+
+def test_post_tool_use_after_a_sweep_indexes_the_files_it_changed(root: Path) -> None:
+    arch = root / "memory" / "architecture.md"
+    arch.write_text(arch.read_text().replace("SQLite", "DuckDB"))
+    command = "find memory -name 'arch*.md' -exec sed -i s/SQLite/DuckDB/ {} +"
+    assert in_process(hook_call(root, "Bash", bash(command), "PostToolUse")) == ("", "")
+    assert (last_event(root)["path"], last_event(root)["data"]["tool"]) == (
+        "memory/architecture.md",
+        "Bash",
+    )
+
+
+def test_a_git_sweep_asks_git_what_changed_and_judges_only_that(root: Path) -> None:
+    who = {
+        f"GIT_{role}_{part}": "t" for role in ("AUTHOR", "COMMITTER") for part in ("NAME", "EMAIL")
+    }
+    env = {**os.environ, **who}
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True, env=env)
+    subprocess.run(["git", "commit", "-qm", "x"], cwd=root, check=True, env=env)
+    stash = hook_call(root, "Bash", bash("git stash"))
+    assert verdict(in_process(stash)[0]) == "silent"
+    (root / "memory" / "risks.md").write_text("# Risks\n\nnone\n")
+    out, _ = in_process(stash)
+    assert verdict(out) == "deny"
+    assert "memory/risks.md (append-only history)" in out
+    assert "CLAUDE.md" not in out
+
+
+def test_a_symlinked_directory_in_the_root_resolves_for_a_sweep(root: Path) -> None:
+    (root / "mem").symlink_to("memory")
+    assert verdict(in_process(hook_call(root, "Bash", bash("rm -rf mem")))[0]) == "silent"
+    out, _ = in_process(hook_call(root, "Bash", bash("rm -rf mem/")))  # empties memory/
+    assert "memory/decisions.md (append-only history)" in out
+    out, _ = in_process(hook_call(root, "Bash", bash("cd mem && rm -rf ../memory")))
+    assert "memory/decisions.md (append-only history)" in out

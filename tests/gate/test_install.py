@@ -1,8 +1,13 @@
-"""``install-hooks``' pure parts: the hook script and the settings.json merge."""
+"""``install-hooks``: the hook script, the settings.json merge, and the portable command
+the committed settings carry."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -10,13 +15,16 @@ import pytest
 
 from memkeeper.errors import Invalid
 from memkeeper.gate.install import (
+    CLAUDE_COMMAND,
     MARKER,
     MATCHER,
-    claude_command,
+    MISSING,
     hook_script,
+    install,
     install_git_hook,
     merge_settings,
 )
+from tests.conftest import MEMKEEPER
 
 COMMAND = "memkeeper hook claude-code"
 
@@ -86,10 +94,67 @@ def test_settings_memkeeper_cannot_merge_are_a_usage_error(text: str, says: str)
     assert says in caught.value.message
 
 
-def test_the_command_is_plain_memkeeper_when_it_is_on_path() -> None:
-    assert claude_command("/v/bin/python", which=lambda name: "/usr/bin/memkeeper") == COMMAND
-    off_path = claude_command("/my venv/bin/python", which=lambda name: None)
-    assert off_path == "'/my venv/bin/python' -P -m memkeeper hook claude-code"
+def fake_git(args: Any, cwd: Path) -> tuple[int, bytes]:
+    return 0, b".git/hooks\n"
+
+
+def absolute_paths(command: str) -> set[str]:
+    """The absolute paths a shell command names (not ones under a variable, like
+    ``"$CLAUDE_PROJECT_DIR/…"``)."""
+    return set(re.findall(r"(?:^|[\s'\"=>|;(])(/[^\s'\";)]*)", command))
+
+
+def test_the_settings_name_no_path_of_this_machine_even_off_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no memkeeper on PATH
+    done = install(tmp_path, claude_code=True, python=sys.executable, run=fake_git)
+    text = (tmp_path / ".claude" / "settings.json").read_text()
+    settings = json.loads(text)
+    commands = {
+        h["command"] for e in ("PreToolUse", "PostToolUse") for h in ours(settings, e)[0]["hooks"]
+    }
+    assert commands == {CLAUDE_COMMAND} == {done["claude_command"]}
+    for here in (sys.executable, str(Path(sys.executable).parent), str(tmp_path), os.getcwd()):
+        assert here not in text
+    assert absolute_paths(CLAUDE_COMMAND) == {"/dev/null"}
+    assert CLAUDE_COMMAND.endswith('exec "$m" hook claude-code')
+
+
+def run_command(stdin: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """The settings' command, run as Claude Code runs it: by a shell, the hook's JSON in."""
+    return subprocess.run(
+        ["/bin/sh", "-c", CLAUDE_COMMAND],
+        input=stdin,
+        env={"PATH": "/usr/bin:/bin", **env},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+
+
+PRE = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {}})
+
+
+@pytest.mark.e2e
+def test_without_memkeeper_each_tool_call_asks_instead_of_the_gate_vanishing() -> None:
+    done = run_command(PRE)
+    assert done.returncode == 0
+    out = json.loads(done.stdout)["hookSpecificOutput"]
+    assert (out["permissionDecision"], out["permissionDecisionReason"]) == ("ask", MISSING)
+    post = run_command(PRE.replace("PreToolUse", "PostToolUse"))
+    assert (post.returncode, post.stdout) == (0, "")
+
+
+@pytest.mark.e2e
+def test_memkeeper_is_found_on_path_or_in_the_projects_venv(tmp_path: Path) -> None:
+    on_path = run_command(PRE, PATH=f"{Path(MEMKEEPER).parent}:/usr/bin:/bin")
+    assert (on_path.returncode, on_path.stdout, on_path.stderr) == (0, "", "")
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "memkeeper").symlink_to(MEMKEEPER)
+    in_venv = run_command(PRE, CLAUDE_PROJECT_DIR=str(tmp_path))
+    assert (in_venv.returncode, in_venv.stdout, in_venv.stderr) == (0, "", "")
 
 
 def test_the_hook_script_names_the_interpreter_and_runs_the_legacy_hook_first() -> None:

@@ -7,6 +7,7 @@ import pytest
 
 from memkeeper.events import iso_utc
 from memkeeper.gate import messages as words
+from memkeeper.gate.effects import Sweep
 from memkeeper.gate.facts import Facts, PathFacts, SectionFacts
 from memkeeper.leases.decisions import Claim
 
@@ -172,3 +173,83 @@ def test_an_advisory_claim_is_a_wait_that_lets_the_change_go_ahead() -> None:
     assert said.startswith("WAIT: agent-b holds an advisory write claim c9 on docs/")
     assert "Your change to a.md may go ahead" in said
     assert "`memkeeper claim a.md --wait 48 --agent me`" in said
+
+
+# -- symlinks, other roots, and what deletes or sweeps ------------------------------------------
+
+
+def test_a_file_reached_through_a_symlink_is_named_as_the_tool_named_it() -> None:
+    link = PathFacts("CLAUDE.md", "file", True, "section-owned", via="AGENTS.md")
+    reason = words.bash_refusal(facts(), link, ">")
+    assert reason.startswith("AGENTS.md (a symlink to CLAUDE.md) is section-owned: ")
+    assert "memkeeper sections CLAUDE.md" in reason
+
+
+def test_outside_the_root_paths_are_the_roots_and_commands_carry_root() -> None:
+    away = Facts(ROOT, "/elsewhere", "me", " --agent me", NOW, root_option=" --root /r")
+    assert words.command(away, "read", "X") == "`memkeeper read X --root /r --agent me`"
+    reason = words.bash_refusal(away, managed("memory/log.md", "append-only"), ">>")
+    assert "`memkeeper append memory/log.md --text 'ENTRY' --root /r --agent me`" in reason
+
+
+@pytest.mark.parametrize(
+    ("how", "says"),
+    [
+        ("rm", "`rm` would delete it and every entry in it"),
+        ("mv", "`mv` would move it, and every entry in it, away from the path memkeeper manages"),
+    ],
+)
+def test_deleting_history_says_what_goes_and_how_to_add_instead(how: str, says: str) -> None:
+    reason = words.discard_refusal(facts(), managed("memory/log.md", "append-only"), how)
+    assert says in reason
+    assert "`memkeeper append memory/log.md --text 'ENTRY' --agent me`" in reason
+
+
+def test_deleting_a_section_owned_file_points_at_patching_a_section_and_at_a_human() -> None:
+    reason = words.discard_refusal(facts(), managed("NOTES.md", "generated", BUILD), "git rm")
+    assert reason.startswith("NOTES.md is generated: `git rm` would delete it and the sections")
+    assert "memkeeper patch 'NOTES.md#KEY'" in reason
+    assert "for a human to decide" in reason
+    assert "memkeeper regen NOTES.md" in reason
+
+
+STASH = Sweep(
+    ROOT,
+    "git stash",
+    f"{ROOT}/memory",
+    git=frozenset({"unstaged"}),
+    instead="git stash push -- . {}",
+)
+
+
+def test_a_git_sweep_names_the_files_and_the_same_command_leaving_them_out() -> None:
+    files = [managed("CLAUDE.md", "section-owned"), managed("memory/log.md", "append-only")]
+    reason = words.sweep_refusal(facts(f"{ROOT}/memory"), STASH, files)
+    assert reason.startswith(
+        "`git stash` would discard the uncommitted changes to managed memory files: "
+        "../CLAUDE.md (section-owned), log.md (append-only history)."
+    )
+    assert "`git add ../CLAUDE.md log.md && git commit`" in reason
+    assert "`git stash push -- . ':!../CLAUDE.md' ':!log.md'`" in reason  # from where git runs
+
+
+def test_a_sweep_deleting_untracked_files_says_so() -> None:
+    clean = Sweep(ROOT, "git clean", ROOT, git=frozenset({"untracked"}))
+    reason = words.sweep_refusal(facts(), clean, [managed("memory/new.md", "section-owned")])
+    assert "would delete managed memory files that git does not track: memory/new.md" in reason
+    assert "leave them out" not in reason  # no form of the command to offer
+
+
+def test_a_long_list_of_files_is_cut_short() -> None:
+    files = [managed(f"memory/{n}.md", "section-owned") for n in range(9)]
+    reason = words.sweep_refusal(facts(), Sweep(f"{ROOT}/memory", "rm -r", ROOT), files)
+    assert "memory/5.md (section-owned) and 3 more" in reason
+    assert "memory/6.md" not in reason
+
+
+def test_a_sweep_that_writes_says_how_to_leave_the_files_out() -> None:
+    find = Sweep(ROOT, "find -exec sed -i", ROOT, discards=False)
+    reason = words.sweep_refusal(facts(), find, [managed("CLAUDE.md", "section-owned")])
+    assert "would rewrite managed memory files without a revision check" in reason
+    assert "add `-not -name NAME` to the find for each" in reason
+    assert "`memkeeper patch PATH#KEY --expect-rev N --body-file F --agent me`" in reason

@@ -200,3 +200,58 @@ def test_tokenizing_any_text_returns_tokens_or_refuses_it_with_a_value_error(lin
 def test_quoted_words_come_back_exactly_and_plain(words: list[str]) -> None:
     line = " ".join(shlex.quote(w) for w in words)
     assert tokenize(line) == plain(*words)
+
+
+# -- command substitutions and subshells ---------------------------------------------------------
+
+
+def words(line: str) -> list[Word]:
+    return [t for t in tokenize(line) if isinstance(t, Word)]
+
+
+def test_a_word_keeps_the_scripts_of_its_command_substitutions_in_order() -> None:
+    [word] = words('"$(cat a > b) and `rm c` and $(x $(y))"')
+    assert word.scripts == ("cat a > b", "rm c", "x $(y)")
+    assert not word.plain
+
+
+def test_scripts_do_not_change_what_a_word_compares_equal_to() -> None:
+    assert tokenize("$(pwd)") == [Word("$(pwd)", False)]
+
+
+def test_a_backquoted_script_loses_the_backslashes_that_escape_inside_it() -> None:
+    [word] = words(r"`echo \`date\` \$HOME`")
+    assert word.scripts == ("echo `date` $HOME",)
+
+
+def test_arithmetic_is_no_script() -> None:
+    [_, word] = words("echo $((1 > 2))")
+    assert (word.text, word.scripts) == ("$((1 > 2))", ())
+
+
+def test_a_here_document_inside_a_substitution_is_skipped_quotes_and_all() -> None:
+    line = "git commit -m \"$(cat <<'EOF'\nDon't > CLAUDE.md\nEOF\n)\" && echo ok > log"
+    tokens = tokenize(line)
+    assert texts(line)[-5:] == ["&&", "echo", "ok", ">", "log"]
+    message = next(t for t in tokens if isinstance(t, Word) and t.scripts)
+    assert message.scripts == ("cat <<'EOF'\nDon't > CLAUDE.md\nEOF\n",)
+
+
+def test_a_here_document_opened_in_a_substitution_is_skipped_after_its_line() -> None:
+    line = "x=$(cat <<EOF) && echo ok\nbody > CLAUDE.md\nEOF\nls"
+    assert texts(line) == ["x=$(cat <<EOF)", "&&", "echo", "ok", "\n", "ls"]
+
+
+def test_substitutions_nested_too_deeply_cannot_be_read() -> None:
+    with pytest.raises(ValueError, match="nested too deeply"):
+        tokenize("$(" * 40 + ")" * 40)
+
+
+def test_commands_mark_the_subshells_they_open_and_close() -> None:
+    parsed = commands(tokenize("(cd a; (b)); c; () d"))
+    assert [(c.words[0].text, c.opens, c.closes) for c in parsed] == [
+        ("cd", 1, 0),
+        ("b", 1, 2),
+        ("c", 0, 0),
+        ("d", 0, 0),
+    ]

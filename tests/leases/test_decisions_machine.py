@@ -45,7 +45,7 @@ from memkeeper.events import chain_breaks
 from memkeeper.leases import decisions as leases
 from memkeeper.leases.decisions import Claim, Mode, Request
 from memkeeper.leases.targets import covers, targets_overlap
-from memkeeper.ops.claims import ABANDON_GRACE_S, LeaseTable, check_write
+from memkeeper.ops.claims import ABANDON_GRACE_S, Cancel, LeaseTable, check_write
 from memkeeper.ops.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ class Queued(Exception):
 class SteppedTable(LeaseTable):
     """The real lease table, except that a waiting claim hands its wait back to the caller."""
 
-    def _wait(self, request: Request, inbox: Inbox) -> Claim:
+    def _wait(self, request: Request, inbox: Inbox, cancel: Cancel | None) -> Claim:
         inbox.close()
         raise Queued(request)
 

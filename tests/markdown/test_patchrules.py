@@ -55,6 +55,26 @@ def test_apply_dmp_applies_an_exact_patch() -> None:
     assert apply_dmp(base, dmp.patch_toText(dmp.patch_make(base, new)), "x") == new
 
 
+@pytest.mark.parametrize(
+    "payload",
+    [
+        "@@ -40,0 +40,5 @@\n+tail%0A\n",  # an insertion past the end of the body
+        "@@ -5,0 +6,5 @@\n+tail%0A\n",  # just past it ("one\n" has 4 characters)
+        "@@ -0,0 +0,5 @@\n+tail%0A\n",  # before its start
+    ],
+)
+def test_apply_dmp_refuses_a_hunk_located_outside_the_body(payload: str) -> None:
+    with pytest.raises(Invalid) as caught:
+        apply_dmp("one\n", payload, "F.md#a")
+    assert caught.value.reason == "patch_does_not_apply"
+    assert "hunk 1" in caught.value.message
+    assert "outside the current body (4 characters)" in caught.value.message
+
+
+def test_apply_dmp_still_appends_at_the_very_end() -> None:
+    assert apply_dmp("one\n", "@@ -4,0 +5,5 @@\n+tail%0A\n", "x") == "one\ntail\n"
+
+
 def test_apply_dmp_never_applies_a_fuzzy_match() -> None:
     dmp = diff_match_patch()
     payload = dmp.patch_toText(dmp.patch_make("alpha beta gamma\n", "alpha BETA gamma\n"))
@@ -100,6 +120,27 @@ def _splice(doc: Document, index: int, body: bytes) -> Splice:
     target = doc.sections[index]
     return splice(
         doc.data, target.start, doc.heading(target), doc.body(target), body, target.level > 0
+    )
+
+
+def test_a_heading_with_its_stable_id_marker_in_a_body_is_named_by_its_heading_line() -> None:
+    doc = split(b"# A\n\ntext\n# B\n")
+    cut = _splice(doc, 0, b"\n<!-- memkeeper:section id=x -->\n## X\n\n")
+    problem = structure_problem(doc, split(cut.data), "a", cut.body_start, cut.body_end)
+    assert problem == (
+        "body line 3 would become a heading ('## X') — a body may not contain headings: "
+        "indent the line, escape its '#', or put it in a fence"
+    )
+
+
+def test_a_stable_id_marker_at_the_end_of_a_body_is_named_as_such() -> None:
+    doc = split(b"# A\n\ntext\n# B\n")
+    cut = _splice(doc, 0, b"\n<!-- memkeeper:section id=x -->\n")
+    problem = structure_problem(doc, split(cut.data), "a", cut.body_start, cut.body_end)
+    assert problem is not None
+    assert problem.startswith(
+        "body line 2 is a stable-id marker (<!-- memkeeper:section id=x -->), which would "
+        "give the next heading ('# B') the key 'x'"
     )
 
 

@@ -296,20 +296,29 @@ def test_a_stable_id_marker_sets_the_key_and_its_childrens_prefix() -> None:
         ("release", "release"),
         ("release/steps", "steps"),
     ]
-    assert doc.body(doc.sections[0]) == b"<!-- memkeeper:section id=release -->\n"
+    assert doc.body(doc.sections[0]) == b""
+
+
+def test_a_stable_id_marker_belongs_to_the_section_it_names() -> None:
+    text = b"# A\n\nabout a\n<!-- memkeeper:section id=b -->\n## B\nbody\n"
+    doc = split(text)
+    a, b = doc.sections
+    assert doc.body(a) == b"\nabout a\n"
+    assert doc.heading(b) == b"<!-- memkeeper:section id=b -->\n## B\n"
+    assert (b.key, b.title, b.start_line, b.end_line) == ("b", "B", 4, 6)
+    assert doc.body(b) == b"body\n"
 
 
 def test_a_stable_id_may_have_segments_dots_and_surrounding_whitespace() -> None:
     text = "  <!--  memkeeper:section   id=team/v1.2_x-y  -->  \r\nTitle\r\n---\r\n"
     doc = split(text.encode())
-    assert [(s.key, s.base) for s in doc.sections] == [
-        ("_preamble", "_preamble"),
-        ("team/v1.2_x-y", "v1.2_x-y"),
-    ]
+    assert [(s.key, s.base) for s in doc.sections] == [("team/v1.2_x-y", "v1.2_x-y")]
 
 
 def test_a_stable_id_marker_before_the_first_heading_survives_a_bom() -> None:
-    assert keys(BOM + b"<!-- memkeeper:section id=top -->\n# Anything\n") == ["_preamble", "top"]
+    doc = split(BOM + b"<!-- memkeeper:section id=top -->\n# Anything\n")
+    assert [s.key for s in doc.sections] == ["top"]
+    assert doc.heading(doc.sections[0]).startswith(BOM + b"<!-- memkeeper:section id=top -->")
 
 
 def test_a_stable_id_marker_must_be_directly_above_the_heading() -> None:
@@ -323,7 +332,7 @@ def test_a_malformed_stable_id_marker_is_ignored() -> None:
 
 def test_repeated_stable_ids_are_made_unique() -> None:
     marker = "<!-- memkeeper:section id=s -->\n"
-    assert keys(f"{marker}# A\n{marker}# B\n") == ["_preamble", "s", "s-2"]
+    assert keys(f"{marker}# A\n{marker}# B\n") == ["s", "s-2"]
 
 
 # --- titles ---------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
 from mdit_py_plugins.front_matter import front_matter_plugin
 
+from memkeeper.markdown.lines import STABLE_ID
 from memkeeper.markdown.sections import count_lines, join, split
 
 TYPE_CHECKING = False
@@ -107,6 +108,12 @@ def top_level_headings(text: str) -> list[tuple[int, int, str]]:
     ]
 
 
+def owner(chunks: list[str], first: int) -> int:
+    """The first line of the section whose heading is on line ``first``: the line above when
+    it is a stable-id marker, which belongs to the heading it names."""
+    return first - 1 if first > 0 and STABLE_ID.fullmatch(chunks[first - 1]) else first
+
+
 def plain_text(children: list[Token]) -> str:
     """markdown-it's own text rendering, less inline HTML, with line breaks as spaces."""
     kept = [child for child in children if child.type != "html_inline"]
@@ -152,9 +159,10 @@ def test_sections_and_titles_match_a_full_markdown_it_parse(
     chunks = re.findall(r"[^\n]*\n|[^\n]+$", text)
     expected = top_level_headings(text)
     headed = [s for s in doc.sections if s.level > 0]
-    assert [s.start_line - 1 for s in headed] == [first for first, _, _ in expected]
+    starts = [owner(chunks, first) for first, _, _ in expected]  # a marker above: its line
+    assert [s.start_line - 1 for s in headed] == starts
     assert [s.title for s in headed] == [title for _, _, title in expected]
-    for section, (first, after, _) in zip(headed, expected, strict=True):
-        assert normalized(doc.heading(section)) == "".join(chunks[first:after])
-    has_preamble = bool(data) and (not expected or expected[0][0] > 0)
+    for section, start, (_, after, _) in zip(headed, starts, expected, strict=True):
+        assert normalized(doc.heading(section)) == "".join(chunks[start:after])
+    has_preamble = bool(data) and (not expected or starts[0] > 0)
     assert (doc.sections[:1] != () and doc.sections[0].level == 0) == has_preamble

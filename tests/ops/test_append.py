@@ -49,6 +49,36 @@ def test_append_creates_a_missing_append_only_file(memory: Memory, sample: Path)
     assert (sample / "memory/risks.md").read_text() == "First risk.\n"
 
 
+def log_policy(sample: Path) -> None:
+    """Make everything under memory/log/ append-only (the sample has no such directory)."""
+    policy = sample / ".memkeeper.yaml"
+    rule = "  - path: memory/log/**\n    class: append-only\n"
+    policy.write_text(policy.read_text().replace("files:\n", "files:\n" + rule, 1))
+
+
+def test_append_creates_the_missing_directories_of_a_new_file(memory: Memory, sample: Path) -> None:
+    log_policy(sample)
+    done = memory.append("memory/log/2026/11/day.md", "Deployed.")
+    assert (sample / "memory/log/2026/11/day.md").read_text() == "Deployed.\n"
+    assert (done.start_line, done.end_line, done.file_rev) == (1, 1, 1)
+    assert [e.type for e in memory.events()] == ["entry.appended"]
+
+
+def test_append_under_a_file_in_the_way_is_invalid_and_changes_nothing(
+    memory: Memory, sample: Path
+) -> None:
+    log_policy(sample)
+    (sample / "memory/log").write_text("not a directory\n")
+    with pytest.raises(Invalid) as caught:
+        memory.append("memory/log/day.md", "Deployed.")
+    assert caught.value.message == (
+        "memory/log/day.md: 'memory/log' on its path is a file, not a directory — "
+        "move that file aside, or use another path"
+    )
+    assert (sample / "memory/log").read_text() == "not a directory\n"
+    assert memory.events() == []
+
+
 def test_append_is_refused_for_other_classes(memory: Memory) -> None:
     for path, reason in [
         ("CLAUDE.md", "class"),
@@ -77,6 +107,7 @@ def test_empty_or_binary_entries_are_invalid(memory: Memory) -> None:
 
 
 def test_a_rewrite_of_history_records_a_violation(memory: Memory, sample: Path) -> None:
+    assert memory.workspace.store is not None  # a root with a store: the read indexes
     memory.read("memory/risks.md")
     path = sample / "memory/risks.md"
     path.write_text(path.read_text().replace("10-minute", "20-minute"))
@@ -96,11 +127,15 @@ def test_an_extension_by_hand_is_no_violation(memory: Memory, sample: Path) -> N
     assert "policy.violation" not in [e.type for e in memory.events()]
 
 
-def test_private_files_are_indexed_without_events(memory: Memory, sample: Path) -> None:
+def test_private_files_are_read_but_never_indexed_nor_recorded(
+    memory: Memory, sample: Path
+) -> None:
+    assert memory.workspace.store is not None  # a root with a store: other reads index
     memory.read("memory/scratch/agent-a.md")
     (sample / "memory/scratch/agent-a.md").write_text("# changed\n")
-    memory.read("memory/scratch/agent-a.md")
+    assert memory.read("memory/scratch/agent-a.md").content == "# changed\n"
     assert memory.events() == []
+    assert memory.workspace.store.file_state("memory/scratch/agent-a.md") is None
 
 
 def test_another_agents_strict_claim_refuses_an_append(sample: Path) -> None:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +133,27 @@ def test_the_ttl_defaults_to_and_is_capped_by_the_policy(
     assert a.claim("two", ttl=5).expires_at == START + 5
     assert a.claim("three", ttl=1000).expires_at == START + 60
     assert a.renew(a.claim("four").id, ttl=1000).expires_at == START + 60
+
+
+def test_a_ttl_above_the_maximum_is_capped_with_a_warning(
+    agents: Callable[[str], Memory], sample: Path
+) -> None:
+    set_leases(sample, default_ttl=30, max_ttl=60)
+    a = agents("a")
+    claim = a.claim("one", ttl=1000)
+    assert claim.expires_at == START + 60
+    assert claim.warnings == (
+        "ttl 1000 s is above the policy's leases.max_ttl of 60 s: granted for 60 s — "
+        "renew before it expires, or raise max_ttl in .memkeeper.yaml",
+    )
+    assert a.renew(claim.id, ttl=90.5).warnings == (
+        "ttl 90.5 s is above the policy's leases.max_ttl of 60 s: granted for 60 s — "
+        "renew before it expires, or raise max_ttl in .memkeeper.yaml",
+    )
+    assert a.claim("two", ttl=60).warnings == ()
+    assert a.renew(claim.id).warnings == ()
+    assert a.claims()[0].warnings == ()  # the answer's warnings, never stored
+    assert claim == replace(claim, warnings=())  # and no part of the claim's identity
 
 
 def test_renew_extends_from_now_and_records_the_new_expiry(
@@ -268,6 +290,17 @@ def test_a_section_target_carries_the_full_key(agents: Callable[[str], Memory]) 
     for overlapping in ("CLAUDE.md", "CLAUDE.md#inventory-service", "*.md"):
         with pytest.raises(Busy):
             b.claim(overlapping)
+
+
+def test_a_section_target_in_a_private_file_copies_nothing_into_the_store(
+    agents: Callable[[str], Memory],
+) -> None:
+    a = agents("a")
+    claim = a.claim("memory/scratch/agent-a.md#agent-a-scratchpad")
+    assert claim.targets == ("memory/scratch/agent-a.md#agent-a-scratchpad",)
+    store = a.workspace.store
+    assert store.file_state("memory/scratch/agent-a.md") is None
+    assert store.sections("memory/scratch/agent-a.md", with_absent=True) == []
 
 
 def test_an_unknown_section_or_a_bad_target_is_invalid(agents: Callable[[str], Memory]) -> None:

@@ -64,6 +64,20 @@ def test_dmp_payload_that_does_not_apply_exactly_is_invalid(memory: Memory) -> N
     assert caught.value.reason == "patch_does_not_apply"
 
 
+def test_dmp_hunk_past_the_end_of_the_body_is_invalid_and_changes_nothing(
+    memory: Memory, sample: Path
+) -> None:
+    sec = memory.read("CLAUDE.md#testing")
+    at = len(sec.content) + 10
+    payload = f"@@ -{at},0 +{at},6 @@\n+- more%0A\n"
+    before = tree_bytes(sample)
+    with pytest.raises(Invalid) as caught:
+        memory.patch("CLAUDE.md#testing", dmp=payload, expect_rev=sec.rev)
+    assert caught.value.reason == "patch_does_not_apply"
+    assert tree_bytes(sample) == before
+    assert memory.events() == []
+
+
 def test_dmp_payload_against_a_stale_base_is_a_conflict(memory: Memory) -> None:
     sec = memory.read("CLAUDE.md#testing")
     memory.patch("CLAUDE.md#testing", sec.content + "- more\n", expect_rev=1)
@@ -91,6 +105,39 @@ def test_a_body_that_would_change_headings_is_refused(
     assert caught.value.reason == "structure"
     assert needle in caught.value.message
     assert (sample / "CLAUDE.md").read_bytes() == before
+
+
+STABLE = "# Guide\n\nIntro.\n<!-- memkeeper:section id=release -->\n## Release process\n\nTag it.\n"
+
+
+def test_a_stable_id_marker_is_part_of_the_heading_it_names(memory: Memory, sample: Path) -> None:
+    (sample / "AGENTS.md").write_text(STABLE)
+    release = memory.read("AGENTS.md#release")
+    assert release.heading == "<!-- memkeeper:section id=release -->\n## Release process\n"
+    assert release.content == "\nTag it.\n"
+    guide = memory.read("AGENTS.md#guide")
+    assert guide.content == "\nIntro.\n"
+    memory.patch("AGENTS.md#guide", "\nA new intro.\n", expect_rev=guide.rev)
+    assert (sample / "AGENTS.md").read_text() == STABLE.replace("Intro.", "A new intro.")
+    assert [s.key for s in memory.sections("AGENTS.md")] == ["guide", "release"]
+
+
+def test_a_body_ending_in_a_stable_id_marker_is_refused_saying_what_to_do(
+    memory: Memory, sample: Path
+) -> None:
+    body = "\nTag it.\n<!-- memkeeper:section id=notes -->\n"
+    (sample / "AGENTS.md").write_text(STABLE + "## Notes\n\nNone.\n")
+    release = memory.read("AGENTS.md#release")
+    with pytest.raises(Refused) as caught:
+        memory.patch("AGENTS.md#release", body, expect_rev=release.rev)
+    assert caught.value.reason == "structure"
+    assert caught.value.message == (
+        "AGENTS.md#release: body line 3 is a stable-id marker "
+        "(<!-- memkeeper:section id=notes -->), which would give the next heading "
+        "('## Notes') the key 'notes' — a marker belongs to the heading it names, not to a "
+        "body: remove it from the body, or add the marker above '## Notes' by editing the "
+        "file itself"
+    )
 
 
 def test_policy_classes_decide_who_may_patch(memory: Memory) -> None:
@@ -283,12 +330,34 @@ def test_a_current_file_hash_lets_the_patch_land(memory: Memory) -> None:
     assert (result.rev, result.file_rev) == (2, 2)
 
 
+@pytest.mark.parametrize("bad", ["", "sha256:", "sha256:xyz", "f" * 64, "sha256:" + "g" * 64])
+def test_a_malformed_file_hash_is_invalid_not_a_conflict(
+    memory: Memory, sample: Path, bad: str
+) -> None:
+    before = tree_bytes(sample)
+    with pytest.raises(Invalid) as caught:
+        memory.patch("CLAUDE.md#build", "x\n", expect_rev=1, expect_file_hash=bad)
+    assert caught.value.message == (
+        f"--expect-file-hash {bad!r} is not a file hash — pass the file_hash that "
+        "`memkeeper read` printed: sha256: followed by 64 hex digits"
+    )
+    assert tree_bytes(sample) == before
+    assert memory.events() == []
+
+
+def test_a_file_hash_in_capitals_is_the_same_hash(memory: Memory) -> None:
+    sec = memory.read("CLAUDE.md#build")
+    shouted = "sha256:" + sec.file_hash.removeprefix("sha256:").upper()
+    assert memory.patch("CLAUDE.md#build", "x\n", expect_rev=1, expect_file_hash=shouted).rev == 2
+
+
 def test_a_stale_revision_wins_over_a_stale_file_hash(memory: Memory) -> None:
     memory.patch("CLAUDE.md#build", "first\n", expect_rev=1)
+    old = "sha256:" + "0" * 64
     with pytest.raises(Conflict) as caught:
-        memory.patch("CLAUDE.md#build", "x\n", expect_rev=1, expect_file_hash="sha256:old")
+        memory.patch("CLAUDE.md#build", "x\n", expect_rev=1, expect_file_hash=old)
     assert caught.value.reason == "stale_revision"
-    assert caught.value.expected == {"rev": 1, "file_hash": "sha256:old"}
+    assert caught.value.expected == {"rev": 1, "file_hash": old}
 
 
 # -- diff-match-patch payloads and no-ops ------------------------------------------------------

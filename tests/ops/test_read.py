@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 @pytest.fixture
 def ws(memory: Memory) -> Workspace:
+    """The memory's workspace with its store made: reads index only where a store exists."""
+    assert memory.workspace.store is not None
     return memory.workspace
 
 
@@ -151,3 +153,45 @@ def test_section_text_decodes_the_indexed_row_with_the_file_state() -> None:
         "file_rev": 9,
         "file_hash": "sha256:f",
     }
+
+
+SCRATCH = "memory/scratch/agent-a.md"
+
+
+def test_a_private_file_is_read_from_disk_and_never_copied_into_the_store(
+    ws: Workspace, sample: Path
+) -> None:
+    whole = reading.read(ws, SCRATCH)
+    assert whole.content == (sample / SCRATCH).read_text()
+    assert (whole.rev, whole.file_rev) == (1, 1)
+    section = reading.read(ws, f"{SCRATCH}#agent-a-scratchpad")
+    assert (section.heading, section.rev) == ("# agent-a scratchpad\n", 1)
+    assert section.hash == reading.sections(ws, SCRATCH)[0].hash
+    (sample / SCRATCH).write_text("# changed\n\nplans\n")
+    assert [s.key for s in reading.sections(ws, SCRATCH)] == ["changed"]
+    assert reading.read(ws, f"{SCRATCH}#changed").content == "\nplans\n"
+    assert ws.store.file_state(SCRATCH) is None
+    assert ws.store.sections(SCRATCH, with_absent=True) == []
+    assert ws.store.events() == []
+
+
+def test_a_missing_section_of_a_private_file_is_invalid_with_candidates(ws: Workspace) -> None:
+    with pytest.raises(Invalid) as caught:
+        reading.read(ws, f"{SCRATCH}#nope")
+    assert list(caught.value.candidates) == ["agent-a-scratchpad"]
+
+
+def test_without_a_store_read_and_sections_answer_as_a_first_index_would(
+    memory: Memory, sample: Path
+) -> None:
+    ws = memory.workspace
+    section = reading.read(ws, "CLAUDE.md#build")
+    whole = reading.read(ws, "CLAUDE.md")
+    found = reading.sections(ws, "CLAUDE.md")
+    assert not (sample / ".memkeeper").exists()
+    assert (section.rev, section.file_rev, whole.rev) == (1, 1, 1)
+    assert section.file_hash == whole.file_hash
+    _ = ws.store  # now there is one: the same answers, from the index
+    assert reading.read(ws, "CLAUDE.md#build") == section
+    assert reading.read(ws, "CLAUDE.md") == whole
+    assert reading.sections(ws, "CLAUDE.md") == found

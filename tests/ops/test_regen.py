@@ -188,3 +188,49 @@ def test_events_carry_the_clock(sample: Path) -> None:
     memory = Memory.open(sample, agent="agent-z", clock=FakeClock(1_800_000_000.0))
     memory.regen()
     assert memory.events()[-1].ts == "2027-01-15T08:00:00.000Z"
+
+
+def test_undoing_a_hand_edit_closes_its_reconciliation_on_the_next_regen(
+    memory: Memory, sample: Path
+) -> None:
+    memory.regen()
+    path = sample / STATUS
+    original = path.read_text()
+    path.write_text(original.replace("_No live claims._", "agent-z is on it"))
+    memory.regen()
+    (rec,) = memory.reconciliations()
+    path.write_text(original)  # the human thinks better of it
+    (result,) = memory.regen()
+    assert result.edited == ()
+    assert memory.reconciliations() == []
+    (closed,) = memory.reconciliations(resolved=True)
+    assert (closed.id, closed.resolution, closed.resolved_by) == (rec.id, "undone", "external")
+    (event,) = [e for e in memory.events() if e.type == "reconcile.resolved"]
+    assert (event.actor, event.path) == ("external", STATUS)
+    assert event.data == {
+        "id": rec.id,
+        "region": "claims",
+        "resolution": "undone",
+        "reason": "the hand edit is gone: the region holds what memkeeper rendered",
+        "noticed_by": "agent-a",
+    }
+    memory.regen()
+    assert types(memory).count("reconcile.resolved") == 1
+
+
+def test_a_hand_edit_that_became_the_rendered_text_closes_and_is_rendered(
+    memory: Memory, sample: Path
+) -> None:
+    memory.regen()
+    path = sample / STATUS
+    path.write_text(path.read_text().replace("_No live claims._", "agent-a holds src/"))
+    memory.claim(["src/"], ttl=600)
+    memory.regen()
+    (rec,) = memory.reconciliations()
+    assert "| agent-a | write | src/ |" in rec.generated
+    path.write_text(path.read_text().replace("agent-a holds src/\n", rec.generated))
+    (result,) = memory.regen()
+    assert memory.reconciliations() == []
+    assert result.edited == ()
+    assert not any(r.edited(path.read_bytes()) for r in parse(path.read_bytes(), STATUS))
+    assert region_text(sample, "claims") == rec.generated

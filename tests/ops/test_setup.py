@@ -107,6 +107,7 @@ def test_status_without_a_policy_manages_nothing(memory: Memory, sample: Path) -
 
 
 def test_status_counts_the_sections_of_a_file_changed_on_disk(memory: Memory, sample: Path) -> None:
+    assert memory.workspace.store is not None  # a root with a store: status indexes
     status(memory.workspace)
     path = sample / "AGENTS.md"
     path.write_text(path.read_text() + "\n## Extra\n\nMore.\n")

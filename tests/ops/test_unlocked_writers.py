@@ -67,6 +67,27 @@ def test_a_guarded_replace_keeps_the_replaced_inode(tmp_path: Path) -> None:
     assert keep.read_bytes() == b"saved late\n", "the late save is in the kept file"
 
 
+def test_a_whole_save_in_the_window_of_the_rename_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fast editor opens, writes and closes the file between memkeeper's last check and the
+    rename: nobody has the replaced file open any more, but it holds the save."""
+    (tmp_path / "a.md").write_bytes(b"old\n")
+    keep = tmp_path / "keep"
+    real = os.replace
+
+    def save_then_rename(*args: object, **kwargs: object) -> None:
+        with open(tmp_path / "a.md", "r+b") as editor:  # the file by its name: still the old
+            editor.truncate(0)
+            editor.write(b"saved in the window\n")
+        real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "replace", save_then_rename)
+    assert files.atomic_write(tmp_path, "a.md", b"new\n", expected=b"old\n", keep=str(keep))
+    assert (tmp_path / "a.md").read_bytes() == b"new\n"
+    assert keep.read_bytes() == b"saved in the window\n"
+
+
 def test_a_save_between_the_read_and_the_replace_is_kept_and_the_patch_lands_on_it(
     memory: Memory, sample: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -95,6 +116,7 @@ def test_a_save_that_raced_the_patchs_own_section_turns_it_into_a_conflict(
 ) -> None:
     from memkeeper import Conflict
 
+    assert memory.workspace.store is not None  # a root with a store: the read indexes
     section = memory.read("CLAUDE.md#build")
     real = files.atomic_write
 
@@ -154,6 +176,31 @@ def test_a_late_save_to_another_section_is_merged_into_the_file(
     (raced,) = events_of(memory, "save.raced")
     assert raced["merged"] is True
     assert kept_links(sample) == []
+    memory.verify()
+
+
+@pytest.mark.usefixtures("editor_opens_after_the_check")
+def test_a_save_into_the_file_a_recovery_replaced_is_recovered_in_turn(
+    memory: Memory, sample: Path
+) -> None:
+    section = memory.read("CLAUDE.md#build")
+    with open(sample / "CLAUDE.md", "r+b") as first:
+        old = first.read()
+        memory.patch("CLAUDE.md#build", section.content + "- ours\n", expect_rev=section.rev)
+        first.seek(0)
+        first.truncate(0)
+        first.write(old.replace(b"## Testing\n", b"## Testing\n- the first save\n"))
+    with open(sample / "CLAUDE.md", "r+b") as second:  # open while the recovery replaces it
+        now = second.read()
+        assert later(memory) == ["CLAUDE.md"]
+        second.seek(0)
+        second.truncate(0)
+        second.write(now.replace(b"## Conventions\n", b"## Conventions\n- the second save\n"))
+    assert later(memory) == ["CLAUDE.md"]
+    text = (sample / "CLAUDE.md").read_text()
+    for line in ("- ours\n", "- the first save\n", "- the second save\n"):
+        assert line in text
+    assert [e["merged"] for e in events_of(memory, "save.raced")] == [True, True]
     memory.verify()
 
 

@@ -3,6 +3,8 @@ the index."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -12,12 +14,40 @@ from memkeeper.ops.verify import problems, tail_break
 from memkeeper.records import Event
 
 
+@pytest.fixture
+def memory(memory: Memory) -> Memory:
+    """The shared fixture with its store made: ``read`` indexes only where a store exists."""
+    assert memory.workspace.store is not None
+    return memory
+
+
 def rules_and_paths(memory: Memory) -> list[tuple[str, str | None]]:
     return [(v.rule, v.path) for v in problems(memory.workspace)]
 
 
 def sql(memory: Memory, statement: str) -> None:
     memory.workspace.store._db.execute(statement)
+
+
+def git(root: Path, *args: str) -> str:
+    identity = {
+        f"GIT_{who}_{what}": "t" for who in ("AUTHOR", "COMMITTER") for what in ("NAME", "EMAIL")
+    }
+    env = {**os.environ, **identity}
+    done = subprocess.run(
+        ["git", *args], cwd=root, env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+@pytest.fixture
+def committed(memory: Memory, sample: Path) -> Memory:
+    """The sample committed, with CLAUDE.md and AGENTS.md indexed."""
+    git(sample, "add", "-A")
+    git(sample, "commit", "-q", "-m", "baseline")
+    memory.read("CLAUDE.md")
+    memory.read("AGENTS.md")
+    return memory
 
 
 def event(id: int, hash: str) -> Event:
@@ -135,3 +165,84 @@ def test_an_emptied_log_with_a_head_is_a_break() -> None:
             "events were deleted from its end",
         )
     ]
+
+
+# -- files deleted on purpose ----------------------------------------------------------------
+
+
+def test_a_file_deleted_in_a_commit_leaves_verify_clean(committed: Memory, sample: Path) -> None:
+    git(sample, "rm", "-q", "AGENTS.md")
+    git(sample, "commit", "-q", "-m", "AGENTS.md is gone")
+    assert problems(committed.workspace) == []
+    assert committed.verify()["files"] == 1
+
+
+def test_a_file_absent_from_the_checked_out_branch_leaves_verify_clean(
+    committed: Memory, sample: Path
+) -> None:
+    home = git(sample, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    git(sample, "checkout", "-q", "-b", "notes")
+    (sample / "memory/notes.md").write_text("# Notes\n\nOnly on this branch.\n")
+    git(sample, "add", "memory/notes.md")
+    git(sample, "commit", "-q", "-m", "notes")
+    committed.read("memory/notes.md")
+    git(sample, "checkout", "-q", home)
+    assert not (sample / "memory/notes.md").exists()
+    assert problems(committed.workspace) == []
+    git(sample, "checkout", "-q", "notes")
+    assert problems(committed.workspace) == []
+
+
+def test_a_file_missing_but_committed_is_a_problem_with_a_git_fix(
+    committed: Memory, sample: Path
+) -> None:
+    (sample / "AGENTS.md").unlink()
+    (found,) = problems(committed.workspace)
+    assert (found.path, found.line, found.rule) == ("AGENTS.md", None, "index")
+    assert "HEAD still holds it" in found.message
+    assert "git checkout HEAD -- AGENTS.md" in found.fix
+    assert "git rm AGENTS.md" in found.fix
+    git(sample, "rm", "-q", "AGENTS.md")  # staged, not yet committed
+    assert [v.rule for v in problems(committed.workspace)] == ["index"]
+
+
+def test_a_file_the_policy_no_longer_manages_is_not_judged(committed: Memory, sample: Path) -> None:
+    policy = sample / ".memkeeper.yaml"
+    policy.write_text(policy.read_text().replace("  - path: AGENTS.md\n", "  - path: GONE.md\n"))
+    (sample / "AGENTS.md").write_text("# Changed behind the index\n")
+    assert problems(committed.workspace) == []
+    (sample / "AGENTS.md").unlink()
+    assert problems(committed.workspace) == []
+    assert committed.verify()["files"] == 1
+
+
+def test_a_root_below_the_top_of_its_repository_asks_git_about_its_own_paths(
+    tmp_path: Path, sample: Path
+) -> None:
+    top = tmp_path / "mono"
+    (top / "services").mkdir(parents=True)
+    root = top / "services" / "inventory"
+    sample.rename(root)
+    (root / ".git").rename(top / ".git")
+    git(top, "add", "-A")
+    git(top, "commit", "-q", "-m", "baseline")
+    memory = Memory.open(root, agent="agent-a")
+    assert memory.workspace.store is not None
+    memory.read("AGENTS.md")
+    (root / "AGENTS.md").unlink()
+    (found,) = problems(memory.workspace)
+    assert "HEAD still holds it" in found.message
+    git(top, "rm", "-q", "services/inventory/AGENTS.md")
+    git(top, "commit", "-q", "-m", "gone")
+    assert problems(memory.workspace) == []
+
+
+def test_a_missing_file_outside_git_or_before_the_first_commit_is_a_problem(
+    memory: Memory, sample: Path
+) -> None:
+    memory.read("AGENTS.md")
+    (sample / "AGENTS.md").unlink()
+    (found,) = problems(memory.workspace)
+    assert found.fix == "restore it, or remove its rule from the policy"
+    (sample / ".git").rename(sample / "not-git")
+    assert [v.path for v in problems(memory.workspace)] == ["AGENTS.md"]

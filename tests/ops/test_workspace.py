@@ -26,7 +26,9 @@ SCRATCH = "memory/scratch/agent-a.md"
 
 @pytest.fixture
 def ws(sample: Path) -> Iterator[Workspace]:
+    """A workspace on the sample, its store made (without one, nothing is cached or indexed)."""
     opened = Workspace(sample, "agent-a", FakeClock(1_800_000_000.0))
+    assert opened.store is not None
     yield opened
     opened.close()
 
@@ -86,6 +88,16 @@ def test_without_a_policy_nothing_is_managed(ws: Workspace, sample: Path) -> Non
     (sample / POLICY).unlink()
     assert ws.rule("CLAUDE.md") == Verdict(None, False, None)
     assert ws.store.cached("rule:none:CLAUDE.md#") is not None
+
+
+def test_without_a_store_verdicts_are_given_and_no_store_is_made(sample: Path) -> None:
+    bare = Workspace(sample, "agent-a")
+    assert not bare.has_store
+    assert bare.rule(SCRATCH).file_class == "private"
+    assert not (sample / ".memkeeper").exists()
+    assert bare.store is not None  # made on first use by an operation that writes
+    assert bare.has_store
+    bare.close()
 
 
 def test_a_verdict_is_parsed_once_then_served_from_memory(

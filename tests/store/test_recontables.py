@@ -138,5 +138,5 @@ def test_the_json_form_carries_the_status(store: Store) -> None:
         "resolution": None,
         "resolved_by": None,
         "resolved_at": None,
-        "status": "open",
+        "state": "open",
     }

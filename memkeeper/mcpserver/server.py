@@ -1,0 +1,189 @@
+"""``memkeeper mcp``: the MCP server on stdio (contract §11), with the official SDK (extra
+``memkeeper[mcp]``, imported only by this command: ``import mcp`` alone costs ~0.4 s).
+
+Each tool is one function of ``memkeeper.mcpserver.tools`` with its input schema spelled here
+(the SDK derives the schema from the annotations, the output schema from the return type).
+The SDK runs a plain function in a worker thread; each worker thread keeps its own ``Memory``
+(an SQLite connection belongs to one thread), opened on first use with the identity the
+session has: ``--agent``, else ``$MEMKEEPER_AGENT``, else ``mcp:`` plus the client's name from
+the initialization. ``memory_claim`` with ``wait`` runs in its own thread and gives its place
+in the queue up as soon as the client cancels the call.
+
+No ``from __future__ import annotations`` here: the SDK reads these annotations at run time.
+"""
+
+import os
+import threading
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import anyio
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import Field
+
+from memkeeper import names
+from memkeeper.api import Memory
+from memkeeper.mcpserver import tools
+
+Payload = dict[str, Any]
+INSTRUCTIONS = (
+    "memkeeper guards this repository's shared memory files (CLAUDE.md, AGENTS.md, memory/…). "
+    "Change a section with memory_read then memory_patch(ref, body, expect_rev); on "
+    "status 'conflict' the result carries the section as it is now in 'current': merge your "
+    "change into it and patch again with its rev. Add to append-only logs with "
+    "memory_append. Claim what you are about to work on with memory_claim and release it."
+)
+
+Ref = Annotated[str, Field(description="a section: PATH#KEY, e.g. CLAUDE.md#build")]
+FilePath = Annotated[str, Field(description="a memory file, relative to the repository root")]
+Rev = Annotated[int, Field(description="the section's rev from memory_read (compare-and-swap)")]
+ClaimId = Annotated[str, Field(description="a claim's id from memory_claim")]
+Ttl = Annotated[float | None, Field(description="seconds (default: the policy's default_ttl)")]
+
+
+class Identities:
+    """One ``Memory`` per worker thread, all with the session's identity."""
+
+    def __init__(self, root: str | None, agent: str | None) -> None:
+        self.root = root
+        self.agent = agent or os.environ.get(names.AGENT_ENV) or None
+        self._local = threading.local()
+
+    def memory(self, ctx: Context | None) -> Memory:
+        held: Memory | None = getattr(self._local, "memory", None)
+        if held is None:
+            held = Memory.open(self.root, agent=self.agent or client_agent(ctx))
+            self._local.memory = held
+        return held
+
+
+def client_agent(ctx: Context | None) -> str:
+    """``mcp:`` plus the client's name from its initialization (``mcp:client`` if none)."""
+    name = "client"
+    try:
+        params = ctx.session.client_params if ctx is not None else None
+        if params is not None and params.client_info.name:
+            name = params.client_info.name
+    except Exception:  # the SDK changed shape: an identity is still better than a crash
+        pass
+    return f"mcp:{name}"
+
+
+def build(root: str | None = None, agent: str | None = None) -> MCPServer:
+    """The server with every tool of §11 registered."""
+    server = MCPServer("memkeeper", instructions=INSTRUCTIONS)
+    who = Identities(root, agent)
+
+    def run(ctx: Context | None, call: Callable[[Memory], Payload]) -> Payload:
+        return tools.answer(lambda: call(who.memory(ctx)))
+
+    @server.tool()
+    def memory_sections(path: FilePath, ctx: Context) -> Payload:
+        """The sections of a memory file: key, title, level, rev, hash and lines."""
+        return run(ctx, lambda m: tools.sections(m, path))
+
+    @server.tool()
+    def memory_read(ref: Ref, ctx: Context) -> Payload:
+        """One section (PATH#KEY) or a whole file: its text, rev and hash."""
+        return run(ctx, lambda m: tools.read(m, ref))
+
+    @server.tool()
+    def memory_patch(
+        ref: Ref,
+        expect_rev: Rev,
+        ctx: Context,
+        body: Annotated[str | None, Field(description="the section's new body")] = None,
+        dmp: Annotated[str | None, Field(description="a diff-match-patch patch")] = None,
+        expect_file_hash: Annotated[str | None, Field(description="sha256:… of the file")] = None,
+        claim: Annotated[str | None, Field(description="the claim this write is under")] = None,
+    ) -> Payload:
+        """Replace one section's body if it is still at expect_rev; a stale rev is a result
+        with status 'conflict' and the section as it is now in 'current'."""
+        return run(
+            ctx, lambda m: tools.patch(m, ref, expect_rev, body, dmp, expect_file_hash, claim)
+        )
+
+    @server.tool()
+    def memory_append(
+        path: FilePath, text: Annotated[str, Field(description="the entry")], ctx: Context
+    ) -> Payload:
+        """Add an entry at the end of an append-only file (history is never rewritten)."""
+        return run(ctx, lambda m: tools.append(m, path, text))
+
+    @server.tool()
+    async def memory_claim(
+        targets: Annotated[list[str], Field(description="paths, globs or PATH#KEY sections")],
+        ctx: Context,
+        mode: Annotated[str, Field(description="'write' or 'read'")] = "write",
+        ttl: Ttl = None,
+        priority: Annotated[int, Field(description="higher goes first in the queue")] = 0,
+        strict: Annotated[bool, Field(description="refuse others' writes under it")] = False,
+        wait: Annotated[float | None, Field(description="queue up to this many s")] = None,
+        objective: Annotated[str, Field(description="what the claim is for")] = "",
+    ) -> Payload:
+        """Take a lease; status 'busy' names the holders. With wait, queue for it (the call
+        can be cancelled: the place in the queue is given up)."""
+        cancel = threading.Event()
+
+        def take() -> Payload:
+            return run(
+                ctx,
+                lambda m: tools.claim(
+                    m, targets, mode, ttl, priority, strict, wait, objective, cancel
+                ),
+            )
+
+        try:
+            return await anyio.to_thread.run_sync(take, abandon_on_cancel=True)
+        finally:
+            cancel.set()  # cancelled: the waiting thread leaves the queue and ends
+
+    @server.tool()
+    def memory_renew(id: ClaimId, ctx: Context, ttl: Ttl = None) -> Payload:
+        """Keep a claim of yours alive: it expires ttl seconds from now."""
+        return run(ctx, lambda m: tools.renew(m, id, ttl))
+
+    @server.tool()
+    def memory_release(id: ClaimId, ctx: Context) -> Payload:
+        """Give a claim of yours back."""
+        return run(ctx, lambda m: tools.release(m, id))
+
+    @server.tool()
+    def memory_claims(ctx: Context) -> Payload:
+        """Every live claim and queued request."""
+        return run(ctx, tools.claims)
+
+    @server.tool()
+    def memory_events(
+        ctx: Context,
+        since: Annotated[int, Field(description="events after this id")] = 0,
+        limit: Annotated[int, Field(description="at most this many")] = tools.EVENTS_LIMIT,
+    ) -> Payload:
+        """Coordination events after an id, oldest first; next_since pages on."""
+        return run(ctx, lambda m: tools.events(m, since, limit))
+
+    @server.tool()
+    def memory_emit(
+        type: Annotated[str, Field(description="the event type, e.g. task.completed")],
+        ctx: Context,
+        data: Annotated[dict[str, Any] | None, Field(description="a JSON object")] = None,
+    ) -> Payload:
+        """Record a coordination event (generated pages may show it)."""
+        return run(ctx, lambda m: tools.emit(m, type, data))
+
+    @server.tool()
+    def memory_check(
+        ctx: Context,
+        paths: Annotated[list[str] | None, Field(description="files (default: all)")] = None,
+    ) -> Payload:
+        """Validate memory files against the policy; status 'failed' lists violations."""
+        return run(ctx, lambda m: tools.check(m, paths or []))
+
+    return server
+
+
+def serve(root: str | None, agent: str | None) -> int:
+    """Serve on stdio until the client closes the connection."""
+    build(root, agent).run("stdio")
+    return 0

@@ -1,0 +1,126 @@
+"""The MCP tools (contract §11), each a thin call into ``Memory`` answering the CLI's ``--json``
+object: ``status`` always present, ``"ok"`` or the error's own (``conflict`` with ``current``
+and ``recover``, ``refused``, ``busy`` with ``holders``, ``invalid``…). An error an agent can
+act on is an ordinary result, never a protocol error.
+
+No MCP here: plain functions over a ``Memory`` (``memkeeper.mcpserver.server`` registers them
+with the SDK), so they are tested, and timed, without a transport.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memkeeper.errors import Invalid, MemkeeperError
+from memkeeper.leases.wording import claim_json, waiter_json
+
+if TYPE_CHECKING:
+    import threading
+    from collections.abc import Callable, Sequence
+    from typing import Any
+
+    from memkeeper.api import Memory
+
+    Payload = dict[str, Any]
+
+EVENTS_LIMIT = 200  # events per memory_events call; page on with ``since``
+
+
+def answer(call: Callable[[], Payload]) -> Payload:
+    """``{"status": "ok", …}``, or a memkeeper error as the same JSON the CLI prints."""
+    try:
+        return {"status": "ok", **call()}
+    except MemkeeperError as exc:
+        return exc.to_json()
+
+
+def sections(memory: Memory, path: str) -> Payload:
+    rel = memory.workspace.relpath(path)
+    return {"path": rel, "sections": [s.to_json() for s in memory.sections(path)]}
+
+
+def read(memory: Memory, ref: str) -> Payload:
+    return memory.read(ref).to_json()
+
+
+def patch(
+    memory: Memory,
+    ref: str,
+    expect_rev: int,
+    body: str | None,
+    dmp: str | None,
+    expect_file_hash: str | None,
+    claim: str | None,
+) -> Payload:
+    if (body is None) == (dmp is None):
+        raise Invalid("memory_patch needs exactly one of body (the new text) or dmp (a patch)")
+    done = memory.patch(
+        ref, body, expect_rev=expect_rev, expect_file_hash=expect_file_hash, dmp=dmp, claim=claim
+    )
+    return done.to_json()
+
+
+def append(memory: Memory, path: str, text: str) -> Payload:
+    return memory.append(path, text).to_json()
+
+
+def claim(
+    memory: Memory,
+    targets: Sequence[str],
+    mode: str,
+    ttl: float | None,
+    priority: int,
+    strict: bool,
+    wait: float | None,
+    objective: str,
+    cancel: threading.Event | None = None,
+) -> Payload:
+    if mode not in ("write", "read"):
+        raise Invalid(f"mode must be 'write' or 'read', not {mode!r}")
+    if not targets:
+        raise Invalid("memory_claim needs at least one target (a path, glob or PATH#KEY)")
+    got = memory.claim(
+        list(targets),
+        mode="write" if mode == "write" else "read",
+        ttl=ttl,
+        priority=priority,
+        strict=strict,
+        wait=wait,
+        objective=objective,
+        cancel=cancel,
+    )
+    return {**claim_json(got, memory.now()), "warnings": list(got.warnings)}
+
+
+def renew(memory: Memory, id: str, ttl: float | None) -> Payload:
+    got = memory.renew(id, ttl)
+    return {**claim_json(got, memory.now()), "warnings": list(got.warnings)}
+
+
+def release(memory: Memory, id: str) -> Payload:
+    return {**claim_json(memory.release(id), memory.now()), "seconds_left": 0}
+
+
+def claims(memory: Memory) -> Payload:
+    from memkeeper.ops.claims import live
+
+    held, waiters, now = live(memory.workspace)
+    return {
+        "claims": [claim_json(c, now) for c in held],
+        "waiters": [waiter_json(w, now) for w in waiters],
+    }
+
+
+def events(memory: Memory, since: int, limit: int) -> Payload:
+    if not 1 <= limit <= EVENTS_LIMIT:
+        raise Invalid(f"limit must be between 1 and {EVENTS_LIMIT}, not {limit}")
+    found = memory.events(since=since, limit=limit)
+    return {"events": [e.to_json() for e in found], "next_since": found[-1].id if found else since}
+
+
+def emit(memory: Memory, type: str, data: dict[str, Any] | None) -> Payload:
+    return memory.emit(type, data).to_json()
+
+
+def check(memory: Memory, paths: Sequence[str]) -> Payload:
+    return memory.check(list(paths))
