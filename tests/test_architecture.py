@@ -44,6 +44,9 @@ PURE_MODULES = frozenset(
         "memkeeper.gate.shellfind",
         "memkeeper.gate.shellgit",
         "memkeeper.gate.applypatch",
+        "memkeeper.gate.agents",
+        "memkeeper.gate.agents.base",
+        "memkeeper.gate.agents.claude_code",
         "memkeeper.daemon.plan",
     }
 )

@@ -1,13 +1,18 @@
-"""The CLI verbs for hooks (docs/reference.md §4, §7): ``hook claude-code`` and ``install-hooks``.
+"""The CLI verbs for hooks (docs/reference.md §4, §7, §10): ``hook AGENT`` and ``install-hooks``.
 
-``hook`` is not an ordinary verb: it speaks Claude Code's protocol on stdin and stdout and
-always exits 0, so ``cli.main`` hands it the raw streams instead of printing a payload.
+``hook`` is not an ordinary verb: it speaks the agent's own protocol on stdin and stdout and
+exits as that agent expects, so ``cli.main`` hands it the raw streams instead of printing a
+payload.
 Cheap to import: the modules doing the work load only when a verb runs.
 """
 
 from __future__ import annotations
 
 import sys
+
+from memkeeper.gate.agents import AGENTS
+
+HOOK_KINDS = AGENTS  # the agents `hook` speaks for
 
 TYPE_CHECKING = False  # start-up idiom: agents run this path (hook, append, emit) often
 if TYPE_CHECKING:
@@ -19,13 +24,12 @@ if TYPE_CHECKING:
 
     Verb = Callable[[str, str], argparse.ArgumentParser]
 
-HOOK_KINDS = ("claude-code",)
-
 
 def add_verbs(verb: Verb) -> None:
     """Declare the verbs with ``verb(name, help)`` (which adds the common options)."""
-    hook = verb("hook", "Claude Code gate: hook JSON on stdin, decision JSON on stdout")
-    hook.add_argument("kind", choices=HOOK_KINDS)
+    hook = verb("hook", "an agent's gate: its hook JSON on stdin, its answer on stdout")
+    hook.add_argument("kind", choices=HOOK_KINDS, metavar="AGENT", help=", ".join(HOOK_KINDS))
+    hook.add_argument("--event", help="the hook's event, for agents that do not send it")
     install = verb("install-hooks", "install the git pre-commit hook (keeping an existing one)")
     install.add_argument(
         "--claude-code", action="store_true", help="also add the gate to .claude/settings.json"
@@ -33,10 +37,12 @@ def add_verbs(verb: Verb) -> None:
 
 
 def run_hook(args: argparse.Namespace) -> int:
-    """``memkeeper hook claude-code``: always 0 (a failure of its own allows the call)."""
+    """``memkeeper hook AGENT``: the exit code that agent reads (a failure of memkeeper's own
+    is that agent's allow)."""
     from memkeeper.gate.hook import run
 
-    return run(args.kind, args.root, args.agent, sys.stdin.buffer, sys.stdout, sys.stderr)
+    streams = (sys.stdin.buffer, sys.stdout, sys.stderr)
+    return run(args.kind, args.root, args.agent, *streams, event=args.event)
 
 
 def cmd_install_hooks(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:

@@ -1,18 +1,19 @@
-"""``memkeeper hook claude-code``: Claude Code's PreToolUse gate and PostToolUse indexer.
+"""``memkeeper hook AGENT``: every agent's pre-tool gate and post-tool indexer (§7, §10).
 
-Reads the hook's JSON on stdin. PreToolUse: gathers the facts ``gate.decide`` needs through
-a ``Workspace`` and prints its answer (nothing for a silent allow). PostToolUse: re-indexes the
-managed files the tool just changed, attributing the new revisions to the agent. Each path
-is judged as the file it reaches (``gate.reach``: symlinks followed, the memory root found
-from that file, or ``--root``/``$MEMKEEPER_ROOT``); a call reaching into several roots is
-decided in each and the answers combined; a root without a policy or state is left alone
-(nothing is created). Always exit 0: on a failure of its own the gate allows the call and
-says why on stderr (exit 2 would block it).
+Reads the hook's JSON on stdin; the agent's adapter (``gate.agents``, told from the payload's
+shape as well as from argv) turns it into the core's tool calls. Before a tool runs: gathers
+the facts ``gate.decide`` needs through a ``Workspace`` and answers in the agent's format.
+After: re-indexes the managed files the tool changed, attributing the new revisions to the
+agent. Each path is judged as the file it reaches (``gate.reach``: symlinks followed, the
+memory root found from that file, or ``--root``/``$MEMKEEPER_ROOT``); a call reaching into
+several roots is decided in each and the answers combined; a root without a policy or state
+is left alone (nothing is created). On a failure of its own the gate answers the agent's
+*allow* on its non-blocking path and says why on stderr — also for agents whose hooks fail
+closed (Copilot denies on a crash or a non-zero exit).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import stat
@@ -21,20 +22,21 @@ from typing import TYPE_CHECKING
 
 from memkeeper.errors import Invalid, MemkeeperError
 from memkeeper.fs import files as fsio
+from memkeeper.gate import agents, reach
 from memkeeper.gate import decide as gate
 from memkeeper.gate import facts as gatefacts
-from memkeeper.gate import reach
 from memkeeper.gate.effects import Sweep, Target
-from memkeeper.gate.facts import Facts, PathFacts, SectionFacts
-from memkeeper.gate.payload import BadPayload, ToolCall, parse_call
+from memkeeper.gate.facts import Decision, Facts, PathFacts, SectionFacts
+from memkeeper.gate.payload import BadPayload, ToolCall, load_payload
 from memkeeper.names import AGENT_ENV
 from memkeeper.ops import read
 from memkeeper.ops.workspace import Workspace
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterator
+    from collections.abc import Callable, Collection, Iterator
     from typing import BinaryIO, TextIO
 
+    from memkeeper.gate.agents.base import Answer, Phase
     from memkeeper.gate.effects import Effect
 
 
@@ -45,40 +47,64 @@ def run(
     stdin: BinaryIO,
     stdout: TextIO,
     stderr: TextIO,
+    event: str | None = None,
 ) -> int:
-    """Answer one hook call; always 0."""
+    """Answer one hook call of agent ``kind`` (``event``: the hook's event, for agents that
+    name it on argv); the exit code that agent reads."""
+    adapter = agents.adapter(kind)
+    phase: Phase = "other"
     try:
-        call = parse_call(stdin.read(), os.getcwd())
-        if call.event == "PreToolUse":
-            answer = _answer(call, root, agent)
-            if answer is not None:
-                stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
-        elif call.event == "PostToolUse":
-            _index(call, root, agent)
+        payload = load_payload(stdin.read())
+        adapter = agents.detect(payload, adapter)
+        got = adapter.parse(payload, event, os.getcwd())
+        phase = got.phase
+        who = agent or os.environ.get(AGENT_ENV) or f"{adapter.name}:{got.session}".rstrip(":")
+        named = agent is not None or not os.environ.get(AGENT_ENV)
+        if phase == "pre":
+            decisions = [_decision(call, root, who, named) for call in got.calls]
+            answer = adapter.render(gate.combine(decisions))
+        else:
+            for call in got.calls if phase == "post" else ():
+                _index(call, root, who)
+            answer = adapter.allow(phase)
     except BadPayload as exc:
-        stderr.write(f"memkeeper hook {kind}: cannot read the hook input ({exc}); allowed\n")
+        stderr.write(
+            f"memkeeper hook {adapter.name}: cannot read the hook input ({exc}); allowed\n"
+        )
+        answer = _allowed(adapter.allow, phase)
     except Exception as exc:  # the boundary: never block a tool call by crashing
         what = exc.message if isinstance(exc, MemkeeperError) else f"{type(exc).__name__}: {exc}"
-        stderr.write(f"memkeeper hook {kind}: the gate failed ({what}); allowed\n")
-    return 0
+        stderr.write(f"memkeeper hook {adapter.name}: the gate failed ({what}); allowed\n")
+        answer = _allowed(adapter.allow, phase)
+    stdout.write(answer.stdout)
+    return answer.code
 
 
-def _answer(call: ToolCall, root: str | None, agent: str | None) -> dict[str, object] | None:
+def _allowed(allow: Callable[[Phase], Answer], phase: Phase) -> Answer:
+    from memkeeper.gate.agents.base import Answer
+
+    try:
+        return allow(phase)
+    except Exception:  # an adapter's own allow cannot fail the call either
+        return Answer()
+
+
+def _decision(call: ToolCall, root: str | None, who: str, named: bool) -> Decision:
     effects = gate.targets(call)
     decisions = []
-    for ws, agent_option in _memories(effects, root, agent, call):
+    for ws, agent_option in _memories(effects, root, who, named):
         try:
             facts = gather(ws, call, effects, agent_option)
         finally:
             ws.close()
         decisions.append(gate.decide(call, facts))
-    return gate.hook_output(gate.combine(decisions))
+    return gate.combine(decisions)
 
 
-def _index(call: ToolCall, root: str | None, agent: str | None) -> None:
+def _index(call: ToolCall, root: str | None, who: str) -> None:
     effects = gate.targets(call)
     detail = {"tool": call.tool, "tool_use_id": call.tool_use_id}
-    for ws, _ in _memories(effects, root, agent, call):
+    for ws, _ in _memories(effects, root, who, False):
         try:
             for rel in _changed(ws, effects):
                 if _indexable(ws, rel):
@@ -102,19 +128,17 @@ def _indexable(ws: Workspace, rel: str) -> bool:
 
 
 def _memories(
-    effects: tuple[Effect, ...], root: str | None, agent: str | None, call: ToolCall
+    effects: tuple[Effect, ...], root: str | None, who: str, named: bool
 ) -> Iterator[tuple[Workspace, str]]:
     """A ``Workspace`` (closed by the caller) for each memory root the effects reach, with
-    the ``--agent`` option for suggested commands."""
+    the ``--agent`` option for suggested commands (none when the environment names it)."""
     tops = []
     for effect in effects:
         top = reach.root_of(effect, root)
         if top is not None and top not in tops:
             tops.append(top)
-    from_env = agent is None and bool(os.environ.get(AGENT_ENV))
-    who = agent or os.environ.get(AGENT_ENV) or f"claude-code:{call.session_id}".rstrip(":")
     for top in tops:
-        yield Workspace(top, who), "" if from_env else f" --agent {shlex.quote(who)}"
+        yield Workspace(top, who), f" --agent {shlex.quote(who)}" if named else ""
 
 
 def gather(ws: Workspace, call: ToolCall, effects: tuple[Effect, ...], agent_option: str) -> Facts:

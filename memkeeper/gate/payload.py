@@ -35,12 +35,26 @@ class ToolCall:
 
 def parse_call(raw: bytes | str, default_cwd: str) -> ToolCall:
     """The tool call in a hook's stdin; ``default_cwd`` stands in for a missing ``cwd``."""
+    return parse_payload(load_payload(raw), default_cwd)
+
+
+def load_payload(raw: bytes | str) -> dict[str, Any]:
+    """A hook's stdin as a JSON object (a leading BOM tolerated: some agents send one)."""
+    if isinstance(raw, bytes):
+        raw = raw.removeprefix(b"\xef\xbb\xbf")
+    else:
+        raw = raw.removeprefix("\ufeff")
     try:
         payload = json.loads(raw)
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError alike
         raise BadPayload(f"not JSON: {exc}") from None
     if not isinstance(payload, dict):
         raise BadPayload(f"expected a JSON object, got {type(payload).__name__}")
+    return payload
+
+
+def parse_payload(payload: dict[str, Any], default_cwd: str) -> ToolCall:
+    """The tool call in a hook's JSON object (Claude Code's shape)."""
     event = _string(payload, "hook_event_name")
     if event not in TOOL_EVENTS:
         return ToolCall(event, "", default_cwd)
@@ -56,11 +70,11 @@ def parse_call(raw: bytes | str, default_cwd: str) -> ToolCall:
 
 
 def _with_input(call: ToolCall, tool_input: object) -> ToolCall:
-    if call.tool not in ("Write", "Edit", "MultiEdit", "Bash"):
+    if call.tool not in ("Write", "Edit", "MultiEdit", "Bash", "PowerShell"):
         return call
     if not isinstance(tool_input, dict):
         raise BadPayload(f"{call.tool}: tool_input is not an object")
-    if call.tool == "Bash":
+    if call.tool in ("Bash", "PowerShell"):
         return replace(call, command=_string(tool_input, "command", where="tool_input"))
     path = _string(tool_input, "file_path", where="tool_input")
     if not path:

@@ -1,0 +1,55 @@
+"""Claude Code (docs/reference.md §7; /work/shared/agent-hooks/claude.md): ``PreToolUse`` /
+``PostToolUse`` with ``hook_event_name``, ``session_id``, ``cwd``, ``tool_name`` and
+``tool_input``. The core speaks its vocabulary, so its calls pass through ``gate.payload``
+as they are; ``PowerShell`` is judged as a shell command (its redirections are spelled as a
+POSIX shell's), ``NotebookEdit`` not at all (a notebook is no memory file). A deny or a
+reason is ``hookSpecificOutput`` JSON with exit 0; a silent allow prints nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from memkeeper.gate.agents.base import Adapter, Answer, HookInput, dumps
+from memkeeper.gate.decide import hook_output
+from memkeeper.gate.payload import TOOL_EVENTS, parse_payload
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from memkeeper.gate.agents.base import Phase
+    from memkeeper.gate.facts import Decision
+
+NAME = "claude-code"
+# Keys only other agents put in a payload that also has Claude Code's hook_event_name.
+_FOREIGN = ("cursor_version", "workspace_roots", "turn_id", "toolName", "hookName")
+
+
+def sniff(payload: dict[str, Any]) -> bool:
+    return payload.get("hook_event_name") in TOOL_EVENTS and not any(
+        key in payload for key in _FOREIGN
+    )
+
+
+def parse(payload: dict[str, Any], event: str | None, cwd: str) -> HookInput:
+    call = parse_payload(payload, cwd)
+    if call.tool == "PowerShell":
+        call = replace(call, tool="Bash")
+    phase: Phase = (
+        "pre" if call.event == "PreToolUse" else "post" if call.event == "PostToolUse" else "other"
+    )
+    return HookInput(phase, (call,) if call.tool else (), call.session_id)
+
+
+def render(decision: Decision) -> Answer:
+    """``hookSpecificOutput`` JSON; nothing for a silent allow."""
+    out = hook_output(decision)
+    return Answer() if out is None else Answer(dumps(out))
+
+
+def allow(phase: Phase) -> Answer:
+    return Answer()
+
+
+ADAPTER = Adapter(NAME, sniff, parse, render, allow)
