@@ -11,8 +11,10 @@ back) and needs nothing. Which coordination events call for re-rendering generat
 Two kinds of waiting keep the daemon off other writers' toes (contract §15):
 
 - **Quiet.** A changed file is indexed only once its bytes have stayed the same for
-  ``QUIET_S`` (a save in several writes is one change; a half-written state is never indexed),
-  and a generated file with a change not indexed yet is not re-rendered: ``settle`` decides.
+  ``INDEX_QUIET_S`` — ``QUIET_S`` for a generated file, whose indexing renders it, i.e.
+  rewrites it (a save in several writes is one change; a half-written state is never
+  indexed), and a generated file with a change not indexed yet is not re-rendered: ``settle``
+  decides.
 - **Git.** While git works in the tree (``GIT_BUSY`` in its directory, or anything in it
   changing) the daemon indexes and renders nothing; what changed meanwhile is git's, indexed
   as the actor ``git``, and events git's changes caused do not re-render tracked pages.
@@ -36,7 +38,8 @@ if TYPE_CHECKING:
 STORE_FILES = frozenset({f"{HOME_DIR}/{STATE_DB}", f"{HOME_DIR}/{STATE_DB}-wal"})
 # Events that never call for a re-render: a regen's own (regions never show them).
 QUIET_EVENTS = frozenset({"region.regenerated"})
-QUIET_S = 1.0  # a file is indexed, or re-rendered, once nobody has changed it for this long
+QUIET_S = 1.0  # a generated file is re-rendered once nobody has changed it for this long
+INDEX_QUIET_S = 0.2  # any other file is indexed once its bytes have held this long
 GIT_ACTOR = "git"
 # In git's directory while git works in the tree: its index lock, a merge, cherry-pick,
 # revert or rebase in progress (until it is finished or aborted).

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from memkeeper.daemon.plan import (
     GIT_ACTOR,
     GIT_BUSY,
+    INDEX_QUIET_S,
     QUIET_S,
     Gone,
     Index,
@@ -73,7 +74,8 @@ class Daemon:
         self.root = os.path.abspath(ws.root)
         self.policy = load_policy(self.root)
         self.rescan_s = rescan_s
-        self.quiet_s = quiet_s
+        self.quiet_s = quiet_s  # before a generated file is rendered; git's window
+        self.index_quiet_s = min(quiet_s, INDEX_QUIET_S)  # before any other file is indexed
         self.known = Known(frozenset(), frozenset())
         self.watching: frozenset[str] = frozenset()
         self.last_event = 0
@@ -158,7 +160,8 @@ class Daemon:
         Git's changes are indexed as git's, and a generated page git wrote is not re-rendered:
         the tree stays as git left it."""
         seen = self.pending.get(action.path)
-        wait = settle(seen, action.disk, self.now(), quiet_s=self.quiet_s, git=self._git_window())
+        quiet = self.quiet_s if action.file_class == "generated" else self.index_quiet_s
+        wait = settle(seen, action.disk, self.now(), quiet_s=quiet, git=self._git_window())
         if wait is not None:
             self.pending[action.path] = wait
             return []

@@ -12,7 +12,7 @@ import pytest
 
 from memkeeper import Memory
 from memkeeper.clock import FakeClock
-from memkeeper.daemon.plan import QUIET_S, Outcome
+from memkeeper.daemon.plan import INDEX_QUIET_S, QUIET_S, Outcome
 from memkeeper.daemon.step import Daemon
 from memkeeper.ops.setup import init
 
@@ -299,23 +299,34 @@ def patient(home: Memory) -> Daemon:
     return started
 
 
-def test_a_save_in_two_writes_is_indexed_once_after_a_quiet_second(
+def test_a_save_in_two_writes_is_indexed_once_after_it_has_been_quiet(
     patient: Daemon, home: Memory, clock: FakeClock
 ) -> None:
     path = home.root / "CLAUDE.md"
     whole = path.read_text().replace("make build", "make all")
     path.write_text(whole[: len(whole) // 2])  # the first chunk of an editor's save
     assert patient.step({(MODIFIED, str(path))}) == []
-    clock.advance(0.6)
-    path.write_text(whole)  # the second chunk, 0.6 s later
+    clock.advance(0.15)
+    path.write_text(whole)  # the second chunk, 0.15 s later
     assert patient.step({(MODIFIED, str(path))}) == []
-    clock.advance(0.9)
-    assert patient.step(set()) == []  # 0.9 s of quiet: not yet
-    clock.advance(0.1)
-    outcomes = patient.step(set())  # a quiet tick a full second after the last write
+    clock.advance(INDEX_QUIET_S - 0.01)
+    assert patient.step(set()) == []  # not quiet long enough yet
+    clock.advance(0.01)
+    outcomes = patient.step(set())  # a quiet tick INDEX_QUIET_S after the last write
     assert actions(outcomes) == ["indexed", "regenerated"]
     (edit,) = [e for e in home.events() if e.type == "section.external_edit"]
     assert edit.section == "inventory-service/build"  # one change, the whole save's
+
+
+def test_a_generated_page_is_indexed_and_rendered_only_after_a_quiet_second(
+    patient: Daemon, home: Memory, clock: FakeClock
+) -> None:
+    batch = changed(home.root, "memory/status.md", lambda t: t.replace("freeze", "freeze!"))
+    assert patient.step(batch) == []
+    clock.advance(QUIET_S - 0.01)
+    assert patient.step(set()) == []  # a render would rewrite what someone just saved
+    clock.advance(0.01)
+    assert actions(patient.step(set())) == ["indexed", "regenerated"]
 
 
 def test_a_half_written_append_only_log_records_no_violation(
