@@ -47,6 +47,11 @@ PURE_MODULES = frozenset(
         "memkeeper.gate.agents",
         "memkeeper.gate.agents.base",
         "memkeeper.gate.agents.claude_code",
+        "memkeeper.gate.agents.codex",
+        "memkeeper.gate.agents.gemini",
+        "memkeeper.gate.agents.copilot",
+        "memkeeper.gate.agents.cursor",
+        "memkeeper.gate.agents.cline",
         "memkeeper.daemon.plan",
     }
 )

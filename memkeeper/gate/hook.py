@@ -51,8 +51,12 @@ def run(
 ) -> int:
     """Answer one hook call of agent ``kind`` (``event``: the hook's event, for agents that
     name it on argv); the exit code that agent reads."""
-    adapter = agents.adapter(kind)
     phase: Phase = "other"
+    try:
+        adapter = agents.adapter(kind)
+    except Exception as exc:  # cannot even load the adapter: say so, exit 0, print nothing
+        stderr.write(f"memkeeper hook {kind}: the gate failed ({type(exc).__name__}: {exc})\n")
+        return 0
     try:
         payload = load_payload(stdin.read())
         adapter = agents.detect(payload, adapter)

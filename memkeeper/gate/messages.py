@@ -62,13 +62,14 @@ def patch_steps(facts: Facts, path: str, section: SectionFacts | None) -> str:
 def write_refusal(facts: Facts, f: PathFacts, changed: Sequence[SectionFacts]) -> str:
     path, named = shown(facts, f.rel), subject(facts, f)
     if f.file_class == "append-only":
-        return f"{named} is append-only history: Write would replace it. {_append(facts, path)}"
+        rewrite = "a whole-file write would replace it"
+        return f"{named} is append-only history: {rewrite}. {_append(facts, path)}"
     few = 0 < len(changed) <= 3  # name them; past that, say how to find them
     steps = [patch_steps(facts, path, s) for s in changed] if few else []
     return (
-        f"{named} is {f.file_class}: Write replaces the whole file and would undo other agents' "
-        f"changes made since you read it. Change one section at a time: "
-        f"{'; '.join(steps) or patch_steps(facts, path, None)}. An Edit of just the lines you "
+        f"{named} is {f.file_class}: a whole-file write replaces the file and would undo other "
+        f"agents' changes made since you read it. Change one section at a time: "
+        f"{'; '.join(steps) or patch_steps(facts, path, None)}. An edit of just the lines you "
         f"change is allowed too.{_regen(facts, f, path)}"
     )
 

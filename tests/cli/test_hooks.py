@@ -101,9 +101,9 @@ def test_post_tool_use_through_main_indexes_the_change_as_the_sessions_agent(
 
 
 def test_an_unknown_hook_kind_is_a_usage_error_naming_the_known_ones(cli: Cli) -> None:
-    done = cli("hook", "cursor", stdin="{}")
+    done = cli("hook", "windsurf", stdin="{}")
     assert done.code == 2
-    assert "invalid choice: 'cursor'" in done.stderr
+    assert "invalid choice: 'windsurf'" in done.stderr
     assert all(kind in done.stderr for kind in HOOK_KINDS)
 
 

@@ -72,11 +72,11 @@ def test_patch_steps_without_a_section_say_how_to_find_one() -> None:
 def test_a_write_refusal_names_up_to_three_changed_sections() -> None:
     f = managed("NOTES.md", "section-owned", BUILD, RELEASE)
     said = words.write_refusal(facts(), f, [BUILD, RELEASE])
-    assert said.startswith("NOTES.md is section-owned: Write replaces the whole file")
+    assert said.startswith("NOTES.md is section-owned: a whole-file write replaces the file")
     assert "--expect-rev 3" in said
     assert "--expect-rev 2" in said
     assert "memkeeper sections" not in said
-    assert said.endswith("An Edit of just the lines you change is allowed too.")
+    assert said.endswith("An edit of just the lines you change is allowed too.")
 
 
 def test_a_write_refusal_over_more_than_three_sections_says_how_to_list_them() -> None:
@@ -94,8 +94,8 @@ def test_a_write_refusal_of_a_generated_file_also_names_regen() -> None:
 def test_a_write_refusal_of_history_says_append_instead() -> None:
     said = words.write_refusal(facts(), managed("LOG.md", "append-only"), [])
     assert said == (
-        "LOG.md is append-only history: Write would replace it. Add a new entry at the end "
-        "instead: `memkeeper append LOG.md --entry-file F --agent me` (or --text 'ENTRY')."
+        "LOG.md is append-only history: a whole-file write would replace it. Add a new entry at "
+        "the end instead: `memkeeper append LOG.md --entry-file F --agent me` (or --text 'ENTRY')."
     )
 
 

@@ -14,7 +14,14 @@ if TYPE_CHECKING:
 
     from memkeeper.gate.agents.base import Adapter
 
-AGENTS = ("claude-code",)  # in the order ``detect`` tries them
+AGENTS = (  # in the order ``detect`` tries them: the most specific shapes first
+    "cursor",
+    "cline",
+    "copilot",
+    "codex",
+    "gemini",
+    "claude-code",
+)
 _MODULES = {name: name.replace("-", "_") for name in AGENTS}
 
 

@@ -23,7 +23,16 @@ if TYPE_CHECKING:
 
 NAME = "claude-code"
 # Keys only other agents put in a payload that also has Claude Code's hook_event_name.
-_FOREIGN = ("cursor_version", "workspace_roots", "turn_id", "toolName", "hookName")
+_FOREIGN = (
+    "cursor_version",
+    "workspace_roots",
+    "turn_id",
+    "toolName",
+    "hookName",
+    "conversation_id",  # Cursor
+    "generation_id",  # Cursor
+    "timestamp",  # Copilot's PascalCase payloads (Claude Code sends none)
+)
 
 
 def sniff(payload: dict[str, Any]) -> bool:

@@ -1,0 +1,123 @@
+"""Gemini CLI (docs/reference.md §7 "Gemini CLI"; /work/shared/agent-hooks/gemini.md):
+``BeforeTool`` / ``AfterTool`` with ``hook_event_name``, ``session_id``, ``cwd``,
+``tool_name`` and ``tool_input`` (the tool's own arguments).
+
+The tools judged: ``write_file {file_path, content}`` (it overwrites) is a ``Write``;
+``replace {file_path, old_string, new_string, allow_multiple?}`` an ``Edit`` (an empty
+``old_string`` creates a missing file, as an ``Edit``'s does; the older
+``expected_replacements`` above 1 counts as ``allow_multiple``); ``run_shell_command
+{command, dir_path?}`` a ``Bash`` command run in ``dir_path`` (relative to ``cwd``; the older
+``directory`` too), judged as ``cd DIR`` and the command, so that the reasons name paths as
+the session does. A relative ``file_path`` is taken from ``cwd``. Other tools (reads, MCP
+tools ``mcp_SERVER_TOOL``) are not judged.
+
+A deny is ``{"decision": "deny", "reason": …}`` with exit 0: the model gets the reason as
+the tool's error and the turn goes on. Every allow is ``{}`` — explicit JSON, since Gemini
+reads stderr as the hook's output when stdout is empty. ``ask`` does not block in a
+BeforeTool hook, so it is a deny saying that a human has to make the change; an advisory
+``WAIT`` is a ``systemMessage`` (shown to the user: a BeforeTool hook has no channel to the
+model that lets the call through). Pure.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import replace
+
+from memkeeper.gate.agents.base import Adapter, Answer, HookInput, dumps
+from memkeeper.gate.payload import BadPayload, ToolCall
+
+TYPE_CHECKING = False  # start-up idiom: agents run this path on every tool call
+if TYPE_CHECKING:
+    from typing import Any
+
+    from memkeeper.gate.agents.base import Phase
+    from memkeeper.gate.facts import Decision
+
+NAME = "gemini"
+EVENTS = {"BeforeTool": "PreToolUse", "AfterTool": "PostToolUse"}  # → the core's names
+ASK = (
+    "A human has to approve this change, and a Gemini CLI hook cannot ask one, so memkeeper "
+    "denied it: ask the user to make it. "
+)
+ALLOW = Answer(dumps({}))
+
+
+def sniff(payload: dict[str, Any]) -> bool:
+    return payload.get("hook_event_name") in EVENTS
+
+
+def parse(payload: dict[str, Any], event: str | None, cwd: str) -> HookInput:
+    name = payload.get("hook_event_name") or event
+    if name not in EVENTS:
+        return HookInput("other")
+    phase: Phase = "pre" if name == "BeforeTool" else "post"
+    base = ToolCall(
+        EVENTS[str(name)],
+        _text(payload, "tool_name", "payload"),
+        _text(payload, "cwd", "payload") or cwd,
+        _text(payload, "session_id", "payload"),
+    )
+    call = _call(base, payload.get("tool_input"))
+    return HookInput(phase, () if call is None else (call,), base.session_id)
+
+
+def _call(base: ToolCall, tool_input: object) -> ToolCall | None:
+    if base.tool not in ("write_file", "replace", "run_shell_command"):
+        return None
+    if not isinstance(tool_input, dict):
+        raise BadPayload(f"{base.tool}: tool_input is not an object")
+    if base.tool == "run_shell_command":
+        command = _text(tool_input, "command", "tool_input", required=True)
+        where = _text(tool_input, "dir_path", "tool_input") or _text(
+            tool_input, "directory", "tool_input"
+        )
+        if where:  # judged as run from the session's directory, so reasons name paths as it does
+            command = f"cd {shlex.quote(where)}\n{command}"
+        return replace(base, tool="Bash", command=command)
+    path = _text(tool_input, "file_path", "tool_input", required=True)
+    if not path:
+        raise BadPayload(f"{base.tool}: tool_input.file_path is empty")
+    base = replace(base, file_path=os.path.normpath(os.path.join(base.cwd, path)))
+    if base.tool == "write_file":
+        content = _text(tool_input, "content", "tool_input", required=True)
+        return replace(base, tool="Write", content=content)
+    old = _text(tool_input, "old_string", "tool_input", required=True)
+    new = _text(tool_input, "new_string", "tool_input", required=True)
+    return replace(base, tool="Edit", edits=((old, new, _every(tool_input)),))
+
+
+def _every(tool_input: dict[str, Any]) -> bool:
+    """Whether ``replace`` changes every occurrence."""
+    every = tool_input.get("allow_multiple")
+    if isinstance(every, bool):
+        return every
+    count = tool_input.get("expected_replacements")  # before allow_multiple
+    return isinstance(count, int) and not isinstance(count, bool) and count > 1
+
+
+def render(decision: Decision) -> Answer:
+    reason = decision.reason.strip()
+    if decision.verdict == "allow":
+        return Answer(dumps({"systemMessage": reason})) if reason else ALLOW
+    if decision.verdict == "ask":
+        reason = ASK + reason
+    return Answer(dumps({"decision": "deny", "reason": reason or "memkeeper denied this call."}))
+
+
+def allow(phase: Phase) -> Answer:
+    """``{}``: no decision, so Gemini goes ahead (and does not read stderr as the answer)."""
+    return ALLOW
+
+
+def _text(obj: dict[str, Any], key: str, where: str, required: bool = False) -> str:
+    value = obj.get(key)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str):
+        raise BadPayload(f"{where}.{key} is {'not a string' if key in obj else 'missing'}")
+    return value
+
+
+ADAPTER = Adapter(NAME, sniff, parse, render, allow)
