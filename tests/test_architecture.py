@@ -52,6 +52,8 @@ PURE_MODULES = frozenset(
         "memkeeper.gate.agents.copilot",
         "memkeeper.gate.agents.cursor",
         "memkeeper.gate.agents.cline",
+        "memkeeper.gate.jsonedit",
+        "memkeeper.gate.tomledit",
         "memkeeper.daemon.plan",
     }
 )

@@ -1,4 +1,8 @@
-"""The CLI verbs for hooks (docs/reference.md §4, §7, §10): ``hook AGENT`` and ``install-hooks``.
+"""The CLI verbs for hooks (docs/reference.md §4, §7, §10): ``hook AGENT``,
+``install-hooks [AGENT...]`` and ``uninstall-hooks [AGENT...]``.
+
+The agents to install for are positional (``all``: every one), since ``--agent`` is every
+command's identity option: ``install-hooks --agent all`` is refused with the spelling meant.
 
 ``hook`` is not an ordinary verb: it speaks the agent's own protocol on stdin and stdout and
 exits as that agent expects, so ``cli.main`` hands it the raw streams instead of printing a
@@ -13,6 +17,8 @@ import sys
 from memkeeper.gate.agents import AGENTS
 
 HOOK_KINDS = AGENTS  # the agents `hook` speaks for
+# fs.agentfiles.AGENTS, spelled out: `hook`, on every tool call, need not import it
+_NAMES = "claude-code, codex, gemini, copilot, cline, cursor, or all"
 
 TYPE_CHECKING = False  # start-up idiom: agents run this path (hook, append, emit) often
 if TYPE_CHECKING:
@@ -30,10 +36,18 @@ def add_verbs(verb: Verb) -> None:
     hook = verb("hook", "an agent's gate: its hook JSON on stdin, its answer on stdout")
     hook.add_argument("kind", choices=HOOK_KINDS, metavar="AGENT", help=", ".join(HOOK_KINDS))
     hook.add_argument("--event", help="the hook's event, for agents that do not send it")
-    install = verb("install-hooks", "install the git pre-commit hook (keeping an existing one)")
-    install.add_argument(
-        "--claude-code", action="store_true", help="also add the gate to .claude/settings.json"
+    install = verb(
+        "install-hooks", "install the git pre-commit hook and each AGENT's gate (in the project)"
     )
+    install.add_argument("agents", nargs="*", metavar="AGENT", help=_NAMES)
+    install.add_argument("--claude-code", action="store_true", help="the same as claude-code")
+    install.add_argument(
+        "--mcp", action="store_true", help="also register `memkeeper mcp` for each AGENT"
+    )
+    uninstall = verb(
+        "uninstall-hooks", "remove what install-hooks added (no AGENT: all of it, git hook too)"
+    )
+    uninstall.add_argument("agents", nargs="*", metavar="AGENT", help=_NAMES)
 
 
 def run_hook(args: argparse.Namespace) -> int:
@@ -46,11 +60,33 @@ def run_hook(args: argparse.Namespace) -> int:
 
 
 def cmd_install_hooks(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
-    from memkeeper.gate.install import install
+    from memkeeper.errors import Invalid
+    from memkeeper.fs.agentfiles import AGENTS as INSTALLABLE
+    from memkeeper.gate.install import agent_names, install
 
-    return install(memory.root, claude_code=args.claude_code)
+    names = [*args.agents, *(["claude-code"] if args.claude_code else [])]
+    if not names and getattr(args, "agent", None) in (*INSTALLABLE, "all"):
+        raise Invalid(
+            "--agent names who is acting, not the agents to install for (they are "
+            f"positional) — run: memkeeper install-hooks {args.agent}"
+        )
+    if args.mcp and not names:
+        raise Invalid(
+            "--mcp registers the server for the agents named — run: memkeeper "
+            "install-hooks AGENT... --mcp"
+        )
+    return install(memory.root, agent_names(names), mcp=args.mcp)
+
+
+def cmd_uninstall_hooks(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
+    from memkeeper.gate.install import agent_names, uninstall
+
+    names = agent_names(args.agents)
+    everything = not args.agents or "all" in args.agents
+    return uninstall(memory.root, None if everything else names)
 
 
 COMMANDS: dict[str, Callable[[Memory, argparse.Namespace], dict[str, Any]]] = {
     "install-hooks": cmd_install_hooks,
+    "uninstall-hooks": cmd_uninstall_hooks,
 }

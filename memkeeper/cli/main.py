@@ -88,6 +88,12 @@ def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
 
     init = verb("init", "write .memkeeper.yaml (if absent) and .memkeeper/, index managed files")
     init.add_argument("--preset", help="policy preset to copy (default: default)")
+    init.add_argument(
+        "--howto",
+        action="store_true",
+        help="add to CLAUDE.md, AGENTS.md and GEMINI.md a section telling agents how to "
+        "change each memory file (or bring it up to date)",
+    )
     verb("status", "root, managed files, their classes and section counts")
     verb("sections", "list a file's sections").add_argument("path")
     verb("read", "read a section (PATH#KEY) or a whole file (PATH)").add_argument("ref")
@@ -114,7 +120,7 @@ VERB_GROUPS = {
     "memkeeper.cli.claims": ("claim", "renew", "release", "claims", "metrics"),
     "memkeeper.cli.files": ("append", "regen", "reconcile", "check"),
     "memkeeper.cli.watch": ("watch", "emit"),
-    "memkeeper.cli.hooks": ("hook", "install-hooks"),
+    "memkeeper.cli.hooks": ("hook", "install-hooks", "uninstall-hooks"),
     "memkeeper.cli.servers": ("mcp",),
 }
 
@@ -230,7 +236,7 @@ def _emit(command: str, payload: dict[str, Any], as_json: bool) -> None:
 def cmd_init(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
     from memkeeper.ops.setup import init
 
-    return init(memory.workspace, args.preset)
+    return init(memory.workspace, args.preset, add_howto=args.howto)
 
 
 def cmd_status(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:

@@ -53,6 +53,7 @@ def _files(p: dict[str, Any]) -> str:
     head = [f"root: {p['root']}", f"policy: {p.get('policy') or '(none: nothing is managed)'}"]
     if p.get("policy_created"):
         head.append(f"created {p['policy']} from preset {p['preset']!r}")
+    head += _howto(p.get("howto", ()))
     rows = [
         f"  {f['class']:<14} {f['path']}"
         + (f" ({f['sections']} sections)" if "sections" in f else "")
@@ -68,6 +69,26 @@ def _files(p: dict[str, Any]) -> str:
     if held:
         rows += [f"live claims: {len(held)}", *held]
     return "\n".join([*head, f"managed files: {len(p['files'])}", *rows]) + "\n"
+
+
+_HOWTO_TIPS = (
+    ("absent", "adds a section telling agents how to change each memory file to"),
+    ("stale", "brings the howto section up to date with the policy in"),
+)
+
+
+def _howto(entries: list[dict[str, Any]]) -> list[str]:
+    """init's word on the howto section of the agents' files (docs/reference.md §4.1)."""
+    lines = [
+        f"howto {h['path']}: {h['state']}" + (f" ({h['reason']})" if h.get("reason") else "")
+        for h in entries
+        if h["state"] not in ("current", "absent", "stale")
+    ]
+    for state, what in _HOWTO_TIPS:
+        named = [h["path"] for h in entries if h["state"] == state]
+        if named:
+            lines.append(f"tip: `memkeeper init --howto` {what} {', '.join(named)}")
+    return lines
 
 
 def _append(p: dict[str, Any]) -> str:
@@ -113,9 +134,36 @@ def _install_hooks(p: dict[str, Any]) -> str:
     if p["legacy_hook"]:
         kept = "moved the existing hook to" if p["moved_existing_hook"] else "runs first:"
         lines.append(f"  {kept} {p['legacy_hook']}")
-    if "claude_settings" in p:
-        done = "added to" if p["settings_changed"] else "already in"
-        lines.append(f"Claude Code gate {done} {p['claude_settings']}: {p['claude_command']}")
+    for agent in p.get("agents", {}).values():
+        for found in agent["hooks"]:
+            done = "added to" if found["changed"] else "already in"
+            lines.append(f"{agent['label']} gate {done} {found['path']}")
+            if found.get("kept"):
+                lines.append(f"  the hook that was there is kept as {found['kept']} and runs first")
+        if agent["mcp"] is not None:
+            done = "added to" if agent["mcp"]["changed"] else "already in"
+            lines.append(f"{agent['label']} MCP server {done} {agent['mcp']['path']}")
+        lines += [f"  to do: {todo}" for todo in agent["todo"]]
+    return "\n".join(lines) + "\n"
+
+
+def _uninstall_hooks(p: dict[str, Any]) -> str:
+    lines = []
+    if p["git_hook"] is not None:
+        done = "removed:" if p["git_hook_removed"] else "- nothing of memkeeper's at"
+        lines.append(f"git pre-commit hook {done} {p['git_hook']}")
+        if p["legacy_hook_restored"]:
+            lines.append("  put back the hook it had moved to pre-commit.legacy")
+    for agent in p["agents"].values():
+        files = [*agent["hooks"], *([agent["mcp"]] if agent["mcp"] else [])]
+        changed = list({f["path"]: f for f in files if f["changed"]}.values())
+        for found in changed:
+            done = "deleted" if found.get("deleted") else "removed memkeeper's entries from"
+            lines.append(f"{agent['label']}: {done} {found['path']}")
+            if found.get("restored"):
+                lines.append(f"  put back {found['restored']} as {found['path']}")
+        if not changed:
+            lines.append(f"{agent['label']}: nothing of memkeeper's installed")
     return "\n".join(lines) + "\n"
 
 
@@ -201,6 +249,7 @@ _RENDERERS = {
     "reconcile": _reconcile,
     "check": _check,
     "install-hooks": _install_hooks,
+    "uninstall-hooks": _uninstall_hooks,
     "watch": _watch,
     "emit": _emitted,
 }

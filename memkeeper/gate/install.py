@@ -1,4 +1,5 @@
-"""``memkeeper install-hooks``: the git pre-commit hook and the Claude Code gate's settings.
+"""``memkeeper install-hooks`` and ``uninstall-hooks``: the git pre-commit hook, and each
+agent's gate (and, with ``--mcp``, its MCP server) in the project's configuration.
 
 The git hook runs ``memkeeper check --staged``. As pre-commit does, it keeps a hook that was
 there before as ``pre-commit.legacy`` and runs it first; re-installing rewrites only our own
@@ -7,57 +8,41 @@ no virtualenv is active, from an IDE or a git GUI), falling back to ``memkeeper`
 that interpreter is gone. The hooks directory comes from ``git rev-parse --git-path hooks``:
 right in linked worktrees and with ``core.hooksPath``.
 
-``--claude-code`` merges the PreToolUse and PostToolUse entries into ``.claude/settings.json``
-(a file teams commit), keeping every other key and hook and the file's indentation; an entry
-already there is updated in place. The file is shared by every clone, so its command names
-no path of this machine (``CLAUDE_COMMAND``): it runs ``memkeeper`` from PATH, else the
-project's ``.venv/bin/memkeeper`` (``$CLAUDE_PROJECT_DIR`` is the project's directory, as
-Claude Code sets it). Where neither exists the gate is not silently gone (Claude Code ignores
-a hook command that fails): each PreToolUse call gets an ``ask`` saying memkeeper is missing.
+Each agent's files (``fs/agentfiles.py`` names them, ``gate/agentconf.py`` says what goes in
+them) are edited as text: memkeeper's entries are added, or their commands updated where
+they are, and every other byte stays — so a second install changes nothing, and uninstall
+takes out exactly what install put in (memkeeper's entries are told by their command),
+deleting a file only when nothing else is left in it than what memkeeper starts a file with.
+Everything is planned before anything is written: a file memkeeper cannot edit (not JSON, a
+symlink, an MCP server of that name that is not memkeeper's) stops the whole command with
+nothing changed.
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
 import os
-import re
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from memkeeper.errors import Invalid
 from memkeeper.fs import files as fsio
+from memkeeper.fs.agentfiles import AGENTS, HOOK_FILES, LABELS, MCP_FILES
 from memkeeper.fs.git import Runner, run_git
+from memkeeper.gate import agentconf, clinehooks, mcpconf
+from memkeeper.gate.installplan import Plan, report
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
 
 MARKER = "# memkeeper: pre-commit hook, installed by `memkeeper install-hooks`"
 LEGACY = "pre-commit.legacy"
-SETTINGS = ".claude/settings.json"
-MATCHER = "Edit|MultiEdit|Write|Bash"
-EVENTS = ("PreToolUse", "PostToolUse")
-_OURS = re.compile(r"\bmemkeeper\b.*\bhook\s+claude-code\b")
-MISSING = (
-    "memkeeper is not installed on this machine (not on PATH, nor in the project .venv), so "
-    "the memory gate cannot check this call. Install memkeeper, then restart Claude Code; "
-    "until then approve only calls that leave CLAUDE.md, AGENTS.md and memory files alone."
-)
-_ASK = json.dumps(
-    {
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "ask",
-            "permissionDecisionReason": MISSING,
-        }
-    }
-)
-# POSIX sh, as Claude Code runs it. Found: exec the gate; not found: read the input, and
-# answer a PreToolUse call with an ask (PostToolUse: nothing to say).
-CLAUDE_COMMAND = (
-    'm=$(command -v memkeeper || echo "$CLAUDE_PROJECT_DIR/.venv/bin/memkeeper"); '
-    '[ -x "$m" ] || { grep -c \'"hook_event_name" *: *"PreToolUse"\' >/dev/null && '
-    f"printf '%s\\n' '{_ASK}'; exit 0; }}; "
-    'exec "$m" hook claude-code'
-)
+SETTINGS = HOOK_FILES["claude-code"][0]
+CLAUDE_COMMAND = agentconf.gate_command("claude-code")
+MISSING = agentconf.missing("claude-code")
 
 HOOK_TEMPLATE = """#!/bin/sh
 {marker}
@@ -79,14 +64,60 @@ exit 1
 """
 
 
+def agent_names(names: Sequence[str]) -> list[str]:
+    """The agents named (``all``: every one), each once, in ``AGENTS`` order."""
+    unknown = [name for name in names if name not in (*AGENTS, "all")]
+    if unknown:
+        raise Invalid(
+            f"unknown agent {unknown[0]!r} — name one or more of {', '.join(AGENTS)}, or all"
+        )
+    return [agent for agent in AGENTS if agent in names or "all" in names]
+
+
 def install(
-    root: Path, *, claude_code: bool, python: str = sys.executable, run: Runner = run_git
+    root: Path,
+    agents: Sequence[str] = (),
+    *,
+    mcp: bool = False,
+    python: str = sys.executable,
+    run: Runner = run_git,
 ) -> dict[str, Any]:
-    """Install the git hook (and the Claude Code settings); what was done, for the CLI."""
+    """Install the git hook and each agent's gate (and MCP server); what was done."""
     hooks = hooks_dir(root, run)
+    plan = Plan(root)
+    for agent in agents:
+        _plan_install(plan, agent, mcp)
     payload: dict[str, Any] = {"root": str(root), **install_git_hook(hooks, python)}
-    if claude_code:
-        payload.update(install_settings(root, CLAUDE_COMMAND))
+    plan.apply()
+    payload["agents"] = {agent: _report(plan, agent, mcp, installing=True) for agent in agents}
+    if "claude-code" in agents:  # the keys of the --claude-code days
+        changed = plan.changed(SETTINGS)
+        payload.update(
+            claude_settings=str(root / SETTINGS),
+            claude_command=CLAUDE_COMMAND,
+            settings_changed=changed,
+        )
+    return payload
+
+
+def uninstall(
+    root: Path, agents: Sequence[str] | None = None, *, run: Runner = run_git
+) -> dict[str, Any]:
+    """Remove what ``install`` added for ``agents``; for None, everything: every agent's
+    and the git hook (when ``root`` is in a git repository)."""
+    hooks = None
+    if agents is None:
+        with contextlib.suppress(Invalid):
+            hooks = hooks_dir(root, run)
+    plan = Plan(root)
+    named = list(AGENTS if agents is None else agents)
+    for agent in named:
+        _plan_uninstall(plan, agent)
+    plan.prune()
+    payload: dict[str, Any] = {"root": str(root)}
+    payload.update(uninstall_git_hook(hooks) if hooks is not None else {"git_hook": None})
+    plan.apply()
+    payload["agents"] = {agent: _report(plan, agent, True, installing=False) for agent in named}
     return payload
 
 
@@ -95,6 +126,9 @@ def hooks_dir(root: Path, run: Runner = run_git) -> Path:
     if code != 0:
         raise Invalid(f"{root}: not a git repository — run git init, then install-hooks")
     return root / os.fsdecode(out.strip())
+
+
+# -- the git hook -------------------------------------------------------------------------------
 
 
 def hook_script(python: str) -> str:
@@ -121,59 +155,59 @@ def install_git_hook(hooks: Path, python: str) -> dict[str, Any]:
     }
 
 
-def install_settings(root: Path, command: str) -> dict[str, Any]:
-    path = root / SETTINGS
-    old = path.read_text(encoding="utf-8") if path.exists() else None
-    new = merge_settings(old, command, str(path))
-    if new != old:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fsio.atomic_write(root, SETTINGS, new.encode("utf-8"))
-    return {"claude_settings": str(path), "claude_command": command, "settings_changed": new != old}
+def uninstall_git_hook(hooks: Path) -> dict[str, Any]:
+    """Delete our pre-commit hook and put back the one it moved; a foreign hook stays."""
+    hook, legacy = hooks / "pre-commit", hooks / LEGACY
+    ours = hook.is_file() and not hook.is_symlink() and MARKER.encode() in hook.read_bytes()
+    if ours:
+        hook.unlink()
+    restored = ours and os.path.lexists(legacy)
+    if restored:
+        os.replace(legacy, hook)
+    return {"git_hook": str(hook), "git_hook_removed": ours, "legacy_hook_restored": restored}
 
 
-def merge_settings(text: str | None, command: str, where: str = SETTINGS) -> str:
-    """``text`` (a settings.json, or None) with the gate's hooks added or updated. Pure."""
-    settings = _load(text, where)
-    hooks = settings.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise Invalid(f'{where}: "hooks" is not an object — fix it, then install-hooks again')
-    for event in EVENTS:
-        groups = hooks.setdefault(event, [])
-        if not isinstance(groups, list):
-            raise Invalid(f'{where}: "hooks".{event} is not a list — fix it, then try again')
-        _ensure(groups, command)
-    return json.dumps(settings, indent=_indent(text), ensure_ascii=False) + "\n"
+# -- planning the agents' files -----------------------------------------------------------------
 
 
-def _load(text: str | None, where: str) -> dict[str, Any]:
-    if text is None or not text.strip():
-        return {}
-    try:
-        settings = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise Invalid(
-            f"{where}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}) — fix it, then "
-            "run memkeeper install-hooks --claude-code again",
-            path=where,
-            line=exc.lineno,
-        ) from None
-    if not isinstance(settings, dict):
-        raise Invalid(f"{where}: not a JSON object — fix it, then try again", path=where)
-    return settings
+def _plan_install(plan: Plan, agent: str, mcp: bool) -> None:
+    if agent == "cline":
+        for event in clinehooks.EVENTS:
+            plan.put(clinehooks.plan_install(plan, event))
+    else:
+        spec = agentconf.json_hooks(agent)
+        plan.edit(spec.rel, "hooks", lambda text: agentconf.add_hooks(text, spec))
+    if mcp and agent in MCP_FILES:
+        plan.edit(MCP_FILES[agent], "mcp", lambda text: mcpconf.add_server(text, agent))
 
 
-def _ensure(groups: list[Any], command: str) -> None:
-    """Our hook in ``groups`` once: updated where it is, else added as a group of its own."""
-    for group in groups:
-        for hook in group.get("hooks", []) if isinstance(group, dict) else []:
-            if isinstance(hook, dict) and _OURS.search(str(hook.get("command", ""))):
-                hook["command"] = command
-                return
-    groups.append({"matcher": MATCHER, "hooks": [{"type": "command", "command": command}]})
+def _plan_uninstall(plan: Plan, agent: str) -> None:
+    if agent == "cline":
+        for event in clinehooks.EVENTS:
+            edit = clinehooks.plan_uninstall(plan, event)
+            if edit is not None:
+                plan.put(edit)
+    else:
+        spec = agentconf.json_hooks(agent)
+        if plan.read(spec.rel) is not None or spec.rel in plan.edits:
+            plan.edit(spec.rel, "hooks", lambda text: agentconf.remove_hooks(text or "{}", spec))
+    rel = MCP_FILES.get(agent)
+    if rel is not None and (plan.read(rel) is not None or rel in plan.edits):
+        plan.edit(rel, "mcp", lambda text: mcpconf.remove_server(text or "", agent))
 
 
-def _indent(text: str | None) -> int | str:
-    found = re.search(r"\n([ \t]+)\S", text or "")
-    if found is None:
-        return 2
-    return "\t" if found.group(1).startswith("\t") else len(found.group(1))
+# -- what was done, for the CLI -----------------------------------------------------------------
+
+
+def _report(plan: Plan, agent: str, mcp: bool, *, installing: bool) -> dict[str, Any]:
+    rels = list(HOOK_FILES[agent])
+    hooks = [report(plan, rel, "hooks") for rel in rels]
+    out: dict[str, Any] = {"label": LABELS[agent], "hooks": hooks, "mcp": None, "todo": []}
+    if mcp and agent in MCP_FILES:
+        out["mcp"] = report(plan, MCP_FILES[agent], "mcp")
+    if installing:
+        out["todo"] = list(agentconf.TODO[agent])
+        if mcp:
+            extra = mcpconf.MCP_TODO.get(agent) or mcpconf.cline_mcp(str(plan.root))
+            out["todo"].append(extra)
+    return out

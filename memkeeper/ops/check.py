@@ -8,7 +8,8 @@ append-only file that no longer extends its ``HEAD`` version, and an append-only
 ``HEAD`` holds but the commit (or the working tree) deletes or empties; a private file staged
 for commit; merge-conflict markers, hidden text (``markdown/hiddentext.py``: bidi controls,
 zero-width and other invisible characters, ANSI escapes) and text that is not UTF-8 in
-managed files; and, when the state exists, open reconciliations.
+managed files; and, when the state exists, open reconciliations. It warns (never fails) when
+an agent's gate installed in the project cannot run on this machine (``fs/agentfiles.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import re
 from typing import TYPE_CHECKING
 
 from memkeeper.errors import Failed, Invalid, PolicyInvalid
+from memkeeper.fs.agentfiles import unrunnable_gates
 from memkeeper.fs.git import Git
 from memkeeper.fs.walk import managed_files
 from memkeeper.markdown.appendonly import first_changed_line
@@ -62,6 +64,7 @@ def check(
     if staged and not git.is_repo():
         raise Invalid(f"{root}: not a git repository — --staged judges what git would commit")
     policy, found, warnings = _policy(root, git, staged)
+    warnings += unrunnable_gates(root)  # an agent's gate that cannot start here (§4.16)
     checked: list[str] = []
     if policy is not None:
         files, unmanaged = _files(root, policy, git, paths, staged)

@@ -22,7 +22,7 @@ from memkeeper.ops.claims import LeaseTable
 from memkeeper.policy.loader import load_policy
 from memkeeper.records import ClaimView
 from memkeeper.regions import markers as regions
-from memkeeper.regions.render import Context, compile_region
+from memkeeper.regions.render import Context, RuleView, compile_region
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -199,11 +199,26 @@ def close_undone(ws: Workspace, rel: str, found: tuple[Region, ...], edited: lis
 
 
 def context(ws: Workspace, policy: Policy, claims: tuple[ClaimView, ...]) -> Context:
-    """Events and open reconciliations from the store, without anything about private files."""
+    """Events and open reconciliations from the store, without anything about private files,
+    and the policy's rules."""
     events = tuple(e for e in ws.store.events() if not _about_private(policy, e))
     open_ = ws.store.reconciliations()
     found = tuple(r for r in open_ if not is_private(policy, r.path))
-    return Context(events, claims, found)
+    return Context(events, claims, found, rule_views(policy))
+
+
+def rule_views(policy: Policy) -> tuple[RuleView, ...]:
+    """The policy's file rules, in order, as the ``howto`` region shows them."""
+    return tuple(
+        RuleView(
+            rule.path,
+            rule.file_class,
+            rule.strict,
+            tuple((key, s.owners, s.strict) for key, s in rule.sections.items()),
+            rule.entry_template,
+        )
+        for rule in policy.rules
+    )
 
 
 def live_claims(ws: Workspace, policy: Policy) -> tuple[ClaimView, ...]:

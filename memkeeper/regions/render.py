@@ -1,17 +1,18 @@
 """Rendering generated regions: built-in sources and policy templates over a frozen ``Context``.
 
 Pure. The shell (``regen``) gathers the events, live claims and open reconciliations, leaves
-out everything about private files, and hands them over; rendering the same context twice
-gives the same text. ``region.regenerated`` events are never shown: a regen that showed its
-own event would change the page again on every run. Every value is flattened to one line,
-stripped of hidden characters, with ``<`` escaped, so no rendered text can hold a marker.
+out everything about private files, adds the policy's file rules (for ``howto``), and hands
+them over; rendering the same context twice gives the same text. ``region.regenerated``
+events are never shown: a regen that showed its own event would change the page again on
+every run. Every value is flattened to one line, stripped of hidden characters, with ``<``
+escaped, so no rendered text can hold a marker.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from memkeeper.regions.markers import Region
     from memkeeper.regions.templates import Part, Query
 
+HOWTO = "howto"  # the built-in source that tells agents how to change each memory file
 NEVER_SHOWN = frozenset({"region.regenerated"})
 DEFAULT_EVENT_LIMIT = 10
 MAX_VALUE = 200
@@ -38,13 +40,27 @@ _EMPTY = {
 
 
 @dataclass(frozen=True, slots=True)
+class RuleView:
+    """One file rule of the policy as ``howto`` shows it: the glob as written, the class,
+    ``strict``, its section rules as ``(key, owners or None for anyone, strict)`` and the
+    entry template."""
+
+    path: str
+    file_class: str
+    strict: bool = False
+    sections: tuple[tuple[str, tuple[str, ...] | None, bool], ...] = ()
+    entry_template: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Context:
     """What regions are rendered from: events oldest first, the live claims and the open
-    reconciliations (none of them about a private file)."""
+    reconciliations (none of them about a private file), and the policy's rules in order."""
 
     events: tuple[Event, ...] = ()
     claims: tuple[ClaimView, ...] = ()
     reconciliations: tuple[Reconciliation, ...] = ()
+    rules: tuple[RuleView, ...] = ()
 
 
 Renderer = Callable[[Context], str]
@@ -57,6 +73,10 @@ def compile_region(region: Region, templates: Mapping[str, str], path: str) -> R
         if region.source in SOURCES:
             query = query_from([(region.source, None), *region.args])
             return lambda context: _checked(where, _block(query, context))
+        if region.source == HOWTO and HOWTO not in templates:  # a policy's own template wins
+            if region.args:
+                raise TemplateError("howto takes no arguments — keep only id=")
+            return lambda context: _checked(where, howto(context.rules))
         if region.source in templates:
             if region.args:
                 raise TemplateError("a template region takes no arguments — keep only id=")
@@ -65,7 +85,7 @@ def compile_region(region: Region, templates: Mapping[str, str], path: str) -> R
     except TemplateError as exc:
         what = f"region {region.id!r} (source {region.source!r}): {exc}"
         raise Invalid(f"{where}: {what}", path=path, line=region.start_line) from None
-    known = ", ".join([*SOURCES, *sorted(templates)])
+    known = ", ".join([*sorted({*SOURCES, HOWTO}), *sorted(templates)])
     raise Invalid(
         f"{where}: unknown source {region.source!r} — use one of {known}, or name a template "
         "under `templates:` in .memkeeper.yaml",
@@ -233,3 +253,99 @@ _DEFAULTS: dict[str, Callable[[list[dict[str, Any]]], list[str]]] = {
     "events": _events,
     "reconciliations": _reconciliations,
 }
+
+
+# -- howto: how to change each memory file ---------------------------------------------------
+
+_CLASSES = ("section-owned", "append-only", "generated", "private")
+_LEAD = (
+    "Several agents share these files; memkeeper keeps their changes from being lost. Never "
+    "rewrite a whole file: change it as its class says (the first pattern that matches wins)."
+)
+_STEPS = {
+    "section-owned": (
+        "- **section-owned**: change one section (a heading and its body) at a time, at the "
+        "rev you read it at. An edit of just the lines you change is fine too.",
+        "  - CLI: `memkeeper read PATH#KEY --json` (its `content` and `rev` N), then "
+        "`memkeeper patch PATH#KEY --expect-rev N --body-file -` with the new body on stdin; "
+        "`memkeeper sections PATH` lists the keys.",
+        "  - MCP: `memory_read(ref)`, then `memory_patch(ref, body, expect_rev)`; "
+        "`memory_sections(path)` lists the keys.",
+        "  - A stale rev is a conflict (exit 3, `status: conflict`) that carries the section as "
+        "it is now in `current`: merge your change into it and patch again with its `rev`.",
+    ),
+    "append-only": (
+        "- **append-only**: history. Add entries at the end; never change or delete one.",
+        '  - CLI: `memkeeper append PATH --text "…"` (or `--entry-file -` for stdin).',
+        "  - MCP: `memory_append(path, text)`.",
+    ),
+    "generated": (
+        "- **generated**: memkeeper renders the text between the `memkeeper:generated` and "
+        "`memkeeper:end` markers: never edit inside them (`memkeeper regen PATH` renders them "
+        "again); change the rest as a section-owned file.",
+    ),
+    "private": ("- **private**: personal or scratch notes: memkeeper does not coordinate them.",),
+}
+_CLAIMS = (
+    "Before a longer change, claim what you will touch and release it when done: "
+    "`memkeeper claim PATH#KEY --ttl 300` (it prints the claim's ID), `memkeeper release ID`; "
+    "MCP: `memory_claim(targets, ttl)`, `memory_release(id)`. A `busy` answer (exit 5) names "
+    "who holds it. Give the CLI `--agent NAME` (or set `MEMKEEPER_AGENT`) so the history "
+    "says who changed what."
+)
+
+
+def howto(rules: Sequence[RuleView]) -> str:
+    """Which memory files are which class, in the policy's order (a glob given twice is
+    shown once: its first rule is the one that matches), and how to change each class."""
+    first: dict[str, RuleView] = {}
+    for rule in rules:
+        first.setdefault(rule.path, rule)
+    shown = list(first.values())
+    if not shown:
+        return "_No memory files are managed: `.memkeeper.yaml` names none._\n"
+    lines = [_LEAD, "", "| files | class | notes |", "| --- | --- | --- |"]
+    lines += ["| " + " | ".join(_cell(c) for c in _row(rule)) + " |" for rule in shown]
+    present = {rule.file_class for rule in shown}
+    lines.append("")
+    lines += [step for name in _CLASSES if name in present for step in _STEPS[name]]
+    if present - {"private"}:
+        lines += ["", _CLAIMS]
+    return "\n".join(lines) + "\n"
+
+
+def _row(rule: RuleView) -> tuple[str, str, str]:
+    notes = []
+    if rule.strict:
+        notes.append("claims on it are strict (others' writes are refused)")
+    if rule.file_class == "append-only":
+        notes.append(
+            "give only the entry's text: memkeeper adds its heading"
+            if rule.entry_template
+            else "each entry brings its own heading"
+        )
+    for key, owners, strict in rule.sections:
+        who = "" if owners is None else _owners(owners)
+        tight = "claims are strict" if strict else ""
+        if who or tight:
+            notes.append(f"{code(key)}: {', '.join(n for n in (who, tight) if n)}")
+    return code(rule.path), clean(rule.file_class), "; ".join(notes)
+
+
+def _owners(owners: tuple[str, ...]) -> str:
+    if not owners:
+        return "nobody may change it"
+    return f"only {', '.join(clean(owner) for owner in owners)} may change it"
+
+
+def code(value: object) -> str:
+    """A value as one inline code span (fenced by more backticks than it holds)."""
+    text = clean(value)
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    fence = "`" * (longest + 1)
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")

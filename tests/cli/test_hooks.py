@@ -1,5 +1,6 @@
 """The hook verbs through ``main()``: ``hook claude-code`` speaks Claude Code's protocol on
-stdin and stdout and always exits 0; ``install-hooks`` installs the git pre-commit hook."""
+stdin and stdout and always exits 0; ``install-hooks`` installs the git pre-commit hook and
+the gates of the agents named (positionally), ``uninstall-hooks`` takes them out."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from memkeeper.cli.hooks import HOOK_KINDS
+import pytest
+
+from memkeeper.cli.hooks import _NAMES, HOOK_KINDS
+from memkeeper.fs.agentfiles import AGENTS
 from memkeeper.gate.install import MARKER
 
 TYPE_CHECKING = False
@@ -131,3 +135,42 @@ def test_install_hooks_with_claude_code_adds_the_gate_to_the_settings(
     settings = json.loads((sample / ".claude/settings.json").read_text())
     assert set(settings["hooks"]) == {"PreToolUse", "PostToolUse"}
     assert "Claude Code gate already in " in cli("install-hooks", "--claude-code").stdout
+
+
+def test_the_help_names_every_agent_install_hooks_sets_up() -> None:
+    assert ", ".join(AGENTS) + ", or all" == _NAMES  # spelled out for the hook's start-up
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["install-hooks", "--agent", "all"], "run: memkeeper install-hooks all"),
+        (["--agent", "codex", "install-hooks"], "run: memkeeper install-hooks codex"),
+        (["install-hooks", "vim"], "unknown agent 'vim' — name one or more of claude-code"),
+        (["install-hooks", "--mcp"], "--mcp registers the server for the agents named"),
+        (["uninstall-hooks", "emacs"], "unknown agent 'emacs'"),
+    ],
+)
+def test_agents_are_named_positionally_and_a_misreading_is_refused(
+    cli: Cli, sample: Path, argv: list[str], says: str
+) -> None:
+    done = cli(*argv)
+    assert done.code == 2
+    assert says in done.stderr
+    assert not (sample / ".git/hooks/pre-commit").exists()
+
+
+def test_install_hooks_names_agents_and_uninstall_hooks_takes_them_out(
+    cli: Cli, sample: Path
+) -> None:
+    done = cli("install-hooks", "codex", "cline", "--json")
+    assert done.code == 0, done.stderr
+    assert list(done.json["agents"]) == ["codex", "cline"]
+    assert "run /hooks once" in done.json["agents"]["codex"]["todo"][0]
+    assert (sample / ".codex/hooks.json").exists()
+    gone = cli("uninstall-hooks")
+    assert gone.code == 0, gone.stderr
+    assert gone.stdout.startswith("git pre-commit hook removed: ")
+    assert "Codex: deleted .codex/hooks.json\n" in gone.stdout
+    assert not (sample / ".codex").exists()
+    assert not (sample / ".git/hooks/pre-commit").exists()

@@ -160,6 +160,20 @@ def test_init_from_a_preset_says_it_created_the_policy(tmp_path: Path, cli: Cli)
     assert text.endswith("managed files: 1\n  section-owned  CLAUDE.md (2 sections)\n")
 
 
+def test_init_offers_the_howto_then_says_what_init_howto_did(cli: Cli) -> None:
+    lines = people(cli, "init").splitlines()
+    tip = "tip: `memkeeper init --howto` adds a section telling agents how to change each "
+    assert lines[2] == tip + "memory file to CLAUDE.md, AGENTS.md"
+    assert lines[3].startswith("managed files: ")
+    lines = people(cli, "init", "--howto").splitlines()
+    assert lines[2:5] == [
+        "howto CLAUDE.md: added",
+        "howto AGENTS.md: added",
+        "howto GEMINI.md: missing",
+    ]
+    assert people(cli, "init").splitlines()[2].startswith("managed files: ")  # all current
+
+
 def test_a_passing_check_counts_what_it_checked(cli: Cli) -> None:
     assert render("check", payload(cli, "check")) == (
         "ok: 6 managed file(s) checked, no violations\n"
@@ -276,13 +290,54 @@ def test_install_hooks_says_what_it_installed_and_kept() -> None:
         "git pre-commit hook installed: .git/hooks/pre-commit (runs memkeeper check --staged)",
         "  moved the existing hook to .git/hooks/pre-commit.legacy",
     ]
+    cline = {"label": "Cline", "mcp": None, "todo": ["Nothing in Cline."],
+             "hooks": [{"path": ".clinerules/hooks/PreToolUse", "changed": True,
+                        "kept": ".clinerules/hooks/PreToolUse.legacy"}]}  # fmt: skip
+    codex = {"label": "Codex", "todo": ["In Codex, run /hooks once."],
+             "hooks": [{"path": ".codex/hooks.json", "changed": False}],
+             "mcp": {"path": ".codex/config.toml", "changed": True}}  # fmt: skip
     again = {**fresh, "git_hook_changed": False, "moved_existing_hook": False,
-             "claude_settings": ".claude/settings.json", "settings_changed": False,
-             "claude_command": "memkeeper hook claude-code"}  # fmt: skip
+             "agents": {"codex": codex, "cline": cline}}  # fmt: skip
     assert render("install-hooks", again).splitlines()[1:] == [
         "  runs first: .git/hooks/pre-commit.legacy",
-        "Claude Code gate already in .claude/settings.json: memkeeper hook claude-code",
+        "Codex gate already in .codex/hooks.json",
+        "Codex MCP server added to .codex/config.toml",
+        "  to do: In Codex, run /hooks once.",
+        "Cline gate added to .clinerules/hooks/PreToolUse",
+        "  the hook that was there is kept as .clinerules/hooks/PreToolUse.legacy and runs first",
+        "  to do: Nothing in Cline.",
     ]
+
+
+def test_uninstall_hooks_says_what_it_took_out_and_put_back() -> None:
+    settings = ".gemini/settings.json"
+    gemini = {"label": "Gemini CLI", "todo": [],
+              "hooks": [{"path": settings, "changed": True, "deleted": True}],
+              "mcp": {"path": settings, "changed": True, "deleted": True}}  # fmt: skip
+    cline = {"label": "Cline", "mcp": None, "todo": [],
+             "hooks": [{"path": ".clinerules/hooks/PreToolUse", "changed": True, "deleted": True,
+                        "restored": ".clinerules/hooks/PreToolUse.legacy"}]}  # fmt: skip
+    cursor = {"label": "Cursor", "todo": [], "hooks": [{"path": ".cursor/hooks.json",
+              "changed": True}], "mcp": {"path": ".cursor/mcp.json", "changed": False}}  # fmt: skip
+    codex = {"label": "Codex", "todo": [], "hooks": [{"path": ".codex/hooks.json",
+             "changed": False}], "mcp": None}  # fmt: skip
+    agents = {"gemini": gemini, "cline": cline, "cursor": cursor, "codex": codex}
+    done = {"git_hook": ".git/hooks/pre-commit", "git_hook_removed": True,
+            "legacy_hook_restored": True, "agents": agents}  # fmt: skip
+    assert render("uninstall-hooks", done).splitlines() == [
+        "git pre-commit hook removed: .git/hooks/pre-commit",
+        "  put back the hook it had moved to pre-commit.legacy",
+        "Gemini CLI: deleted .gemini/settings.json",
+        "Cline: deleted .clinerules/hooks/PreToolUse",
+        "  put back .clinerules/hooks/PreToolUse.legacy as .clinerules/hooks/PreToolUse",
+        "Cursor: removed memkeeper's entries from .cursor/hooks.json",
+        "Codex: nothing of memkeeper's installed",
+    ]
+    kept = {"git_hook": ".git/hooks/pre-commit", "git_hook_removed": False,
+            "legacy_hook_restored": False, "agents": {}}  # fmt: skip
+    assert render("uninstall-hooks", kept) == (
+        "git pre-commit hook - nothing of memkeeper's at .git/hooks/pre-commit\n"
+    )
 
 
 def test_a_daemon_outcome_is_one_line_with_the_time_place_and_event() -> None:

@@ -175,9 +175,7 @@ def test_claude_code_settings_are_merged_once_keeping_what_was_there(sample: Pat
     assert loaded["hooks"]["PreToolUse"][0] == mine["hooks"]["PreToolUse"][0]
     for event in ("PreToolUse", "PostToolUse"):
         commands = [h["command"] for g in loaded["hooks"][event] for h in g["hooks"]]
-        assert [c for c in commands if c.endswith("hook claude-code")] == [
-            first.json["claude_command"]
-        ]
+        assert [c for c in commands if "hook claude-code" in c] == [first.json["claude_command"]]
     assert '\n    "model"' in merged
     again = run_cli(sample, "install-hooks", "--claude-code", "--json")
     assert again.json["settings_changed"] is False

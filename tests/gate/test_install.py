@@ -1,5 +1,7 @@
-"""``install-hooks``: the hook script, the settings.json merge, and the portable command
-the committed settings carry."""
+"""``install-hooks`` and ``uninstall-hooks``: the git hook script, the portable Claude Code
+command, and the plan — every file computed before any is written, each agent's files
+added to and taken out of again, a Cline hook of the user's kept and put back, a file
+memkeeper created deleted once nothing else is in it."""
 
 from __future__ import annotations
 
@@ -14,93 +16,186 @@ from typing import Any
 import pytest
 
 from memkeeper.errors import Invalid
+from memkeeper.fs.agentfiles import AGENTS
+from memkeeper.gate import clinehooks
 from memkeeper.gate.install import (
     CLAUDE_COMMAND,
     MARKER,
-    MATCHER,
     MISSING,
+    agent_names,
     hook_script,
     install,
     install_git_hook,
-    merge_settings,
+    uninstall,
+    uninstall_git_hook,
 )
 from tests.conftest import MEMKEEPER
-
-COMMAND = "memkeeper hook claude-code"
-
-
-def ours(settings: dict[str, Any], event: str) -> list[dict[str, Any]]:
-    return [
-        group
-        for group in settings["hooks"][event]
-        if any("hook claude-code" in h["command"] for h in group["hooks"])
-    ]
-
-
-def test_settings_are_created_with_both_hooks() -> None:
-    settings = json.loads(merge_settings(None, COMMAND))
-    for event in ("PreToolUse", "PostToolUse"):
-        assert settings["hooks"][event] == [
-            {"matcher": MATCHER, "hooks": [{"type": "command", "command": COMMAND}]}
-        ]
-
-
-def test_merging_keeps_every_other_key_and_hook_and_the_indentation() -> None:
-    text = (
-        '{\n    "model": "opus",\n    "hooks": {\n        "PreToolUse": [\n'
-        '            {"matcher": "Bash", "hooks": [{"type": "command", "command": "lint"}]}\n'
-        '        ],\n        "Stop": [{"hooks": [{"type": "command", "command": "say"}]}]\n'
-        "    },\n"
-        '    "permissions": {"deny": ["Read(.env)"]}\n}\n'
-    )
-    merged = merge_settings(text, COMMAND)
-    settings = json.loads(merged)
-    assert list(settings) == ["model", "hooks", "permissions"]
-    assert settings["permissions"] == {"deny": ["Read(.env)"]}
-    assert settings["hooks"]["Stop"] == [{"hooks": [{"type": "command", "command": "say"}]}]
-    assert settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"] == "lint"
-    assert len(ours(settings, "PreToolUse")) == len(ours(settings, "PostToolUse")) == 1
-    assert '\n    "model"' in merged
-    assert merged.endswith("}\n")
-
-
-def test_merging_again_changes_nothing() -> None:
-    once = merge_settings('{"hooks": {}}', COMMAND)
-    assert merge_settings(once, COMMAND) == once
-
-
-def test_an_entry_already_there_is_updated_in_place_not_repeated() -> None:
-    old = merge_settings(None, "/old/venv/bin/memkeeper hook claude-code")
-    settings = json.loads(merge_settings(old, COMMAND))
-    assert [g["hooks"][0]["command"] for g in ours(settings, "PreToolUse")] == [COMMAND]
-
-
-def test_tabs_stay_tabs() -> None:
-    assert '\n\t"hooks"' in merge_settings('{\n\t"model": "x"\n}\n', COMMAND)
-
-
-@pytest.mark.parametrize(
-    ("text", "says"),
-    [
-        ('{"hooks": [}', "settings.json:1:12: not valid JSON"),
-        ("[]", "not a JSON object"),
-        ('{"hooks": []}', '"hooks" is not an object'),
-        ('{"hooks": {"PreToolUse": {}}}', '"hooks".PreToolUse is not a list'),
-    ],
-)
-def test_settings_memkeeper_cannot_merge_are_a_usage_error(text: str, says: str) -> None:
-    with pytest.raises(Invalid) as caught:
-        merge_settings(text, COMMAND, ".claude/settings.json")
-    assert says in caught.value.message
 
 
 def fake_git(args: Any, cwd: Path) -> tuple[int, bytes]:
     return 0, b".git/hooks\n"
 
 
+def no_git(args: Any, cwd: Path) -> tuple[int, bytes]:
+    return 128, b""
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+# -- naming the agents ----------------------------------------------------------------------------
+
+
+def test_all_names_every_agent_once_in_order() -> None:
+    assert agent_names(["all"]) == list(AGENTS)
+    assert agent_names(["cursor", "codex", "cursor"]) == ["codex", "cursor"]
+    assert agent_names([]) == []
+
+
+def test_an_unknown_agent_is_a_usage_error_naming_the_known_ones() -> None:
+    with pytest.raises(Invalid) as caught:
+        agent_names(["codex", "vim"])
+    assert caught.value.message.startswith("unknown agent 'vim' — name one or more of claude-code")
+
+
+# -- installing and uninstalling agents -----------------------------------------------------------
+
+
+def test_without_agents_only_the_git_hook_is_installed(tmp_path: Path) -> None:
+    done = install(tmp_path, python="/py", run=fake_git)
+    assert done["agents"] == {}
+    assert set(files(tmp_path)) == {".git/hooks/pre-commit"}
+
+
+def test_install_creates_each_agents_files_and_uninstall_deletes_them(tmp_path: Path) -> None:
+    install(tmp_path, AGENTS, mcp=True, python="/py", run=fake_git)
+    made = set(files(tmp_path)) - {".git/hooks/pre-commit"}
+    assert made == {
+        ".claude/settings.json",
+        ".mcp.json",
+        ".codex/hooks.json",
+        ".codex/config.toml",
+        ".gemini/settings.json",
+        ".github/hooks/memkeeper.json",
+        ".vscode/mcp.json",
+        ".clinerules/hooks/PreToolUse",
+        ".clinerules/hooks/PostToolUse",
+        ".cursor/hooks.json",
+        ".cursor/mcp.json",
+    }
+    assert os.access(tmp_path / ".clinerules/hooks/PreToolUse", os.X_OK)
+    done = uninstall(tmp_path, run=fake_git)
+    assert files(tmp_path) == {}
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".git"]  # directories pruned too
+    assert done["git_hook_removed"] is True
+    assert all(f.get("deleted") for a in done["agents"].values() for f in a["hooks"])
+
+
+def test_a_file_holding_more_than_memkeepers_entries_is_kept(tmp_path: Path) -> None:
+    install(tmp_path, ["cursor"], python="/py", run=fake_git)
+    hooks = tmp_path / ".cursor/hooks.json"
+    added = hooks.read_text().replace('"version": 1,', '"version": 1,\n  "mine": true,')
+    hooks.write_text(added)
+    done = uninstall(tmp_path, ["cursor"], run=fake_git)
+    assert hooks.read_text() == '{\n  "version": 1,\n  "mine": true\n}\n'
+    assert done["agents"]["cursor"]["hooks"] == [{"path": ".cursor/hooks.json", "changed": True}]
+
+
+def test_uninstalling_what_is_not_there_changes_nothing(tmp_path: Path) -> None:
+    (tmp_path / ".codex").mkdir()
+    (tmp_path / ".codex/hooks.json").write_text("{}\n")
+    done = uninstall(tmp_path, ["codex", "cline"], run=no_git)
+    assert files(tmp_path) == {".codex/hooks.json": b"{}\n"}  # not memkeeper's: kept
+    assert done["git_hook"] is None
+    assert done["agents"]["cline"]["hooks"][0] == {
+        "path": ".clinerules/hooks/PreToolUse",
+        "changed": False,
+    }
+    everything = uninstall(tmp_path, run=no_git)  # outside git: no git hook to take out
+    assert everything["git_hook"] is None
+    assert list(everything["agents"]) == list(AGENTS)
+
+
+def test_a_file_memkeeper_cannot_edit_stops_everything_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".cursor").mkdir()
+    (tmp_path / ".cursor/hooks.json").write_text('{"hooks": \n')
+    with pytest.raises(Invalid) as caught:
+        install(tmp_path, AGENTS, python="/py", run=fake_git)
+    assert ".cursor/hooks.json:2:1: not valid JSON" in caught.value.message
+    assert files(tmp_path) == {".cursor/hooks.json": b'{"hooks": \n'}
+
+
+def test_a_symlinked_settings_file_is_not_written_through(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "dotfiles.json"
+    elsewhere.write_text("{}\n")
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude/settings.json").symlink_to(elsewhere)
+    with pytest.raises(Invalid, match=r"\.claude/settings\.json: is a symlink"):
+        install(tmp_path, ["claude-code"], python="/py", run=fake_git)
+    assert elsewhere.read_text() == "{}\n"
+
+
+def test_a_users_cline_hook_is_kept_as_legacy_and_put_back(tmp_path: Path) -> None:
+    hooks = tmp_path / ".clinerules/hooks"
+    hooks.mkdir(parents=True)
+    (hooks / "PreToolUse").write_text("#!/bin/sh\necho '{}'\n")
+    (hooks / "PreToolUse").chmod(0o700)
+    first = install(tmp_path, ["cline"], python="/py", run=fake_git)
+    second = install(tmp_path, ["cline"], python="/py", run=fake_git)
+    assert (hooks / "PreToolUse.legacy").read_text() == "#!/bin/sh\necho '{}'\n"
+    assert (hooks / "PreToolUse").read_text() == clinehooks.script("PreToolUse")
+    assert first["agents"]["cline"]["hooks"][0]["kept"] == ".clinerules/hooks/PreToolUse.legacy"
+    assert second["agents"]["cline"]["hooks"][0] == {
+        "path": ".clinerules/hooks/PreToolUse",
+        "changed": False,
+    }
+    done = uninstall(tmp_path, ["cline"], run=fake_git)
+    assert sorted(p.name for p in hooks.iterdir()) == ["PreToolUse"]
+    assert (hooks / "PreToolUse").read_text() == "#!/bin/sh\necho '{}'\n"
+    assert (hooks / "PreToolUse").stat().st_mode & 0o777 == 0o700
+    assert done["agents"]["cline"]["hooks"][0]["restored"] == ".clinerules/hooks/PreToolUse.legacy"
+
+
+def test_two_hooks_of_the_users_in_clines_place_are_refused(tmp_path: Path) -> None:
+    hooks = tmp_path / ".clinerules/hooks"
+    hooks.mkdir(parents=True)
+    for name in ("PostToolUse", "PostToolUse.legacy"):
+        (hooks / name).write_text("#!/bin/sh\n")
+    with pytest.raises(Invalid, match=r"PostToolUse\.legacy are both there"):
+        install(tmp_path, ["cline"], python="/py", run=fake_git)
+
+
+def test_clinerules_as_a_file_is_refused_with_the_fix(tmp_path: Path) -> None:
+    (tmp_path / ".clinerules").write_text("Use tabs.\n")
+    with pytest.raises(Invalid, match=r"\.clinerules: is a file — Cline's hooks live in"):
+        install(tmp_path, ["cline"], python="/py", run=fake_git)
+    assert (tmp_path / ".clinerules").read_text() == "Use tabs.\n"
+
+
+def test_the_git_hook_it_moved_is_put_back_and_a_foreign_one_stays(tmp_path: Path) -> None:
+    (tmp_path / "pre-commit").write_text("#!/bin/sh\necho theirs\n")
+    install_git_hook(tmp_path, "/py")
+    done = uninstall_git_hook(tmp_path)
+    assert (done["git_hook_removed"], done["legacy_hook_restored"]) == (True, True)
+    assert files(tmp_path) == {"pre-commit": b"#!/bin/sh\necho theirs\n"}
+    again = uninstall_git_hook(tmp_path)
+    assert (again["git_hook_removed"], again["legacy_hook_restored"]) == (False, False)
+    assert files(tmp_path) == {"pre-commit": b"#!/bin/sh\necho theirs\n"}
+
+
+# -- the Claude Code settings (the --claude-code days' keys) --------------------------------------
+
+
 def absolute_paths(command: str) -> set[str]:
     """The absolute paths a shell command names (not ones under a variable, like
-    ``"$CLAUDE_PROJECT_DIR/…"``)."""
+    ``"${CLAUDE_PROJECT_DIR:-…}/…"``)."""
     return set(re.findall(r"(?:^|[\s'\"=>|;(])(/[^\s'\";)]*)", command))
 
 
@@ -108,24 +203,28 @@ def test_the_settings_name_no_path_of_this_machine_even_off_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no memkeeper on PATH
-    done = install(tmp_path, claude_code=True, python=sys.executable, run=fake_git)
+    done = install(tmp_path, ["claude-code"], python=sys.executable, run=fake_git)
     text = (tmp_path / ".claude" / "settings.json").read_text()
     settings = json.loads(text)
     commands = {
-        h["command"] for e in ("PreToolUse", "PostToolUse") for h in ours(settings, e)[0]["hooks"]
+        h["command"]
+        for e in ("PreToolUse", "PostToolUse")
+        for h in settings["hooks"][e][0]["hooks"]
     }
     assert commands == {CLAUDE_COMMAND} == {done["claude_command"]}
+    assert done["settings_changed"] is True
     for here in (sys.executable, str(Path(sys.executable).parent), str(tmp_path), os.getcwd()):
         assert here not in text
     assert absolute_paths(CLAUDE_COMMAND) == {"/dev/null"}
-    assert CLAUDE_COMMAND.endswith('exec "$m" hook claude-code')
+    assert 'exec "$m" hook claude-code;' in CLAUDE_COMMAND
 
 
-def run_command(stdin: str, **env: str) -> subprocess.CompletedProcess[str]:
+def run_command(stdin: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
     """The settings' command, run as Claude Code runs it: by a shell, the hook's JSON in."""
     return subprocess.run(
         ["/bin/sh", "-c", CLAUDE_COMMAND],
         input=stdin,
+        cwd=cwd,
         env={"PATH": "/usr/bin:/bin", **env},
         capture_output=True,
         text=True,
@@ -138,23 +237,41 @@ PRE = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_in
 
 
 @pytest.mark.e2e
-def test_without_memkeeper_each_tool_call_asks_instead_of_the_gate_vanishing() -> None:
-    done = run_command(PRE)
+def test_without_memkeeper_each_tool_call_asks_instead_of_the_gate_vanishing(
+    tmp_path: Path,
+) -> None:
+    done = run_command(PRE, tmp_path)
     assert done.returncode == 0
     out = json.loads(done.stdout)["hookSpecificOutput"]
     assert (out["permissionDecision"], out["permissionDecisionReason"]) == ("ask", MISSING)
-    post = run_command(PRE.replace("PreToolUse", "PostToolUse"))
+    post = run_command(PRE.replace("PreToolUse", "PostToolUse"), tmp_path)
     assert (post.returncode, post.stdout) == (0, "")
 
 
 @pytest.mark.e2e
 def test_memkeeper_is_found_on_path_or_in_the_projects_venv(tmp_path: Path) -> None:
-    on_path = run_command(PRE, PATH=f"{Path(MEMKEEPER).parent}:/usr/bin:/bin")
+    on_path = run_command(PRE, tmp_path, PATH=f"{Path(MEMKEEPER).parent}:/usr/bin:/bin")
     assert (on_path.returncode, on_path.stdout, on_path.stderr) == (0, "", "")
     (tmp_path / ".venv" / "bin").mkdir(parents=True)
     (tmp_path / ".venv" / "bin" / "memkeeper").symlink_to(MEMKEEPER)
-    in_venv = run_command(PRE, CLAUDE_PROJECT_DIR=str(tmp_path))
+    in_venv = run_command(PRE, Path("/"), CLAUDE_PROJECT_DIR=str(tmp_path))
     assert (in_venv.returncode, in_venv.stdout, in_venv.stderr) == (0, "", "")
+    subdir = tmp_path / "src"
+    subdir.mkdir()
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    from_git = subprocess.run(  # no CLAUDE_PROJECT_DIR (Copilot, Cursor): the worktree's top
+        ["/bin/sh", "-c", CLAUDE_COMMAND],
+        input=PRE,
+        cwd=subdir,
+        env={"PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (from_git.returncode, from_git.stdout, from_git.stderr) == (0, "", "")
+
+
+# -- the git hook ---------------------------------------------------------------------------------
 
 
 def test_the_hook_script_names_the_interpreter_and_runs_the_legacy_hook_first() -> None:

@@ -406,6 +406,20 @@ def test_unmanaged_paths_and_a_missing_policy_are_warnings(cli: Cli, sample: Pat
     assert bare.json["warnings"][0].startswith("no .memkeeper.yaml")
 
 
+def test_a_gate_that_cannot_run_here_is_a_warning_also_when_check_fails(
+    sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no memkeeper, and the sample has no .venv
+    (sample / ".codex").mkdir()
+    (sample / ".codex/hooks.json").write_text('{"command": "memkeeper hook codex"}\n')
+    gate = ".codex/hooks.json: the Codex gate cannot run on this machine"
+    assert check(sample)["warnings"][0].startswith(gate)
+    (sample / "memory/decisions.md").write_text("<<<<<<< ours\n")
+    with pytest.raises(Failed) as caught:
+        check(sample, ["memory/decisions.md"])
+    assert caught.value.fields["warnings"][0].startswith(gate)
+
+
 def test_staged_judges_the_committed_history_of_a_root_below_the_top_of_the_repository(
     tmp_path: Path,
 ) -> None:

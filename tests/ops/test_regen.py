@@ -234,3 +234,21 @@ def test_a_hand_edit_that_became_the_rendered_text_closes_and_is_rendered(
     assert result.edited == ()
     assert not any(r.edited(path.read_bytes()) for r in parse(path.read_bytes(), STATUS))
     assert region_text(sample, "claims") == rec.generated
+
+
+def test_a_howto_region_shows_the_policy_and_follows_its_edits(
+    memory: Memory, sample: Path
+) -> None:
+    path = sample / STATUS
+    markers = "<!-- memkeeper:generated source=howto -->\n<!-- memkeeper:end -->\n"
+    path.write_text(path.read_text() + "\n## How to\n\n" + markers)
+    (result,) = memory.regen()
+    assert "howto" in result.rendered
+    assert "| `memory/decisions.md` | append-only |" in region_text(sample, "howto")
+    assert "GEMINI.md" not in region_text(sample, "howto")
+    policy = sample / ".memkeeper.yaml"
+    rule = "  - path: GEMINI.md\n    class: section-owned\n"
+    policy.write_text(policy.read_text().replace("leases:", rule + "leases:", 1))
+    (again,) = memory.regen()
+    assert again.rendered == ("howto",)
+    assert "| `GEMINI.md` | section-owned |" in region_text(sample, "howto")

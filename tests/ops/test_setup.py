@@ -1,5 +1,6 @@
 """``init`` and ``status``: writing a preset policy only when there is none, creating the
-memory home, indexing every managed file, and describing the files with their classes."""
+memory home, indexing every managed file, and describing the files with their classes;
+``init --howto`` and the howto section of the agents' instruction files."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from typing import Any
 import pytest
 
 from memkeeper import Invalid, Memory
-from memkeeper.ops.setup import init, status
+from memkeeper.ops.setup import HOWTO_HEADING, init, status
 from memkeeper.policy.presets import preset_bytes
+from memkeeper.regions.markers import parse
+from tests.conftest import tree_bytes
 
 POLICY = ".memkeeper.yaml"
 
@@ -123,3 +126,146 @@ def test_status_follows_an_edited_policy(memory: Memory, sample: Path) -> None:
     path = sample / POLICY
     path.write_text(path.read_text().replace("  - path: AGENTS.md\n    class: section-owned\n", ""))
     assert "AGENTS.md" not in paths(status(memory.workspace))
+
+
+# -- init --howto ----------------------------------------------------------------------------
+
+
+def howto(payload: dict[str, Any]) -> dict[str, str]:
+    return {entry["path"]: entry["state"] for entry in payload["howto"]}
+
+
+def howto_text(root: Path, rel: str) -> str:
+    data = (root / rel).read_bytes()
+    (region,) = [r for r in parse(data, rel) if r.source == "howto"]
+    return region.text(data).decode()
+
+
+def edit_policy(root: Path, old: str, new: str) -> None:
+    path = root / POLICY
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+GEMINI_RULE = "  - path: GEMINI.md\n    class: section-owned\n"
+
+
+def test_init_offers_the_howto_and_writes_nothing_without_the_flag(
+    memory: Memory, sample: Path
+) -> None:
+    before = tree_bytes(sample)
+    payload = init(memory.workspace, None)
+    assert payload["howto"] == [
+        {"path": "CLAUDE.md", "state": "absent"},
+        {"path": "AGENTS.md", "state": "absent"},
+    ]
+    assert tree_bytes(sample) == before
+
+
+def test_init_howto_adds_a_last_section_to_each_agent_file(memory: Memory, sample: Path) -> None:
+    old = {rel: (sample / rel).read_bytes() for rel in ("CLAUDE.md", "AGENTS.md")}
+    revs = {rel: {s.key: s.rev for s in memory.sections(rel)} for rel in old}
+    payload = init(memory.workspace, None, add_howto=True)
+    assert howto(payload) == {"CLAUDE.md": "added", "AGENTS.md": "added", "GEMINI.md": "missing"}
+    for rel, before in old.items():
+        after = (sample / rel).read_bytes()
+        assert after.startswith(before)  # nothing above it changes
+        added = after[len(before) :].decode()
+        assert added.startswith(f"<!-- memkeeper:section id=memkeeper-howto -->\n{HOWTO_HEADING}\n")
+        assert "| `memory/decisions.md` | append-only |" in howto_text(sample, rel)
+        sections = {s.key: s.rev for s in memory.sections(rel)}
+        assert sections == {**revs[rel], "memkeeper-howto": 1}  # the others keep their revs
+    patched = [(e.type, e.path, e.section) for e in memory.events()]
+    assert patched == [
+        ("section.patched", "CLAUDE.md", "memkeeper-howto"),
+        ("section.patched", "AGENTS.md", "memkeeper-howto"),
+    ]
+    assert memory.read("AGENTS.md#memkeeper-howto").content.startswith("\n<!-- memkeeper:")
+
+
+def test_a_second_init_howto_changes_nothing(memory: Memory, sample: Path) -> None:
+    init(memory.workspace, None, add_howto=True)
+    before, events = tree_bytes(sample), memory.events()
+    states = {p: memory.workspace.store.file_state(p) for p in ("CLAUDE.md", "AGENTS.md")}
+    again = init(memory.workspace, None, add_howto=True)
+    assert howto(again) == {"CLAUDE.md": "current", "AGENTS.md": "current", "GEMINI.md": "missing"}
+    assert tree_bytes(sample) == before
+    assert memory.events() == events
+    assert {p: memory.workspace.store.file_state(p) for p in states} == states
+    assert howto(init(memory.workspace, None)) == {"CLAUDE.md": "current", "AGENTS.md": "current"}
+
+
+def test_init_howto_brings_a_stale_region_up_to_date_in_place(memory: Memory, sample: Path) -> None:
+    init(memory.workspace, None, add_howto=True)
+    edit_policy(sample, "leases:", GEMINI_RULE + "leases:")
+    assert howto(init(memory.workspace, None))["AGENTS.md"] == "stale"
+    before = (sample / "AGENTS.md").read_bytes()
+    assert howto(init(memory.workspace, None, add_howto=True))["AGENTS.md"] == "updated"
+    after = (sample / "AGENTS.md").read_bytes()
+    assert "| `GEMINI.md` | section-owned |" in howto_text(sample, "AGENTS.md")
+    assert after.count(HOWTO_HEADING.encode()) == 1
+    head = before[: before.index(b"<!-- memkeeper:generated")]
+    assert after.startswith(head)
+    assert memory.read("AGENTS.md#memkeeper-howto").rev == 2
+
+
+def test_init_howto_leaves_a_hand_edited_region_alone(memory: Memory, sample: Path) -> None:
+    init(memory.workspace, None, add_howto=True)
+    path = sample / "CLAUDE.md"
+    path.write_text(path.read_text().replace("Several agents share", "We share"))
+    edit_policy(sample, "leases:", GEMINI_RULE + "leases:")
+    before = path.read_bytes()
+    (entry,) = [
+        e for e in init(memory.workspace, None, add_howto=True)["howto"] if e["path"] == "CLAUDE.md"
+    ]
+    assert entry["state"] == "edited"
+    assert "edited by hand" in entry["reason"]
+    assert path.read_bytes() == before
+
+
+def test_init_howto_writes_in_the_files_line_endings(memory: Memory, sample: Path) -> None:
+    path = sample / "AGENTS.md"
+    path.write_bytes(b"# Agents\r\n\r\nBe kind.")  # CRLF, no final newline
+    init(memory.workspace, None, add_howto=True)
+    data = path.read_bytes()
+    assert data.startswith(b"# Agents\r\n\r\nBe kind.\r\n<!-- memkeeper:section id=memkeeper-howto")
+    assert b"\n" not in data.replace(b"\r\n", b"")
+    assert howto(init(memory.workspace, None, add_howto=True))["AGENTS.md"] == "current"
+
+
+def test_init_howto_writes_an_unmanaged_file_and_skips_a_symlink(
+    memory: Memory, sample: Path
+) -> None:
+    (sample / "GEMINI.md").write_text("# Gemini\n")
+    (sample / "CLAUDE.md").unlink()
+    (sample / "CLAUDE.md").symlink_to("AGENTS.md")
+    payload = init(memory.workspace, None, add_howto=True)
+    assert howto(payload) == {"CLAUDE.md": "skipped", "AGENTS.md": "added", "GEMINI.md": "added"}
+    assert "symlink" in payload["howto"][0]["reason"]
+    assert HOWTO_HEADING in (sample / "GEMINI.md").read_text()
+    assert (sample / "CLAUDE.md").read_text().count(HOWTO_HEADING) == 1  # through the link
+    assert all(e.path != "GEMINI.md" for e in memory.events())  # unmanaged: no events
+
+
+def test_init_howto_skips_a_file_whose_markers_are_broken(memory: Memory, sample: Path) -> None:
+    path = sample / "AGENTS.md"
+    path.write_text("# Agents\n\n<!-- memkeeper:generated source=claims -->\n")
+    before = path.read_bytes()
+    (entry,) = [
+        e for e in init(memory.workspace, None, add_howto=True)["howto"] if e["path"] == "AGENTS.md"
+    ]
+    assert entry["state"] == "skipped"
+    assert entry["reason"].startswith("AGENTS.md:3: start marker without an end marker")
+    assert path.read_bytes() == before
+
+
+def test_init_howto_in_a_generated_file_is_what_regen_renders(memory: Memory, sample: Path) -> None:
+    edit_policy(sample, "/CLAUDE.md\n    class: section-owned", "/CLAUDE.md\n    class: generated")
+    init(memory.workspace, None, add_howto=True)
+    (result,) = memory.regen("CLAUDE.md")
+    assert (result.unchanged, result.written) == (("howto",), False)
+    edit_policy(sample, "leases:", GEMINI_RULE + "leases:")
+    (result,) = memory.regen("CLAUDE.md")
+    assert result.rendered == ("howto",)
+    assert howto(init(memory.workspace, None))["CLAUDE.md"] == "current"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ast
+import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -11,9 +14,11 @@ from hypothesis import strategies as st
 from memkeeper.errors import Invalid
 from memkeeper.events import make_event
 from memkeeper.markdown.hiddentext import hidden_characters
+from memkeeper.ops.regen import rule_views
+from memkeeper.policy.loader import parse_policy
 from memkeeper.records import ClaimView, Reconciliation
 from memkeeper.regions.markers import looks_like_marker, parse
-from memkeeper.regions.render import Context, clean, compile_region
+from memkeeper.regions.render import Context, RuleView, clean, code, compile_region, howto
 
 if TYPE_CHECKING:
     from memkeeper.records import Event
@@ -106,7 +111,7 @@ def test_an_unknown_source_names_the_line_and_the_known_ones() -> None:
     with pytest.raises(Invalid) as caught:
         render("source=weather", Context(), {"team": "x"})
     assert caught.value.message.startswith("s.md:1: unknown source 'weather'")
-    assert "claims, events, reconciliations, team" in caught.value.message
+    assert "claims, events, howto, reconciliations, team" in caught.value.message
 
 
 def test_a_bad_filter_on_a_marker_names_the_line() -> None:
@@ -147,3 +152,168 @@ def test_clean_flattens_escapes_and_truncates() -> None:
     assert clean({"b": 1, "a": [True]}) == '{"a": [true], "b": 1}'
     assert clean(None) == ""
     assert len(clean("x" * 500)) == 200
+
+
+# -- howto: how to change each memory file ----------------------------------------------------
+
+SAMPLE_RULES = (
+    RuleView("/CLAUDE.md", "section-owned", sections=(("release-process", ("human",), True),)),
+    RuleView("memory/decisions.md", "append-only", entry_template="## {date}\n\n{text}\n"),
+    RuleView("memory/risks.md", "append-only"),
+    RuleView("memory/status.md", "generated", strict=True),
+    RuleView("memory/scratch/**", "private"),
+    RuleView("memory/**", "section-owned"),
+)
+ROW = re.compile(r"\| (`+) ?(.*?) ?\1 \| ([a-z-]+) \| (.*) \|")
+
+
+def rows(text: str) -> list[tuple[str, str, str]]:
+    """The table's rows as (glob, class, notes), the glob's code span and cell escapes undone."""
+    found = [ROW.fullmatch(line) for line in text.splitlines() if line.startswith("| `")]
+    return [(m[2].replace("\\|", "|"), m[3], m[4].strip()) for m in found if m is not None]
+
+
+def test_howto_lists_every_rule_in_policy_order_with_its_class_and_notes() -> None:
+    text = render("source=howto", Context(rules=SAMPLE_RULES))
+    owned = "`release-process`: only human may change it, claims are strict"
+    assert rows(text) == [
+        ("/CLAUDE.md", "section-owned", owned),
+        (
+            "memory/decisions.md",
+            "append-only",
+            "give only the entry's text: memkeeper adds its heading",
+        ),
+        ("memory/risks.md", "append-only", "each entry brings its own heading"),
+        ("memory/status.md", "generated", "claims on it are strict (others' writes are refused)"),
+        ("memory/scratch/**", "private", ""),
+        ("memory/**", "section-owned", ""),
+    ]
+    assert "(the first pattern that matches wins)" in text
+
+
+def test_howto_spells_each_change_for_the_cli_and_for_mcp() -> None:
+    text = render("source=howto", Context(rules=SAMPLE_RULES))
+    for spelling in (
+        "`memkeeper read PATH#KEY --json`",
+        "`memkeeper patch PATH#KEY --expect-rev N --body-file -`",
+        '`memkeeper append PATH --text "…"`',
+        "`memkeeper claim PATH#KEY --ttl 300`",
+        "`memkeeper release ID`",
+        "`memory_read(ref)`",
+        "`memory_patch(ref, body, expect_rev)`",
+        "`memory_append(path, text)`",
+        "`memory_claim(targets, ttl)`",
+        "`memory_release(id)`",
+        "`status: conflict`",
+        "`current`",
+    ):
+        assert spelling in text
+
+
+def server_tools() -> dict[str, set[str]]:
+    """The MCP tools ``memkeeper mcp`` registers with their arguments, read from its source
+    (the SDK is an optional extra)."""
+    source = Path(__file__).resolve().parents[2] / "memkeeper" / "mcpserver" / "server.py"
+    nodes = ast.walk(ast.parse(source.read_text()))
+    found = [n for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    return {f.name: {a.arg for a in f.args.args} for f in found if f.name.startswith("memory_")}
+
+
+def test_howto_names_only_mcp_tools_and_arguments_the_server_has() -> None:
+    text = render("source=howto", Context(rules=SAMPLE_RULES))
+    tools = server_tools()
+    named = re.findall(r"`(memory_\w+)\(([^)]*)\)`", text)
+    assert {name for name, _ in named} >= {"memory_read", "memory_patch", "memory_append"}
+    for name, args in named:
+        assert name in tools
+        assert {a.strip() for a in args.split(",") if a.strip()} <= tools[name], name
+
+
+def test_howto_explains_only_the_classes_the_policy_uses() -> None:
+    text = render("source=howto", Context(rules=(RuleView("notes/**", "append-only"),)))
+    assert "**append-only**" in text
+    assert "**section-owned**" not in text
+    assert "**generated**" not in text
+    assert "memkeeper claim" in text
+    private = render("source=howto", Context(rules=(RuleView("tmp/**", "private"),)))
+    assert "memkeeper claim" not in private  # nothing there to coordinate
+
+
+def test_howto_of_a_policy_that_manages_nothing_says_so() -> None:
+    assert render("source=howto", Context()) == (
+        "_No memory files are managed: `.memkeeper.yaml` names none._\n"
+    )
+
+
+def test_howto_shows_a_glob_given_twice_once_with_the_rule_that_matches() -> None:
+    rules = (RuleView("a.md", "private"), RuleView("a.md", "section-owned"))
+    assert [(glob, kind) for glob, kind, _ in rows(howto(rules))] == [("a.md", "private")]
+
+
+def test_howto_names_the_owners_of_a_section_or_says_nobody() -> None:
+    sections = (("x", (), False), ("y", ("h", "a"), False), ("z", None, False))
+    (row,) = rows(howto((RuleView("a.md", "section-owned", sections=sections),)))
+    assert row[2] == "`x`: nobody may change it; `y`: only h, a may change it"
+
+
+def test_howto_is_deterministic_and_ignores_events_and_claims() -> None:
+    plain = render("source=howto", Context(rules=SAMPLE_RULES))
+    busy = render("source=howto", Context(LOG, (CLAIM,), (), SAMPLE_RULES))
+    assert plain == busy == render("source=howto", Context(rules=SAMPLE_RULES))
+
+
+def test_howto_takes_no_filters_but_an_id() -> None:
+    with pytest.raises(Invalid, match=r"s\.md:1: region 'howto'.*howto takes no arguments"):
+        render("source=howto limit=3", Context())
+    assert render("id=guide source=howto", Context()).startswith("_No memory files")
+
+
+def test_a_policy_template_named_howto_takes_its_place() -> None:
+    templates = {"howto": "Ask Ann.\n"}
+    assert render("source=howto", Context(rules=SAMPLE_RULES), templates) == "Ask Ann.\n"
+
+
+def test_code_spans_hold_backticks_and_table_cells_hold_pipes() -> None:
+    assert code("a.md") == "`a.md`"
+    assert code("a`b") == "``a`b``"
+    assert code("`a") == "`` `a ``"
+    (row,) = rows(howto((RuleView("x|y.md", "private"),)))
+    assert row[0] == "x|y.md"
+
+
+@settings(max_examples=200, deadline=None)
+@given(globs=st.lists(HOSTILE, min_size=1, max_size=5))
+def test_no_policy_text_can_break_out_of_the_howto_region(globs: list[str]) -> None:
+    rules = tuple(RuleView(g, "section-owned", sections=((g, (g,), True),)) for g in globs)
+    text = howto(rules)
+    assert not any(looks_like_marker(line.encode()) for line in text.splitlines())
+    assert hidden_characters(text) == []
+    table = [line for line in text.splitlines() if line.startswith("| ")]
+    assert len(table) == 2 + len(dict.fromkeys(globs))  # the header, its rule, a row per glob
+
+
+SEGMENT = st.text(alphabet="abcxyz019_-.*", min_size=1, max_size=6).filter(
+    lambda s: s not in (".", "..")
+)
+GLOB = st.builds(
+    lambda lead, parts: lead + "/".join(parts),
+    st.sampled_from(["", "/"]),
+    st.lists(SEGMENT, min_size=1, max_size=3),
+)
+CLASS = st.sampled_from(["section-owned", "append-only", "generated", "private"])
+
+
+@settings(max_examples=100, deadline=None)
+@given(rules=st.lists(st.tuples(GLOB, CLASS), min_size=1, max_size=8))
+def test_every_rule_of_a_policy_appears_once_with_its_class(rules: list[tuple[str, str]]) -> None:
+    yaml = "version: 1\nfiles:\n" + "".join(
+        f"  - path: '{glob}'\n    class: {kind}\n" for glob, kind in rules
+    )
+    policy = parse_policy(yaml.encode(), "p.yaml")
+    text = render("source=howto", Context(rules=rule_views(policy)))
+    first = dict(reversed(rules))  # a glob given twice: its first rule is the one that matches
+    shown = rows(text)
+    assert [glob for glob, _, _ in shown] == list(dict.fromkeys(glob for glob, _ in rules))
+    assert {glob: kind for glob, kind, _ in shown} == first
+    for kind in set(first.values()):
+        assert sum(line.startswith(f"- **{kind}**") for line in text.splitlines()) == 1
