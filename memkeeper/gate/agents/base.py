@@ -11,13 +11,18 @@ format (docs/reference.md §10, /work/shared/AGENT-HOOKS.md). Pure.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import os
+import shlex
+from dataclasses import dataclass, replace
+
+from memkeeper.gate.payload import BadPayload
 
 TYPE_CHECKING = False  # start-up idiom: agents run this path on every tool call
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, Literal
 
+    from memkeeper.gate.applypatch import FileOp
     from memkeeper.gate.facts import Decision
     from memkeeper.gate.payload import ToolCall
 
@@ -57,3 +62,58 @@ class Adapter:
 
 def dumps(obj: object) -> str:
     return json.dumps(obj, ensure_ascii=False) + "\n"
+
+
+# -- what several adapters read the same way ------------------------------------------------
+
+
+def absolute(cwd: str, path: str) -> str:
+    """``path`` as the tool reaches it: relative ones from ``cwd``, normalised."""
+    return os.path.normpath(os.path.join(cwd, path))
+
+
+def first_string(args: dict[str, Any], keys: tuple[str, ...], tool: str) -> str | None:
+    """The first of ``keys`` that ``args`` holds (agents disagree on argument names)."""
+    for key in keys:
+        value = args.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise BadPayload(f"{tool}: {key} is not a string")
+        return value
+    return None
+
+
+def text_field(payload: dict[str, Any], key: str) -> str:
+    """A string field of the payload, or "" where it is missing or not a string."""
+    value = payload.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def edit_step(step: object, tool: str) -> tuple[str, str, bool]:
+    """One ``{old_string|old_str, new_string|new_str, replace_all}`` edit."""
+    if not isinstance(step, dict):
+        raise BadPayload(f"{tool}: an edit is not an object")
+    old = first_string(step, ("old_string", "old_str"), tool) or ""
+    new = first_string(step, ("new_string", "new_str"), tool) or ""
+    return (old, new, step.get("replace_all") is True)
+
+
+def file_op_calls(base: ToolCall, op: FileOp, *, add_content: str | None = None) -> list[ToolCall]:
+    """One file of an ``apply_patch`` as the core's calls, paths as the patch spells them:
+    an added file a Write (of ``add_content``, where the agent writes something else than
+    the added lines), an update an Edit of its chunks, a deleted file ``rm -- PATH``, a move
+    the Edit then ``mv -- SRC DST``. A chunk with neither context nor removed lines has no
+    old text to find: it is left out (an Edit with an empty old string only creates)."""
+    path = absolute(base.cwd, op.path)
+    if op.kind == "add":
+        content = op.content if add_content is None else add_content
+        return [replace(base, tool="Write", file_path=path, content=content)]
+    if op.kind == "delete":
+        return [replace(base, tool="Bash", command=f"rm -- {shlex.quote(op.path)}")]
+    edits = tuple((old, new, False) for old, new in op.edits if old)
+    out = [replace(base, tool="Edit", file_path=path, edits=edits)]
+    if op.move_to is not None:
+        move = f"mv -- {shlex.quote(op.path)} {shlex.quote(op.move_to)}"
+        out.append(replace(base, tool="Bash", command=move))
+    return out

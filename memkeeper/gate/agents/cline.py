@@ -32,7 +32,7 @@ import re
 import shlex
 from dataclasses import replace
 
-from memkeeper.gate.agents.base import Adapter, Answer, HookInput, dumps
+from memkeeper.gate.agents.base import Adapter, Answer, HookInput, dumps, file_op_calls
 from memkeeper.gate.applypatch import BEGIN, END, BadPatch, parse_patch
 from memkeeper.gate.payload import BadPayload, ToolCall
 
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from memkeeper.gate.agents.base import Phase
-    from memkeeper.gate.applypatch import FileOp
     from memkeeper.gate.facts import Decision
     from memkeeper.gate.payload import Edit
 
@@ -192,7 +191,10 @@ def _patch(base: ToolCall, text: str) -> tuple[ToolCall, ...]:
         ops = parse_patch(_enveloped(text))
     except BadPatch as exc:
         raise BadPayload(f"apply_patch: {exc}") from None
-    return tuple(call for op in ops for call in _file_calls(base, op))
+    calls: list[ToolCall] = []
+    for op in ops:  # Cline joins the added lines: no newline after the last
+        calls += file_op_calls(base, op, add_content=op.content.removesuffix("\n"))
+    return tuple(calls)
 
 
 def _enveloped(text: str) -> str:
@@ -206,23 +208,6 @@ def _enveloped(text: str) -> str:
     while lines and (not lines[-1].strip() or lines[-1].startswith(_WRAPPERS)):
         lines.pop()
     return "\n".join([BEGIN, *lines, END]) + "\n"
-
-
-def _file_calls(base: ToolCall, op: FileOp) -> list[ToolCall]:
-    path = os.path.normpath(os.path.join(base.cwd, op.path))
-    if op.kind == "add":  # Cline joins the added lines: no newline after the last
-        content = op.content.removesuffix("\n")
-        return [replace(base, tool="Write", file_path=path, content=content)]
-    if op.kind == "delete":
-        return [replace(base, tool="Bash", command=f"rm -- {shlex.quote(op.path)}")]
-    # A chunk with neither context nor removed lines has no old text to find: left out
-    # (an Edit with an empty old string only creates a file).
-    edits = tuple((old, new, False) for old, new in op.edits if old)
-    out = [replace(base, tool="Edit", file_path=path, edits=edits)]
-    if op.move_to is not None:
-        move = f"mv -- {shlex.quote(op.path)} {shlex.quote(op.move_to)}"
-        out.append(replace(base, tool="Bash", command=move))
-    return out
 
 
 def _commands(args: Any, tool: str) -> list[str]:

@@ -28,7 +28,7 @@ import re
 import shlex
 from dataclasses import replace
 
-from memkeeper.gate.agents.base import Adapter, Answer, HookInput, dumps
+from memkeeper.gate.agents.base import Adapter, Answer, HookInput, dumps, file_op_calls
 from memkeeper.gate.applypatch import BadPatch, is_patch, parse_patch
 from memkeeper.gate.payload import TOOL_EVENTS, BadPayload, ToolCall, parse_payload
 
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from memkeeper.gate.agents.base import Phase
-    from memkeeper.gate.applypatch import FileOp
     from memkeeper.gate.facts import Decision
 
 NAME = "codex"
@@ -158,23 +157,7 @@ def patch_calls(base: ToolCall, text: str) -> tuple[ToolCall, ...]:
         ops = parse_patch(text)
     except BadPatch:
         return ()
-    return tuple(call for op in ops for call in _file_calls(base, op))
-
-
-def _file_calls(base: ToolCall, op: FileOp) -> list[ToolCall]:
-    path = os.path.normpath(os.path.join(base.cwd, op.path))
-    if op.kind == "add":
-        return [replace(base, tool="Write", file_path=path, content=op.content)]
-    if op.kind == "delete":
-        return [replace(base, tool="Bash", command=f"rm -- {shlex.quote(op.path)}")]
-    # A chunk with neither context nor removed lines is added at the end of the file: no
-    # old text to find, so it is left out (an Edit with an empty old string only creates).
-    edits = tuple((old, new, False) for old, new in op.edits if old)
-    out = [replace(base, tool="Edit", file_path=path, edits=edits)]
-    if op.move_to is not None:
-        move = f"mv -- {shlex.quote(op.path)} {shlex.quote(op.move_to)}"
-        out.append(replace(base, tool="Bash", command=move))
-    return out
+    return tuple(call for op in ops for call in file_op_calls(base, op))
 
 
 def render(decision: Decision) -> Answer:

@@ -27,11 +27,19 @@ closed: a crash or a non-zero exit denies the call, so every failure answers ``{
 from __future__ import annotations
 
 import json
-import os
 import shlex
 from dataclasses import replace
 
-from memkeeper.gate.agents.base import Adapter, Answer, HookInput, dumps
+from memkeeper.gate.agents.base import (
+    Adapter,
+    Answer,
+    HookInput,
+    absolute,
+    dumps,
+    edit_step,
+    first_string,
+    text_field,
+)
 from memkeeper.gate.payload import BadPayload, ToolCall
 
 TYPE_CHECKING = False  # start-up idiom: agents run this path on every tool call
@@ -68,18 +76,18 @@ def sniff(payload: dict[str, Any]) -> bool:
 def parse(payload: dict[str, Any], event: str | None, cwd: str) -> HookInput:
     camel = "toolName" in payload or "toolArgs" in payload
     phase = _phase(payload, event)
-    session = _text(payload, "sessionId" if camel else "session_id")
+    session = text_field(payload, "sessionId" if camel else "session_id")
     if phase == "other":
         return HookInput(phase, (), session)
-    tool = _text(payload, "toolName" if camel else "tool_name")
+    tool = text_field(payload, "toolName" if camel else "tool_name")
     args = payload.get("toolArgs" if camel else "tool_input")
-    where = _text(payload, "cwd") or cwd
+    where = text_field(payload, "cwd") or cwd
     base = ToolCall(
         "PreToolUse" if phase == "pre" else "PostToolUse",
         tool,
         where,
         session,
-        _text(payload, "toolCallId") or _text(payload, "tool_use_id"),
+        text_field(payload, "toolCallId") or text_field(payload, "tool_use_id"),
     )
     return HookInput(phase, calls(tool, args, base), session)
 
@@ -143,29 +151,21 @@ def _patch_in(args: dict[str, Any]) -> str | None:
 
 
 def _file_call(tool: str, args: dict[str, Any], base: ToolCall) -> ToolCall:
-    path = _first(args, ("path", "file_path"), tool)
+    path = first_string(args, ("path", "file_path"), tool)
     if path is None:
         raise BadPayload(f"{tool}: no path")
-    call = replace(base, file_path=_absolute(base.cwd, path))
-    old = _first(args, ("old_str", "old_string"), tool)
+    call = replace(base, file_path=absolute(base.cwd, path))
+    old = first_string(args, ("old_str", "old_string"), tool)
     if old is not None:
-        new = _first(args, ("new_str", "new_string"), tool) or ""
+        new = first_string(args, ("new_str", "new_string"), tool) or ""
         return replace(call, tool="Edit", edits=((old, new, args.get("replace_all") is True),))
-    content = _first(args, ("file_text", "content"), tool)
+    content = first_string(args, ("file_text", "content"), tool)
     if content is not None:
         return replace(call, tool="Write", content=content)
     steps = args.get("edits")
     if isinstance(steps, list):
-        return replace(call, tool="MultiEdit", edits=tuple(_step(s, tool) for s in steps))
+        return replace(call, tool="MultiEdit", edits=tuple(edit_step(s, tool) for s in steps))
     raise BadPayload(f"{tool}: neither an old string, a file text nor edits")
-
-
-def _step(step: object, tool: str) -> tuple[str, str, bool]:
-    if not isinstance(step, dict):
-        raise BadPayload(f"{tool}: an edit is not an object")
-    old = _first(step, ("old_string", "old_str"), tool) or ""
-    new = _first(step, ("new_string", "new_str"), tool) or ""
-    return (old, new, step.get("replace_all") is True)
 
 
 def patch_calls(text: str, base: ToolCall) -> tuple[ToolCall, ...]:
@@ -180,7 +180,7 @@ def patch_calls(text: str, base: ToolCall) -> tuple[ToolCall, ...]:
         raise BadPayload(f"apply_patch: {exc}") from None
     out: list[ToolCall] = []
     for op in ops:
-        path = _absolute(base.cwd, op.path)
+        path = absolute(base.cwd, op.path)
         if op.kind == "add":
             out.append(replace(base, tool="Write", file_path=path, content=op.content))
         elif op.kind == "delete":
@@ -190,33 +190,13 @@ def patch_calls(text: str, base: ToolCall) -> tuple[ToolCall, ...]:
                 edits = tuple((old, new, False) for old, new in op.edits)
                 out.append(replace(base, tool="Edit", file_path=path, edits=edits))
             if op.move_to is not None:
-                dest = _absolute(base.cwd, op.move_to)
+                dest = absolute(base.cwd, op.move_to)
                 out.append(_shell(base, f"mv -- {shlex.quote(path)} {shlex.quote(dest)}"))
     return tuple(out)
 
 
 def _shell(base: ToolCall, command: str) -> ToolCall:
     return replace(base, tool="Bash", command=command)
-
-
-def _absolute(cwd: str, path: str) -> str:
-    return os.path.normpath(os.path.join(cwd, path))
-
-
-def _first(args: dict[str, Any], keys: tuple[str, ...], tool: str) -> str | None:
-    for key in keys:
-        value = args.get(key)
-        if value is None:
-            continue
-        if not isinstance(value, str):
-            raise BadPayload(f"{tool}: {key} is not a string")
-        return value
-    return None
-
-
-def _text(payload: dict[str, Any], key: str) -> str:
-    value = payload.get(key)
-    return value if isinstance(value, str) else ""
 
 
 def render(decision: Decision) -> Answer:

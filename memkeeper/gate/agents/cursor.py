@@ -26,11 +26,19 @@ events). Pure.
 from __future__ import annotations
 
 import json
-import os
 import shlex
 from dataclasses import replace
 
-from memkeeper.gate.agents.base import Adapter, Answer, HookInput, dumps
+from memkeeper.gate.agents.base import (
+    Adapter,
+    Answer,
+    HookInput,
+    absolute,
+    dumps,
+    edit_step,
+    first_string,
+    text_field,
+)
 from memkeeper.gate.payload import BadPayload, ToolCall
 
 TYPE_CHECKING = False  # start-up idiom: agents run this path on every tool call
@@ -86,8 +94,8 @@ def sniff(payload: dict[str, Any]) -> bool:
 
 
 def parse(payload: dict[str, Any], event: str | None, cwd: str) -> HookInput:
-    name = _text(payload, "hook_event_name") or event or _guess(payload)
-    session = _text(payload, "session_id") or _text(payload, "conversation_id")
+    name = text_field(payload, "hook_event_name") or event or _guess(payload)
+    session = text_field(payload, "session_id") or text_field(payload, "conversation_id")
     phase, holds = _EVENTS.get(name, ("other", ""))
     if phase == "other":
         return HookInput(phase, (), session)
@@ -96,7 +104,7 @@ def parse(payload: dict[str, Any], event: str | None, cwd: str) -> HookInput:
         "",
         _cwd(payload, cwd),
         session,
-        _text(payload, "tool_use_id"),
+        text_field(payload, "tool_use_id"),
     )
     if holds == "shell":
         return HookInput(phase, (_shell(base, payload),), session)
@@ -119,38 +127,38 @@ def _guess(payload: dict[str, Any]) -> str:
 def _cwd(payload: dict[str, Any], default: str) -> str:
     roots = payload.get("workspace_roots")
     first = roots[0] if isinstance(roots, list) and roots else None
-    return _text(payload, "cwd") or (first if isinstance(first, str) and first else default)
+    return text_field(payload, "cwd") or (first if isinstance(first, str) and first else default)
 
 
 def _tool_calls(payload: dict[str, Any], base: ToolCall) -> tuple[ToolCall, ...]:
-    tool = _text(payload, "tool_name")
+    tool = text_field(payload, "tool_name")
     if tool not in _SHELLS and tool not in _FILE_TOOLS and tool != "Delete":
         return ()  # Read, Grep, Task, MCP:…: nothing the gate judges
     args = _object(payload.get("tool_input"), tool or "tool_input")
     if tool in _SHELLS or (not tool and "command" in args):
         return (_shell(base, args),)
-    path = _first(args, _PATHS, tool or "tool_input")
+    path = first_string(args, _PATHS, tool or "tool_input")
     if path is None:
         if not tool:
             return ()  # no name and no path: not a file tool
         raise BadPayload(f"{tool}: no path (file_path, path or target_file)")
-    path = _absolute(base.cwd, path)
+    path = absolute(base.cwd, path)
     if tool == "Delete":
         return (replace(base, tool="Bash", command=f"rm -- {shlex.quote(path)}"),)
     return (_file_call(tool or "tool_input", args, replace(base, file_path=path)),)
 
 
 def _file_call(tool: str, args: dict[str, Any], call: ToolCall) -> ToolCall:
-    old = _first(args, ("old_string", "old_str"), tool)
+    old = first_string(args, ("old_string", "old_str"), tool)
     if old is not None:
-        new = _first(args, ("new_string", "new_str"), tool) or ""
+        new = first_string(args, ("new_string", "new_str"), tool) or ""
         return replace(call, tool="Edit", edits=((old, new, args.get("replace_all") is True),))
-    content = _first(args, _TEXTS, tool)
+    content = first_string(args, _TEXTS, tool)
     if content is not None:
         return replace(call, tool="Write", content=content)
     steps = args.get("edits")
     if isinstance(steps, list):
-        return replace(call, tool="MultiEdit", edits=tuple(_step(s, tool) for s in steps))
+        return replace(call, tool="MultiEdit", edits=tuple(edit_step(s, tool) for s in steps))
     raise BadPayload(
         f"{tool}: neither a content (content, contents, text), an old_string nor edits"
     )
@@ -158,28 +166,20 @@ def _file_call(tool: str, args: dict[str, Any], call: ToolCall) -> ToolCall:
 
 def _after_edit(base: ToolCall, payload: dict[str, Any]) -> ToolCall:
     """``afterFileEdit``: the file is indexed; its ``edits`` are kept when readable."""
-    path = _first(payload, ("file_path",), "afterFileEdit")
+    path = first_string(payload, ("file_path",), "afterFileEdit")
     if not path:
         raise BadPayload("afterFileEdit: no file_path")
     steps = payload.get("edits")
-    edits = tuple(_step(s, "afterFileEdit") for s in steps) if isinstance(steps, list) else ()
-    return replace(base, tool="Edit", file_path=_absolute(base.cwd, path), edits=edits)
-
-
-def _step(step: object, tool: str) -> tuple[str, str, bool]:
-    if not isinstance(step, dict):
-        raise BadPayload(f"{tool}: an edit is not an object")
-    old = _first(step, ("old_string", "old_str"), tool) or ""
-    new = _first(step, ("new_string", "new_str"), tool) or ""
-    return (old, new, step.get("replace_all") is True)
+    edits = tuple(edit_step(s, "afterFileEdit") for s in steps) if isinstance(steps, list) else ()
+    return replace(base, tool="Edit", file_path=absolute(base.cwd, path), edits=edits)
 
 
 def _shell(base: ToolCall, args: dict[str, Any]) -> ToolCall:
     command = args.get("command")
     if not isinstance(command, str):
         raise BadPayload("Shell: the command is missing or not a string")
-    where = _first(args, ("cwd", "working_directory"), "Shell")
-    cwd = _absolute(base.cwd, where) if where else base.cwd
+    where = first_string(args, ("cwd", "working_directory"), "Shell")
+    cwd = absolute(base.cwd, where) if where else base.cwd
     return replace(base, tool="Bash", cwd=cwd, command=command)
 
 
@@ -193,26 +193,6 @@ def _object(args: object, tool: str) -> dict[str, Any]:
     if not isinstance(args, dict):
         raise BadPayload(f"{tool}: tool_input is not an object")
     return args
-
-
-def _absolute(cwd: str, path: str) -> str:
-    return os.path.normpath(os.path.join(cwd, path))
-
-
-def _first(args: dict[str, Any], keys: tuple[str, ...], tool: str) -> str | None:
-    for key in keys:
-        value = args.get(key)
-        if value is None:
-            continue
-        if not isinstance(value, str):
-            raise BadPayload(f"{tool}: {key} is not a string")
-        return value
-    return None
-
-
-def _text(payload: dict[str, Any], key: str) -> str:
-    value = payload.get(key)
-    return value if isinstance(value, str) else ""
 
 
 def render(decision: Decision) -> Answer:
