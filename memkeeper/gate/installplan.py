@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memkeeper.errors import Invalid
+from memkeeper.errors import EnvironmentFailure, Invalid
 from memkeeper.fs import files as fsio
 from memkeeper.gate import agentconf
 
@@ -84,8 +84,25 @@ class Plan:
                 edit.new = None
 
     def apply(self) -> None:
+        """Write every edit. A file someone else changed since it was read (an editor saving
+        the settings, another install) is never overwritten: each one is checked first,
+        before anything is written, and again at its own replace."""
+        for edit in self.edits.values():  # (a file moved aside keeps whatever it holds)
+            if edit.keep_as is None and self.changed(edit.rel) and self.read(edit.rel) != edit.old:
+                raise _raced(edit.rel)
         for edit in self.edits.values():
-            _apply(self.root, edit)
+            try:
+                _apply(self.root, edit)
+            except fsio.Raced:
+                raise _raced(edit.rel) from None
+
+
+def _raced(rel: str) -> EnvironmentFailure:
+    return EnvironmentFailure(
+        f"{rel}: changed on disk while memkeeper was installing — it was not overwritten; "
+        "run the command again",
+        path=rel,
+    )
 
 
 _EMPTY = {
@@ -116,7 +133,8 @@ def _apply(root: Path, edit: Edit) -> None:
         return
     if edit.new != edit.old or edit.keep_as is not None:
         fsio.make_directories(root, edit.rel)
-        fsio.atomic_write(root, edit.rel, edit.new)
+        expected = None if edit.keep_as is not None else edit.old  # moved away: a new file
+        fsio.atomic_write(root, edit.rel, edit.new, expected=expected)
     if edit.executable:
         path.chmod(0o755)
 

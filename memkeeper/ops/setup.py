@@ -158,11 +158,18 @@ def _write_howto(ws: Workspace, policy: Policy, rel: str, text: str) -> str:
     ``section.patched`` per section it changed; any other file in place."""
     rule = policy.classify(rel)
     if rule is None or rule.file_class == "private":
-        state, _, new = plan_howto(fsio.read_bytes(ws.root, rel), rel, text, True)
-        if new is not None:
-            fsio.atomic_write(ws.root, rel, new)
-        return state
+        return ws.retrying(rel, lambda: _write_unmanaged(ws, rel, text))
     return ws.retrying(rel, lambda: _write_managed(ws, rel, text))
+
+
+def _write_unmanaged(ws: Workspace, rel: str, text: str) -> str:
+    """A file memkeeper does not index, replaced only if it still holds what was read (a
+    save since is ``Raced``: ``retrying`` starts over on it)."""
+    data = fsio.read_bytes(ws.root, rel)
+    state, _, new = plan_howto(data, rel, text, True)
+    if new is not None:
+        fsio.atomic_write(ws.root, rel, new, expected=data)
+    return state
 
 
 def _write_managed(ws: Workspace, rel: str, text: str) -> str:

@@ -299,3 +299,53 @@ def test_a_foreign_hook_is_kept_as_legacy_once_and_ours_is_rewritten_in_place(
     assert third["git_hook_changed"]
     assert not third["moved_existing_hook"]
     assert (tmp_path / "pre-commit.legacy").read_text() == "#!/bin/sh\necho theirs\n"
+
+
+# -- someone else writing an agent's file at the same moment ---------------------------------------
+
+
+USERS = '{\n  "permissions": {"allow": ["Bash(make:*)"]}\n}\n'
+SAVED = '{\n  "permissions": {"allow": ["Bash(make:*)", "Bash(git:*)"]}\n}\n'
+
+
+def test_a_settings_file_saved_after_it_was_read_is_not_overwritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memkeeper.errors import EnvironmentFailure
+    from memkeeper.gate import installplan
+
+    settings = tmp_path / ".claude/settings.json"
+    settings.parent.mkdir()
+    settings.write_text(USERS)
+    real = installplan.Plan.apply
+
+    def editor_saves_first(plan: installplan.Plan) -> None:
+        settings.write_text(SAVED)  # the user's editor, between memkeeper's read and write
+        real(plan)
+
+    monkeypatch.setattr(installplan.Plan, "apply", editor_saves_first)
+    with pytest.raises(EnvironmentFailure, match="changed on disk while memkeeper"):
+        install(tmp_path, ["claude-code"], python="/py", run=fake_git)
+    assert settings.read_text() == SAVED
+
+
+def test_a_save_that_lands_after_the_check_is_caught_at_the_replace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memkeeper.errors import EnvironmentFailure
+    from memkeeper.gate import installplan
+
+    settings = tmp_path / ".claude/settings.json"
+    settings.parent.mkdir()
+    settings.write_text(USERS)
+    real = installplan._apply
+
+    def editor_saves_during(root: Path, edit: installplan.Edit) -> None:
+        if edit.rel == ".claude/settings.json":
+            settings.write_text(SAVED)
+        real(root, edit)
+
+    monkeypatch.setattr(installplan, "_apply", editor_saves_during)
+    with pytest.raises(EnvironmentFailure, match=r"\.claude/settings\.json: changed on disk"):
+        install(tmp_path, ["claude-code"], python="/py", run=fake_git)
+    assert settings.read_text() == SAVED

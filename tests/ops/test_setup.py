@@ -269,3 +269,28 @@ def test_init_howto_in_a_generated_file_is_what_regen_renders(memory: Memory, sa
     (result,) = memory.regen("CLAUDE.md")
     assert result.rendered == ("howto",)
     assert howto(init(memory.workspace, None))["CLAUDE.md"] == "current"
+
+
+def test_a_save_to_an_unmanaged_agent_file_during_init_howto_is_kept(
+    memory: Memory, sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memkeeper.ops import setup
+
+    gemini = sample / "GEMINI.md"  # no rule in the sample's policy: unmanaged
+    gemini.write_text("# Gemini\n\nUse the Makefile.\n")
+    real, calls = setup.plan_howto, []
+
+    def editor_saves_meanwhile(data: bytes, rel: str, *args: Any) -> Any:
+        planned = real(data, rel, *args)
+        if rel == "GEMINI.md":
+            calls.append(rel)
+            if len(calls) == 2:  # the write's own plan: a human saves between its read and write
+                gemini.write_text("# Gemini\n\nUse the Makefile.\nAnd run the linter.\n")
+        return planned
+
+    monkeypatch.setattr(setup, "plan_howto", editor_saves_meanwhile)
+    init(memory.workspace, None, add_howto=True)
+    text = gemini.read_text()
+    assert text.startswith("# Gemini\n\nUse the Makefile.\nAnd run the linter.\n")  # theirs
+    assert HOWTO_HEADING in text  # and the section, added on top of their save
+    assert calls == ["GEMINI.md"] * 3  # planned, raced, planned again on the saved file
