@@ -67,6 +67,15 @@ class Record:
         return self._asdict()
 
 
+class Value(Record):
+    """A ``Record`` that is hashable (set members, dict keys): its fields must be too."""
+
+    __slots__ = ()
+
+    def __hash__(self) -> int:  # type: ignore[override]  # Record's is None
+        return hash((type(self), self._values()))
+
+
 class SectionInfo(Record):
     """One section as ``memkeeper sections`` lists it."""
 

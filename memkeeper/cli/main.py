@@ -7,146 +7,56 @@ returns a JSON-able payload; the boundary prints it (JSON or for people) and map
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib
 import json
 import os
 import sys
 
-from memkeeper.errors import Invalid, MemkeeperError
+from memkeeper.errors import MemkeeperError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Callable, Sequence
     from typing import Any, NoReturn
 
     from memkeeper.api import Memory
 
 
-class _Formatter(argparse.HelpFormatter):
-    """argparse's formatter, sized without importing shutil (argparse builds one per option)."""
-
-    def __init__(self, prog: str) -> None:
-        try:
-            width = os.get_terminal_size(sys.stdout.fileno()).columns
-        except (OSError, ValueError, AttributeError):
-            width = int(os.environ.get("COLUMNS", "") or 80)
-        super().__init__(prog, width=max(width - 2, 40))
+_HOOK_OPTIONS = ("--root", "--agent", "--event")
 
 
-class _Parser(argparse.ArgumentParser):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", _Formatter)
-        super().__init__(*args, **kwargs)
+def hook_words(words: Sequence[str]) -> tuple[str, str | None, str | None, str | None] | None:
+    """``hook AGENT`` with its options (``--root``, ``--agent``, ``--event``, as ``--opt V``
+    or ``--opt=V``; ``--json`` and ``--debug`` change nothing) read as argparse reads them:
+    ``(AGENT, root, agent, event)``; None for any other command line, which argparse then
+    reads (and explains when wrong)."""
+    from memkeeper.gate.agents import AGENTS
 
-    def error(self, message: str) -> NoReturn:
-        raise Invalid(f"{self.prog}: {message} — see {self.prog} --help")
-
-
-def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
-    default: Any = None if top else argparse.SUPPRESS
-    parser.add_argument("--root", default=default, help="memory root (default: git main worktree)")
-    parser.add_argument("--agent", default=default, help="who is acting ($MEMKEEPER_AGENT)")
-    parser.add_argument(
-        "--json",
-        action="store_true",
-        default=False if top else argparse.SUPPRESS,
-        help="print one JSON object",
-    )
-    parser.add_argument(
-        "--debug",
-        action="store_true",
-        default=False if top else argparse.SUPPRESS,
-        help="print the traceback of an internal error (else: .memkeeper/error.log)",
-    )
-
-
-class _Skipped:
-    """What ``verb`` gives for a verb the command line does not name: declaring its options
-    would cost argparse's gettext lookups on every call of an agent's hot path."""
-
-    def add_argument(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-    def add_mutually_exclusive_group(self, **kwargs: Any) -> _Skipped:
-        return self
-
-
-def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
-    """The parser; with ``wanted``, only that verb is declared (and only its group imported)."""
-    parser = _Parser(prog="memkeeper", description="Safe shared memory files for AI agents.")
-    _common(parser, top=True)
-    verbs = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
-    def verb(name: str, help: str) -> argparse.ArgumentParser:
-        if wanted is not None and name != wanted:
-            return _Skipped()  # type: ignore[return-value]  # it takes what add_verbs declares
-        sub = verbs.add_parser(name, help=help, description=help)
-        _common(sub, top=False)
-        return sub
-
-    init = verb("init", "write .memkeeper.yaml (if absent) and .memkeeper/, index managed files")
-    init.add_argument("--preset", help="policy preset to copy (default: default)")
-    init.add_argument(
-        "--howto",
-        action="store_true",
-        help="add to CLAUDE.md, AGENTS.md and GEMINI.md a section telling agents how to "
-        "change each memory file (or bring it up to date)",
-    )
-    verb("status", "root, managed files, their classes and section counts")
-    verb("sections", "list a file's sections").add_argument("path")
-    verb("read", "read a section (PATH#KEY) or a whole file (PATH)").add_argument("ref")
-    patch = verb("patch", "compare-and-swap one section's body")
-    patch.add_argument("ref", metavar="PATH#KEY")
-    patch.add_argument("--expect-rev", type=int, required=True)
-    patch.add_argument("--expect-file-hash")
-    patch.add_argument("--claim", metavar="ID")
-    source = patch.add_mutually_exclusive_group(required=True)
-    source.add_argument("--body-file", metavar="F", help="new body ('-' for stdin)")
-    source.add_argument("--dmp-file", metavar="F", help="diff-match-patch payload ('-': stdin)")
-    events = verb("events", "the event log, oldest first")
-    events.add_argument("--since", type=int, default=0, metavar="ID")
-    events.add_argument("--follow", action="store_true", help="keep printing new events")
-    verb("verify", "check the event log's hash chain and the index against the files")
-    for module in _groups_for(wanted):
-        module.add_verbs(verb)
-    return parser
-
-
-# Verbs declared by other modules, imported only when one of their verbs runs (or for help and
-# unknown verbs): `read` and `patch` pay for none of them. tests/test_cli.py keeps this in sync.
-VERB_GROUPS = {
-    "memkeeper.cli.claims": ("claim", "renew", "release", "claims", "metrics"),
-    "memkeeper.cli.files": ("append", "regen", "reconcile", "check"),
-    "memkeeper.cli.watch": ("watch", "emit"),
-    "memkeeper.cli.hooks": ("hook", "install-hooks", "uninstall-hooks"),
-    "memkeeper.cli.servers": ("mcp",),
-}
-
-
-def _groups_for(wanted: str | None) -> list[Any]:
-    return [
-        importlib.import_module(name)
-        for name, verbs in VERB_GROUPS.items()
-        if wanted is None or wanted in verbs
-    ]
-
-
-def _wanted_verb(argv: Sequence[str]) -> str | None:
-    """The verb named on the command line if it is a known one; None means "declare all"."""
-    skip = False
-    for arg in argv:
-        if skip:
-            skip = False
-        elif arg in ("--root", "--agent"):
-            skip = True
-        elif arg in ("-h", "--help"):
+    found: dict[str, str | None] = {"root": None, "agent": None, "event": None}
+    positional: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        name, eq, value = word.partition("=")
+        if name == "--event" and not positional:
+            return None  # an option of `hook` only, as argparse has it
+        if name in _HOOK_OPTIONS and eq:
+            found[name[2:]] = value
+        elif word in _HOOK_OPTIONS and i + 1 < len(words) and not words[i + 1].startswith("-"):
+            found[word[2:]] = words[i + 1]
+            i += 1
+        elif word in ("--json", "--debug"):
+            pass
+        elif word.startswith("-"):
             return None
-        elif not arg.startswith("-"):
-            known = arg in COMMANDS or any(arg in v for v in VERB_GROUPS.values())
-            return arg if known else None
-    return None
+        else:
+            positional.append(word)
+        i += 1
+    if len(positional) != 2 or positional[0] != "hook" or positional[1] not in AGENTS:
+        return None
+    return positional[1], found["root"], found["agent"], found["event"]
 
 
 def console() -> NoReturn:
@@ -170,7 +80,16 @@ def main(argv: Sequence[str] | None = None, *, keep_open: bool = False) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
     as_json, opened = "--json" in words, _Opened()
     try:
-        args = build_parser(_wanted_verb(words)).parse_args(words)
+        hook = hook_words(words)
+        if hook is not None:  # every agent's every tool call: no argparse (see hook_words)
+            from memkeeper.gate.hook import run
+
+            streams = (sys.stdin.buffer, sys.stdout, sys.stderr)
+            kind, root, agent, event = hook
+            return run(kind, root, agent, *streams, event=event)
+        from memkeeper.cli.parser import parse_args
+
+        args = parse_args(words)
         as_json = args.json
         if args.command == "hook":  # the agent's protocol on stdin/stdout; always 0
             from memkeeper.cli.hooks import run_hook
@@ -305,6 +224,8 @@ COMMANDS: dict[str, Callable[[Memory, argparse.Namespace], dict[str, Any]]] = {
 def _command(name: str) -> Callable[[Memory, argparse.Namespace], dict[str, Any]]:
     if name in COMMANDS:
         return COMMANDS[name]
+    from memkeeper.cli.parser import VERB_GROUPS
+
     module = next(m for m, verbs in VERB_GROUPS.items() if name in verbs)
     found: Callable[[Memory, argparse.Namespace], dict[str, Any]]
     found = importlib.import_module(module).COMMANDS[name]

@@ -16,8 +16,13 @@ skipped. Paths stay as written (relative to the session's cwd). Pure.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from memkeeper.records import Record
+
+TYPE_CHECKING = False  # start-up idiom: agents run this path on every tool call
+if TYPE_CHECKING:
+    from typing import Literal
+
+    OpKind = Literal["add", "delete", "update"]
 
 BEGIN, END = "*** Begin Patch", "*** End Patch"
 ADD, DELETE, UPDATE, MOVE = (
@@ -29,22 +34,30 @@ ADD, DELETE, UPDATE, MOVE = (
 END_OF_FILE = "*** End of File"
 ENVIRONMENT = "*** Environment ID:"
 
-OpKind = Literal["add", "delete", "update"]
-
 
 class BadPatch(ValueError):
     """Not a patch in Codex's format (the tool would refuse it too)."""
 
 
-@dataclass(frozen=True, slots=True)
-class FileOp:
+class FileOp(Record):
     """One file a patch touches."""
 
+    __slots__ = ("kind", "path", "content", "edits", "move_to")
     kind: OpKind
     path: str
-    content: str = ""  # add: the whole new file
-    edits: tuple[tuple[str, str], ...] = ()  # update: (old, new) text, in order
-    move_to: str | None = None  # update: renamed to this path
+    content: str  # add: the whole new file
+    edits: tuple[tuple[str, str], ...]  # update: (old, new) text, in order
+    move_to: str | None  # update: renamed to this path
+
+    def __init__(
+        self,
+        kind: OpKind,
+        path: str,
+        content: str = "",
+        edits: tuple[tuple[str, str], ...] = (),
+        move_to: str | None = None,
+    ) -> None:
+        self._fill(kind, path, content, edits, move_to)
 
 
 def is_patch(text: str) -> bool:

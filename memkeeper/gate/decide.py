@@ -18,26 +18,20 @@ the answers combined.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Any
 
 from memkeeper.errors import Invalid
 from memkeeper.gate import messages as words
 from memkeeper.gate.effects import Effect, Sweep, Target
-from memkeeper.gate.facts import (
-    MANAGED,
-    Decision,
-    Facts,
-    PathFacts,
-    SectionFacts,
-    Verdict,
-)
-from memkeeper.gate.shellwrites import bash_effects
+from memkeeper.gate.facts import MANAGED, Decision
 from memkeeper.markdown.appendonly import first_changed_line
 from memkeeper.markdown.lines import LINE_END
 
 TYPE_CHECKING = False  # start-up idiom: agents run this path (hook, append, emit) often
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from memkeeper.gate.facts import Facts, PathFacts, SectionFacts, Verdict
     from memkeeper.gate.payload import ToolCall
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -49,6 +43,8 @@ def targets(call: ToolCall) -> tuple[Effect, ...]:
     """What ``decide`` needs facts about (and PostToolUse re-indexes): the paths the call
     writes or discards, and a Bash command's sweeps."""
     if call.command is not None:
+        from memkeeper.gate.shellwrites import bash_effects
+
         return tuple(dict.fromkeys(bash_effects(call.command, call.cwd)))
     return () if call.file_path is None else (Target(call.file_path, call.tool),)
 
@@ -135,6 +131,8 @@ def _edit(call: ToolCall, f: PathFacts, facts: Facts) -> list[Decision]:
 
 
 def _bash(command: str, cwd: str, facts: Facts) -> list[Decision]:
+    from memkeeper.gate.shellwrites import bash_effects
+
     out: list[Decision] = []
     for effect in bash_effects(command, cwd):
         if isinstance(effect, Sweep):

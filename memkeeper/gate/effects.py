@@ -11,34 +11,47 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
-from typing import Literal
 
 from memkeeper.gate.shell import Word
+from memkeeper.records import Value
 
-When = Literal["not-dir", "is-file", "parent-is-dir"]
-GitState = Literal["staged", "unstaged", "untracked", "untracked-dir", "ignored"]
+TYPE_CHECKING = False  # start-up idiom: agents run this path on every tool call
+if TYPE_CHECKING:
+    from typing import Literal
+
+    When = Literal["not-dir", "is-file", "parent-is-dir"]
+    GitState = Literal["staged", "unstaged", "untracked", "untracked-dir", "ignored"]
+
 NameTest = tuple[str, bool, bool]  # (fnmatch pattern, ignore case, negated): find's -name
 SEARCHED = "\0{}"  # the path of `{}` in `find … -exec CMD {}`: each file the find reaches
 
 
-@dataclass(frozen=True, slots=True)
-class Target:
+class Target(Value):
     """``path`` is written (or, ``discards``, deleted or restored over) by ``how``, provided
     ``when`` holds on disk: ``not-dir`` (the path is not a directory), ``is-file`` (``git
     checkout X`` names a file, not a branch) or ``parent-is-dir`` (``cp SRC DEST`` writes
     ``DEST/SRC`` when ``DEST`` is a directory). ``follow``: the file a symlink there reaches
     is what changes (``rm`` and ``mv`` act on the link itself)."""
 
+    __slots__ = ("path", "how", "when", "follow", "discards")
     path: str
     how: str
-    when: When = "not-dir"
-    follow: bool = True
-    discards: bool = False
+    when: When
+    follow: bool
+    discards: bool
+
+    def __init__(
+        self,
+        path: str,
+        how: str,
+        when: When = "not-dir",
+        follow: bool = True,
+        discards: bool = False,
+    ) -> None:
+        self._fill(path, how, when, follow, discards)
 
 
-@dataclass(frozen=True, slots=True)
-class Sweep:
+class Sweep(Value):
     """``how`` acts on every file at or below ``top`` (depth 0 is ``top`` itself) that the
     filters pick out: a depth range, find's name tests, the git states that lose something
     (None: every file counts), and paths left out. ``repo``: ``top`` stands for the whole
@@ -47,18 +60,52 @@ class Sweep:
     ``where`` is the command's directory and ``instead`` the same command leaving files
     out, ``{}`` standing for their ``':!PATH'``s ("": none)."""
 
+    __slots__ = (
+        "top",
+        "how",
+        "where",
+        "discards",
+        "mindepth",
+        "maxdepth",
+        "names",
+        "git",
+        "repo",
+        "excluded",
+        "instead",
+        "follow",
+    )
     top: str
     how: str
     where: str
-    discards: bool = True
-    mindepth: int = 0
-    maxdepth: int | None = None
-    names: tuple[NameTest, ...] = ()
-    git: frozenset[GitState] | None = None
-    repo: bool = False
-    excluded: tuple[str, ...] = ()
-    instead: str = ""
-    follow: bool = False
+    discards: bool
+    mindepth: int
+    maxdepth: int | None
+    names: tuple[NameTest, ...]
+    git: frozenset[GitState] | None
+    repo: bool
+    excluded: tuple[str, ...]
+    instead: str
+    follow: bool
+
+    def __init__(
+        self,
+        top: str,
+        how: str,
+        where: str,
+        discards: bool = True,
+        mindepth: int = 0,
+        maxdepth: int | None = None,
+        names: tuple[NameTest, ...] = (),
+        git: frozenset[GitState] | None = None,
+        repo: bool = False,
+        excluded: tuple[str, ...] = (),
+        instead: str = "",
+        follow: bool = False,
+    ) -> None:
+        self._fill(
+            *(top, how, where, discards, mindepth, maxdepth, names, git),
+            *(repo, excluded, instead, follow),
+        )
 
     def covers(self, path: str) -> bool:
         """Whether the absolute ``path`` is one of the files this sweep reaches."""
@@ -74,8 +121,7 @@ class Sweep:
 
     def moved(self, where: Callable[[str], str]) -> Sweep:
         """This sweep with its paths mapped through ``where`` (the hook resolves them)."""
-        return replace(
-            self,
+        return self._replace(
             top=where(self.top),
             where=where(self.where),
             excluded=tuple(where(x) for x in self.excluded),

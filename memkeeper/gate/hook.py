@@ -17,8 +17,6 @@ from __future__ import annotations
 import os
 import shlex
 import stat
-from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from memkeeper.errors import Invalid, MemkeeperError
 from memkeeper.fs import files as fsio
@@ -32,6 +30,7 @@ from memkeeper.names import AGENT_ENV
 from memkeeper.ops import read
 from memkeeper.ops.workspace import Workspace
 
+TYPE_CHECKING = False  # start-up idiom: agents run this path on every tool call
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterator
     from typing import BinaryIO, TextIO
@@ -226,7 +225,7 @@ def _tree_facts(
     out = {}
     for path, found in tree:
         seen = [reach.state_of(os.path.relpath(path, top), states[top]) for top in states]
-        out[path] = replace(known.get(path, found), git=frozenset().union(*seen))
+        out[path] = known.get(path, found)._replace(git=frozenset().union(*seen))
     return out
 
 

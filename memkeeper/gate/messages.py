@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import os
 import shlex
-from typing import TYPE_CHECKING
 
 from memkeeper.events import iso_utc
 
+TYPE_CHECKING = False  # start-up idiom: agents run this path on every tool call
 if TYPE_CHECKING:
     from collections.abc import Sequence
 

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, replace
-from typing import Any
+
+from memkeeper.records import Record
+
+TYPE_CHECKING = False  # start-up idiom: agents run this path on every tool call
+if TYPE_CHECKING:
+    from typing import Any
 
 Edit = tuple[str, str, bool]  # old_string, new_string, replace_all
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")
@@ -20,17 +24,41 @@ class BadPayload(ValueError):
     """The hook's input is not a tool call the gate can read."""
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCall:
+class ToolCall(Record):
+    __slots__ = (
+        "event",
+        "tool",
+        "cwd",
+        "session_id",
+        "tool_use_id",
+        "file_path",
+        "content",
+        "edits",
+        "command",
+    )
     event: str  # "PreToolUse", "PostToolUse", or another event nobody judges
     tool: str
     cwd: str
-    session_id: str = ""
-    tool_use_id: str = ""
-    file_path: str | None = None  # Write, Edit, MultiEdit: absolute and normalised
-    content: str | None = None  # Write
-    edits: tuple[Edit, ...] = ()  # Edit, MultiEdit
-    command: str | None = None  # Bash
+    session_id: str
+    tool_use_id: str
+    file_path: str | None  # Write, Edit, MultiEdit: absolute and normalised
+    content: str | None  # Write
+    edits: tuple[Edit, ...]  # Edit, MultiEdit
+    command: str | None  # Bash
+
+    def __init__(
+        self,
+        event: str,
+        tool: str,
+        cwd: str,
+        session_id: str = "",
+        tool_use_id: str = "",
+        file_path: str | None = None,
+        content: str | None = None,
+        edits: tuple[Edit, ...] = (),
+        command: str | None = None,
+    ) -> None:
+        self._fill(event, tool, cwd, session_id, tool_use_id, file_path, content, edits, command)
 
 
 def parse_call(raw: bytes | str, default_cwd: str) -> ToolCall:
@@ -75,20 +103,20 @@ def _with_input(call: ToolCall, tool_input: object) -> ToolCall:
     if not isinstance(tool_input, dict):
         raise BadPayload(f"{call.tool}: tool_input is not an object")
     if call.tool in ("Bash", "PowerShell"):
-        return replace(call, command=_string(tool_input, "command", where="tool_input"))
+        return call._replace(command=_string(tool_input, "command", where="tool_input"))
     path = _string(tool_input, "file_path", where="tool_input")
     if not path:
         raise BadPayload(f"{call.tool}: tool_input.file_path is empty")
-    call = replace(call, file_path=os.path.normpath(os.path.join(call.cwd, path)))
+    call = call._replace(file_path=os.path.normpath(os.path.join(call.cwd, path)))
     if call.tool == "Write":
-        return replace(call, content=_string(tool_input, "content", where="tool_input"))
+        return call._replace(content=_string(tool_input, "content", where="tool_input"))
     if call.tool == "Edit":
-        return replace(call, edits=(_edit(tool_input, "tool_input"),))
+        return call._replace(edits=(_edit(tool_input, "tool_input"),))
     steps = tool_input.get("edits")
     if not isinstance(steps, list):
         raise BadPayload("MultiEdit: tool_input.edits is not a list")
-    return replace(
-        call, edits=tuple(_edit(e, f"tool_input.edits[{i}]") for i, e in enumerate(steps))
+    return call._replace(
+        edits=tuple(_edit(e, f"tool_input.edits[{i}]") for i, e in enumerate(steps))
     )
 
 

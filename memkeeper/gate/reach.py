@@ -6,7 +6,6 @@ session's directory — the git working tree a sweep covers, and what git sees c
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 
 from memkeeper.fs import root as repo
 from memkeeper.names import HOME_DIR, POLICY_FILE, ROOT_ENV, STATE_DB
@@ -80,15 +79,14 @@ def resolved(sweep: Sweep) -> Sweep | None:
     """``sweep`` with its paths resolved (``top`` and the paths left out up to their last
     part, the directory it runs in wholly) and a whole-tree one's ``top`` the working tree;
     None when it names a working tree and there is none."""
-    moved = replace(
-        sweep.moved(lambda p: reached(p, False)),
+    moved = sweep.moved(lambda p: reached(p, False))._replace(
         top=reached(sweep.top, sweep.follow),
         where=reached(sweep.where, True),
     )
     if not sweep.repo:
         return moved
     top = worktree(moved.where)
-    return None if top is None else replace(moved, top=top)
+    return None if top is None else moved._replace(top=top)
 
 
 def root_of(effect: Effect, explicit: str | None = None) -> str | None:

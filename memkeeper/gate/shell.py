@@ -15,7 +15,8 @@ Pure functions over ``str``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+
+from memkeeper.records import Value
 
 OPERATORS = (
     *("&>>", "<<<", "<<-"),
@@ -28,31 +29,54 @@ _MAX_NESTING = 32
 _BACKQUOTED = re.compile(r"\\([\\`$])")  # inside `…`, a backslash escapes only these
 
 
-@dataclass(frozen=True, slots=True)
-class Word:
+class Word(Value):
+    __slots__ = ("text", "plain", "scripts")
     text: str  # the value after quote removal
     plain: bool  # nothing in it a shell would expand
-    scripts: tuple[str, ...] = field(default=(), compare=False)  # its $(…) and `…`, in order
+    scripts: tuple[str, ...]  # its $(…) and `…`, in order (not compared)
+
+    def __init__(self, text: str, plain: bool, scripts: tuple[str, ...] = ()) -> None:
+        self._fill(text, plain, scripts)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Word):
+            return False
+        return (self.text, self.plain) == (other.text, other.plain)
+
+    def __hash__(self) -> int:  # type: ignore[override]  # Record's is None
+        return hash((Word, self.text, self.plain))
 
 
-@dataclass(frozen=True, slots=True)
-class Op:
+class Op(Value):
+    __slots__ = ("text",)
     text: str  # an operator; a redirection keeps its descriptor (``2>``)
+
+    def __init__(self, text: str) -> None:
+        self._fill(text)
 
 
 Token = Word | Op
 
 
-@dataclass(frozen=True, slots=True)
-class Command:
+class Command(Value):
     """One simple command: its words and its redirections (operator without descriptor);
     ``opens``/``closes``: how many subshells ``(`` start right before it and ``)`` end right
     after it (a ``cd`` inside one ends with it)."""
 
+    __slots__ = ("words", "redirects", "opens", "closes")
     words: tuple[Word, ...]
     redirects: tuple[tuple[str, Word | None], ...]
-    opens: int = 0
-    closes: int = 0
+    opens: int
+    closes: int
+
+    def __init__(
+        self,
+        words: tuple[Word, ...],
+        redirects: tuple[tuple[str, Word | None], ...],
+        opens: int = 0,
+        closes: int = 0,
+    ) -> None:
+        self._fill(words, redirects, opens, closes)
 
 
 def tokenize(line: str) -> list[Token]:
@@ -82,7 +106,7 @@ def commands(tokens: list[Token]) -> list[Command]:
             elif token.text == ")" and opens:
                 opens -= 1  # `()`: nothing ran inside
             elif token.text == ")" and out:
-                out[-1] = replace(out[-1], closes=out[-1].closes + 1)
+                out[-1] = out[-1]._replace(closes=out[-1].closes + 1)
         else:
             target = tokens[i + 1] if i + 1 < len(tokens) else None
             redirects.append((token.text.lstrip("0123456789"), _word(target)))

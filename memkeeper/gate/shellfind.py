@@ -10,13 +10,12 @@ command of its own, ``{}`` standing for each file found. Any other test or opera
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
 from memkeeper.gate.effects import SEARCHED, Effect, Finder, NameTest, Placer, Sweep, place
 from memkeeper.gate.shellopts import DOT
 from memkeeper.gate.shellwalk import strip
 
+TYPE_CHECKING = False  # start-up idiom: agents run this path on every tool call
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
@@ -28,13 +27,15 @@ _NEUTRAL = frozenset(
 _ACTIONS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 
 
-@dataclass(slots=True)
 class _Reach:
-    names: list[NameTest] = field(default_factory=list)
-    mindepth: int = 0
-    maxdepth: int | None = None
-    actions: list[tuple[str, bool]] = field(default_factory=list)  # (how, discards) per file
-    named: list[Effect] = field(default_factory=list)  # what the actions do to paths they name
+    __slots__ = ("names", "mindepth", "maxdepth", "actions", "named")
+
+    def __init__(self) -> None:
+        self.names: list[NameTest] = []
+        self.mindepth = 0
+        self.maxdepth: int | None = None
+        self.actions: list[tuple[str, bool]] = []  # (how, discards) per file
+        self.named: list[Effect] = []  # what the actions do to paths they name
 
 
 def find(args: tuple[Word, ...], at: Placer, *, finders: Mapping[str, Finder]) -> list[Effect]:
@@ -56,8 +57,8 @@ def find(args: tuple[Word, ...], at: Placer, *, finders: Mapping[str, Finder]) -
         if top is None:
             continue
         sweep = Sweep(top, "find", where, mindepth=reach.mindepth, maxdepth=reach.maxdepth)
-        sweep = replace(sweep, names=tuple(reach.names), follow=start.text.endswith("/"))
-        out += [replace(sweep, how=how, discards=gone) for how, gone in reach.actions]
+        sweep = sweep._replace(names=tuple(reach.names), follow=start.text.endswith("/"))
+        out += [sweep._replace(how=how, discards=gone) for how, gone in reach.actions]
     return out
 
 

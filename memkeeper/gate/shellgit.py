@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
-from dataclasses import replace
 from functools import partial
 
-from memkeeper.gate.effects import Effect, GitState, Placer, Sweep, When, each, place
+from memkeeper.gate.effects import Effect, Placer, Sweep, each, place
 from memkeeper.gate.shell import Word
 from memkeeper.gate.shellopts import DOT, given, options
+
+TYPE_CHECKING = False  # start-up idiom: agents run this path on every tool call
+if TYPE_CHECKING:
+    from memkeeper.gate.effects import GitState, When
 
 UNSTAGED: frozenset[GitState] = frozenset({"unstaged"})
 CHANGED: frozenset[GitState] = frozenset({"staged", "unstaged"})
@@ -88,7 +91,7 @@ def _restores(
     found: list[Effect] = []
     for target in each(at, specs.words, how, when=when):
         below = Sweep(target.path, how, where, mindepth=1, git=lost, excluded=excluded)
-        found += [target, replace(below, instead=instead)]
+        found += [target, below._replace(instead=instead)]
     return found
 
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 
 from memkeeper.gate.effects import place
 from memkeeper.gate.shell import Command, Word, commands, tokenize
+from memkeeper.records import Record
 
 Redirects = tuple[tuple[str, Word | None], ...]
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
@@ -42,13 +42,16 @@ SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
 MAX_DEPTH = 3
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
+class Step(Record):
     """One simple command without its prefixes, and the directory it runs in."""
 
+    __slots__ = ("words", "redirects", "base")
     words: tuple[Word, ...]
     redirects: Redirects
     base: str | None
+
+    def __init__(self, words: tuple[Word, ...], redirects: Redirects, base: str | None) -> None:
+        self._fill(words, redirects, base)
 
 
 def steps(command: str, cwd: str) -> list[Step]:

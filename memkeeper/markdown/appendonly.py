@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import string
 import time
 
 from memkeeper.errors import Invalid
@@ -33,6 +32,8 @@ def make_entry(template: str | None, text: str, agent: str, now: float) -> str:
         "agent": agent,
         "text": body,
     }
+    import string  # only an entry with a template needs it
+
     out = []
     for literal, name, _, _ in string.Formatter().parse(template):
         out.append(literal)

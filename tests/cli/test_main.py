@@ -192,8 +192,10 @@ def test_six_processes_patching_one_section_lose_no_update(sample: Path) -> None
 def test_lazily_imported_verb_groups_match_the_commands_their_modules_declare() -> None:
     import importlib
 
-    from memkeeper.cli.main import COMMANDS, VERB_GROUPS, build_parser
+    from memkeeper.cli.main import COMMANDS
+    from memkeeper.cli.parser import BASE_VERBS, VERB_GROUPS, build_parser
 
+    assert sorted(BASE_VERBS) == sorted(COMMANDS)
     declared: list[str] = list(COMMANDS)
     for module_name, verbs in VERB_GROUPS.items():
         module = importlib.import_module(module_name)
@@ -318,3 +320,62 @@ def test_read_only_commands_without_a_store_answer_as_an_empty_one_would(cli: Cl
     assert sections["CLAUDE.md"] == 5
     read = cli("read", "CLAUDE.md#build", "--json").json
     assert (read["rev"], read["file_rev"]) == (1, 1)
+
+
+def test_a_hook_call_imports_neither_argparse_nor_typing_nor_a_parser(sample: Path) -> None:
+    """Every agent runs `memkeeper hook AGENT` before every tool call (docs/architecture.md)."""
+    subprocess.run([MEMKEEPER, "init"], cwd=sample, capture_output=True, check=True)
+    payload = {
+        "session_id": "s1",
+        "cwd": str(sample),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Write",
+        "tool_input": {"file_path": str(sample / "CLAUDE.md"), "content": "x\n"},
+    }
+    heavy = ("argparse", "typing", "dataclasses", "markdown_it", "ruamel.yaml", "pathspec")
+    probe = (
+        "import sys, io; from memkeeper.cli.main import main; "
+        "code = main(['hook', 'claude-code', '--agent', 'a1']); "
+        f"print(code, sorted(m for m in {heavy!r} if m in sys.modules))"
+    )
+    for _ in range(2):  # the first call parses the policy once; its verdicts are cached
+        done = subprocess.run(
+            [sys.executable, "-c", probe],
+            cwd=sample,
+            input=json.dumps(payload),
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    lines = done.stdout.strip().splitlines()
+    assert '"permissionDecision": "deny"' in lines[0]
+    assert lines[-1] == "0 []"
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        (["hook", "codex"], ("codex", None, None, None)),
+        (
+            ["--root", "/r", "hook", "gemini", "--agent=a", "--event", "BeforeTool", "--json"],
+            ("gemini", "/r", "a", "BeforeTool"),
+        ),
+        (["hook", "nobody"], None),  # argparse names the choices
+        (["hook"], None),
+        (["hook", "codex", "extra"], None),
+        (["--event", "X", "hook", "codex"], None),  # not a top-level option
+        (["hook", "codex", "--help"], None),
+        (["hook", "codex", "--root"], None),  # missing its value: argparse says so
+        (["read", "CLAUDE.md"], None),
+    ],
+)
+def test_hook_words_reads_what_argparse_would_and_leaves_the_rest_to_it(
+    words: list[str], expected: tuple[str, str | None, str | None, str | None] | None
+) -> None:
+    from memkeeper.cli.main import hook_words
+    from memkeeper.cli.parser import build_parser
+
+    assert hook_words(words) == expected
+    if expected is not None:
+        args = build_parser().parse_args(words)
+        assert (args.kind, args.root, args.agent, args.event) == expected

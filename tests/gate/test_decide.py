@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from memkeeper.gate import decide as gate
 from memkeeper.gate import facts as gatefacts
-from memkeeper.gate.effects import GitState, Sweep, Target
+from memkeeper.gate.effects import Sweep, Target
 from memkeeper.gate.facts import Decision, Facts, PathFacts, SectionFacts
 from memkeeper.gate.payload import ToolCall, parse_call
 from memkeeper.leases.decisions import Claim
 from tests.gate.helpers import edit, hand_facts
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memkeeper.gate.effects import GitState
 
 ROOT = "/r"
 NOW = 1_000.0
@@ -33,7 +36,7 @@ def notes(**changes: Any) -> PathFacts:
     found = PathFacts(
         "NOTES.md", "file", True, "section-owned", False, NOTES.encode(), NOTES_SECTIONS
     )
-    return replace(found, **changes)
+    return found._replace(**changes)
 
 
 def facts_for(*found: PathFacts, claims: tuple[Claim, ...] = (), agent: str = "me") -> Facts:
@@ -90,7 +93,7 @@ def test_a_crlf_file_is_judged_with_the_lf_strings_claude_code_sends() -> None:
         "/r",
     )
     assert gate.decide(appends, facts) == gate.ALLOW
-    rewrites = replace(appends, edits=(("first\n", "1st\n", False),))
+    rewrites = appends._replace(edits=(("first\n", "1st\n", False),))
     assert gate.decide(rewrites, facts).verdict == "deny"
 
 
@@ -108,7 +111,7 @@ def test_writing_the_same_bytes_again_is_allowed() -> None:
         "/r",
     )
     assert gate.decide(call, facts) == gate.ALLOW
-    assert gate.decide(replace(call, content="# Other\n"), facts).verdict == "deny"
+    assert gate.decide(call._replace(content="# Other\n"), facts).verdict == "deny"
 
 
 def test_deny_beats_ask_beats_wait_and_each_reason_is_said_once() -> None:
@@ -252,7 +255,7 @@ def test_another_agents_live_claim_on_the_section_denies_when_strict_and_waits_w
 
 
 def test_a_section_strict_by_policy_turns_an_advisory_claim_into_a_denial() -> None:
-    strict = tuple(replace(s, strict=s.key == "notes/build") for s in NOTES_SECTIONS)
+    strict = tuple(s._replace(strict=s.key == "notes/build") for s in NOTES_SECTIONS)
     held = (claim("agent-b", "NOTES.md", strict=False),)
     assert gate.decide(EDIT_BUILD, facts_for(notes(sections=strict), claims=held)).verdict == "deny"
     assert gate.decide(EDIT_BUILD, facts_for(notes(strict=True), claims=held)).verdict == "deny"
@@ -326,7 +329,7 @@ def test_deleting_or_moving_away_a_managed_file_is_denied_but_a_private_one_is_n
     log = PathFacts("LOG.md", "file", True, "append-only", data=b"# Log\n")
     mine = PathFacts("scratch.md", "file", True, "private")
     entries = {f"{ROOT}/{f.rel}": f for f in (log, notes(), mine)}
-    facts = replace(facts_for(), entries=entries)
+    facts = facts_for()._replace(entries=entries)
     for command in ("rm LOG.md", "mv LOG.md /tmp/", "unlink LOG.md", "git rm LOG.md"):
         denied = gate.decide(shell(command), facts)
         assert denied.verdict == "deny", command
@@ -340,7 +343,7 @@ def test_deleting_or_moving_away_a_managed_file_is_denied_but_a_private_one_is_n
 
 def test_a_discard_is_judged_on_the_link_itself_not_on_what_it_reaches() -> None:
     link = PathFacts("AGENTS.md", "other", True, "section-owned")
-    facts = replace(facts_for(notes(rel="AGENTS.md")), entries={f"{ROOT}/AGENTS.md": link})
+    facts = facts_for(notes(rel="AGENTS.md"))._replace(entries={f"{ROOT}/AGENTS.md": link})
     assert gate.decide(shell("rm AGENTS.md"), facts) == gate.ALLOW
     assert gate.decide(shell("echo x > AGENTS.md"), facts).verdict == "deny"
 
@@ -348,7 +351,7 @@ def test_a_discard_is_judged_on_the_link_itself_not_on_what_it_reaches() -> None
 def test_deleting_a_missing_file_loses_nothing() -> None:
     gone = PathFacts("LOG.md", "missing", True, "append-only")
     assert (
-        gate.decide(shell("rm -f LOG.md"), replace(facts_for(), entries={"/r/LOG.md": gone}))
+        gate.decide(shell("rm -f LOG.md"), facts_for()._replace(entries={"/r/LOG.md": gone}))
         == gate.ALLOW
     )
 
@@ -358,7 +361,7 @@ def swept_facts(command: str, *found: PathFacts, top: str = ROOT) -> Facts:
     call = shell(command)
     sweeps = {s: s for s in gate.targets(call) if isinstance(s, Sweep)}
     paths = {f"{ROOT}/{f.rel}": f for f in found}
-    return replace(facts_for(), paths=paths, sweeps=sweeps, tree=tuple(paths))
+    return facts_for()._replace(paths=paths, sweeps=sweeps, tree=tuple(paths))
 
 
 def changed(rel: str, file_class: str | None, *states: GitState) -> PathFacts:
@@ -400,9 +403,8 @@ def test_a_sweep_without_git_reaches_every_managed_file_below_it() -> None:
 
 
 def test_a_sweep_the_hook_did_not_resolve_here_is_another_roots() -> None:
-    facts = replace(
-        swept_facts("rm -rf memory", changed("memory/a.md", "section-owned")), sweeps={}
-    )
+    swept = swept_facts("rm -rf memory", changed("memory/a.md", "section-owned"))
+    facts = swept._replace(sweeps={})
     assert gate.decide(shell("rm -rf memory"), facts) == gate.ALLOW
 
 

@@ -13,7 +13,7 @@ import re
 import shlex
 import shutil
 import subprocess
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -350,7 +350,7 @@ def pure_answer(root: Path, case: Case) -> dict[str, Any] | None:
     memory = Memory.open(root, agent=SESSION_AGENT)
     facts = gather(memory.workspace, call, gate.targets(call), f" --agent {SESSION_AGENT}")
     if case.claim is not None:
-        facts = replace(facts, claims=(claim_object(*case.claim, facts.now),))
+        facts = facts._replace(claims=(claim_object(*case.claim, facts.now),))
     return gate.hook_output(gate.decide(call, facts))
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from dataclasses import dataclass, replace
 
 from memkeeper.gate.payload import BadPayload
+from memkeeper.records import Record
 
 TYPE_CHECKING = False  # start-up idiom: agents run this path on every tool call
 if TYPE_CHECKING:
@@ -29,35 +29,51 @@ if TYPE_CHECKING:
     Phase = Literal["pre", "post", "other"]  # before a tool runs (judge it), after, else
 
 
-@dataclass(frozen=True, slots=True)
-class HookInput:
+class HookInput(Record):
     """One hook call as the core sees it."""
 
+    __slots__ = ("phase", "calls", "session")
     phase: Phase
-    calls: tuple[ToolCall, ...] = ()
-    session: str = ""  # the agent id's suffix: the session id, "/" and a sub-agent's id
+    calls: tuple[ToolCall, ...]
+    session: str  # the agent id's suffix: the session id, "/" and a sub-agent's id
+
+    def __init__(self, phase: Phase, calls: tuple[ToolCall, ...] = (), session: str = "") -> None:
+        self._fill(phase, calls, session)
 
 
-@dataclass(frozen=True, slots=True)
-class Answer:
+class Answer(Record):
     """What the hook process writes and how it exits."""
 
-    stdout: str = ""
-    code: int = 0
+    __slots__ = ("stdout", "code")
+    stdout: str
+    code: int
+
+    def __init__(self, stdout: str = "", code: int = 0) -> None:
+        self._fill(stdout, code)
 
 
-@dataclass(frozen=True, slots=True)
-class Adapter:
+class Adapter(Record):
     """One agent's protocol: ``sniff`` (is this payload in my shape?), ``parse`` (payload,
     the event named on argv if any, the process's cwd), ``render`` (a PreToolUse decision),
     ``allow`` (the answer that lets the call through: the silent allow, a post-tool event,
     and every failure of memkeeper's own)."""
 
+    __slots__ = ("name", "sniff", "parse", "render", "allow")
     name: str
     sniff: Callable[[dict[str, Any]], bool]
     parse: Callable[[dict[str, Any], str | None, str], HookInput]
     render: Callable[[Decision], Answer]
     allow: Callable[[Phase], Answer]
+
+    def __init__(
+        self,
+        name: str,
+        sniff: Callable[[dict[str, Any]], bool],
+        parse: Callable[[dict[str, Any], str | None, str], HookInput],
+        render: Callable[[Decision], Answer],
+        allow: Callable[[Phase], Answer],
+    ) -> None:
+        self._fill(name, sniff, parse, render, allow)
 
 
 def dumps(obj: object) -> str:
@@ -108,12 +124,12 @@ def file_op_calls(base: ToolCall, op: FileOp, *, add_content: str | None = None)
     path = absolute(base.cwd, op.path)
     if op.kind == "add":
         content = op.content if add_content is None else add_content
-        return [replace(base, tool="Write", file_path=path, content=content)]
+        return [base._replace(tool="Write", file_path=path, content=content)]
     if op.kind == "delete":
-        return [replace(base, tool="Bash", command=f"rm -- {shlex.quote(op.path)}")]
+        return [base._replace(tool="Bash", command=f"rm -- {shlex.quote(op.path)}")]
     edits = tuple((old, new, False) for old, new in op.edits if old)
-    out = [replace(base, tool="Edit", file_path=path, edits=edits)]
+    out = [base._replace(tool="Edit", file_path=path, edits=edits)]
     if op.move_to is not None:
         move = f"mv -- {shlex.quote(op.path)} {shlex.quote(op.move_to)}"
-        out.append(replace(base, tool="Bash", command=move))
+        out.append(base._replace(tool="Bash", command=move))
     return out

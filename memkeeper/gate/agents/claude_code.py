@@ -8,13 +8,11 @@ reason is ``hookSpecificOutput`` JSON with exit 0; a silent allow prints nothing
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import TYPE_CHECKING
-
 from memkeeper.gate.agents.base import Adapter, Answer, HookInput, dumps
 from memkeeper.gate.decide import hook_output
 from memkeeper.gate.payload import TOOL_EVENTS, parse_payload
 
+TYPE_CHECKING = False  # start-up idiom: agents run this path on every tool call
 if TYPE_CHECKING:
     from typing import Any
 
@@ -44,7 +42,7 @@ def sniff(payload: dict[str, Any]) -> bool:
 def parse(payload: dict[str, Any], event: str | None, cwd: str) -> HookInput:
     call = parse_payload(payload, cwd)
     if call.tool == "PowerShell":
-        call = replace(call, tool="Bash")
+        call = call._replace(tool="Bash")
     phase: Phase = (
         "pre" if call.event == "PreToolUse" else "post" if call.event == "PostToolUse" else "other"
     )

@@ -30,7 +30,6 @@ import json
 import os
 import re
 import shlex
-from dataclasses import replace
 
 from memkeeper.gate.agents.base import Adapter, Answer, HookInput, dumps, file_op_calls
 from memkeeper.gate.applypatch import BEGIN, END, BadPatch, parse_patch
@@ -163,27 +162,27 @@ def _calls(base: ToolCall, args: Any) -> tuple[ToolCall, ...]:
         text = args if isinstance(args, str) else _string(_object(args, tool), "input", tool)
         return _patch(base, text)
     if tool in ("run_commands", "execute_command"):
-        return tuple(replace(base, tool="Bash", command=c) for c in _commands(args, tool))
+        return tuple(base._replace(tool="Bash", command=c) for c in _commands(args, tool))
     if tool == "write_to_file":
         found = _object(args, tool)
         content = _string(found, "content", tool)
-        return (replace(base, tool="Write", file_path=_path(base, found), content=content),)
+        return (base._replace(tool="Write", file_path=_path(base, found), content=content),)
     if tool == "replace_in_file":
         found = _object(args, tool)
         edits = search_replace(_string(found, "diff", tool))
-        return (replace(base, tool="Edit", file_path=_path(base, found), edits=edits),)
+        return (base._replace(tool="Edit", file_path=_path(base, found), edits=edits),)
     return ()  # read_files, search_codebase, MCP tools (`server__tool`)…: not judged
 
 
 def _editor(base: ToolCall, args: dict[str, Any]) -> tuple[ToolCall, ...]:
     path, new = _path(base, args), _string(args, "new_text", "editor")
-    edit = replace(base, tool="Edit", file_path=path)
+    edit = base._replace(tool="Edit", file_path=path)
     if args.get("insert_line") is not None:
         return () if base.event == "PreToolUse" else (edit,)
     old = args.get("old_text")
     if old is not None and not isinstance(old, str):
         raise BadPayload("editor: old_text is not a string")
-    return (replace(edit, edits=((old or "", new, False),)),)
+    return (edit._replace(edits=((old or "", new, False),)),)
 
 
 def _patch(base: ToolCall, text: str) -> tuple[ToolCall, ...]:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from dataclasses import replace
 
 from memkeeper.gate.agents.base import Adapter, Answer, HookInput, dumps, file_op_calls
 from memkeeper.gate.applypatch import BadPatch, is_patch, parse_patch
@@ -102,8 +101,8 @@ def _calls(base: ToolCall, payload: dict[str, Any]) -> tuple[ToolCall, ...]:
         command = shell_command(tool_input.get("command"))
         workdir = tool_input.get("workdir")
         if isinstance(workdir, str) and workdir:
-            base = replace(base, cwd=os.path.normpath(os.path.join(base.cwd, workdir)))
-        call = replace(base, command=command)
+            base = base._replace(cwd=os.path.normpath(os.path.join(base.cwd, workdir)))
+        call = base._replace(command=command)
         return (call, *_heredoc_patch(call, command))
     if base.tool in ("Write", "Edit", "MultiEdit"):  # Claude's names, should Codex send them
         return (parse_payload({**payload, "cwd": base.cwd}, base.cwd),)
@@ -147,8 +146,8 @@ def _heredoc_patch(call: ToolCall, command: str) -> tuple[ToolCall, ...]:
     found = _CD_PATCH.match(command)
     if found is not None:
         where = shlex.split(found.group(1))[0]
-        call = replace(call, cwd=os.path.normpath(os.path.join(call.cwd, where)))
-    return patch_calls(replace(call, tool="apply_patch", command=None), command)
+        call = call._replace(cwd=os.path.normpath(os.path.join(call.cwd, where)))
+    return patch_calls(call._replace(tool="apply_patch", command=None), command)
 
 
 def patch_calls(base: ToolCall, text: str) -> tuple[ToolCall, ...]:

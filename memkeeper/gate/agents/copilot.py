@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import shlex
-from dataclasses import replace
 
 from memkeeper.gate.agents.base import (
     Adapter,
@@ -110,7 +109,7 @@ def calls(tool: str, args: object, base: ToolCall) -> tuple[ToolCall, ...]:
         command = found.get("command") if isinstance(found, dict) else None
         if not isinstance(command, str):
             raise BadPayload(f"{tool}: the command is missing or not a string")
-        return (replace(base, tool="Bash", command=command),)
+        return (base._replace(tool="Bash", command=command),)
     if isinstance(found, str):
         return patch_calls(found, base)
     patch = _patch_in(found)
@@ -154,17 +153,17 @@ def _file_call(tool: str, args: dict[str, Any], base: ToolCall) -> ToolCall:
     path = first_string(args, ("path", "file_path"), tool)
     if path is None:
         raise BadPayload(f"{tool}: no path")
-    call = replace(base, file_path=absolute(base.cwd, path))
+    call = base._replace(file_path=absolute(base.cwd, path))
     old = first_string(args, ("old_str", "old_string"), tool)
     if old is not None:
         new = first_string(args, ("new_str", "new_string"), tool) or ""
-        return replace(call, tool="Edit", edits=((old, new, args.get("replace_all") is True),))
+        return call._replace(tool="Edit", edits=((old, new, args.get("replace_all") is True),))
     content = first_string(args, ("file_text", "content"), tool)
     if content is not None:
-        return replace(call, tool="Write", content=content)
+        return call._replace(tool="Write", content=content)
     steps = args.get("edits")
     if isinstance(steps, list):
-        return replace(call, tool="MultiEdit", edits=tuple(edit_step(s, tool) for s in steps))
+        return call._replace(tool="MultiEdit", edits=tuple(edit_step(s, tool) for s in steps))
     raise BadPayload(f"{tool}: neither an old string, a file text nor edits")
 
 
@@ -182,13 +181,13 @@ def patch_calls(text: str, base: ToolCall) -> tuple[ToolCall, ...]:
     for op in ops:
         path = absolute(base.cwd, op.path)
         if op.kind == "add":
-            out.append(replace(base, tool="Write", file_path=path, content=op.content))
+            out.append(base._replace(tool="Write", file_path=path, content=op.content))
         elif op.kind == "delete":
             out.append(_shell(base, f"rm -- {shlex.quote(path)}"))
         else:
             if op.edits:
                 edits = tuple((old, new, False) for old, new in op.edits)
-                out.append(replace(base, tool="Edit", file_path=path, edits=edits))
+                out.append(base._replace(tool="Edit", file_path=path, edits=edits))
             if op.move_to is not None:
                 dest = absolute(base.cwd, op.move_to)
                 out.append(_shell(base, f"mv -- {shlex.quote(path)} {shlex.quote(dest)}"))
@@ -196,7 +195,7 @@ def patch_calls(text: str, base: ToolCall) -> tuple[ToolCall, ...]:
 
 
 def _shell(base: ToolCall, command: str) -> ToolCall:
-    return replace(base, tool="Bash", command=command)
+    return base._replace(tool="Bash", command=command)
 
 
 def render(decision: Decision) -> Answer:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import shlex
-from dataclasses import replace
 
 from memkeeper.gate.agents.base import (
     Adapter,
@@ -144,21 +143,21 @@ def _tool_calls(payload: dict[str, Any], base: ToolCall) -> tuple[ToolCall, ...]
         raise BadPayload(f"{tool}: no path (file_path, path or target_file)")
     path = absolute(base.cwd, path)
     if tool == "Delete":
-        return (replace(base, tool="Bash", command=f"rm -- {shlex.quote(path)}"),)
-    return (_file_call(tool or "tool_input", args, replace(base, file_path=path)),)
+        return (base._replace(tool="Bash", command=f"rm -- {shlex.quote(path)}"),)
+    return (_file_call(tool or "tool_input", args, base._replace(file_path=path)),)
 
 
 def _file_call(tool: str, args: dict[str, Any], call: ToolCall) -> ToolCall:
     old = first_string(args, ("old_string", "old_str"), tool)
     if old is not None:
         new = first_string(args, ("new_string", "new_str"), tool) or ""
-        return replace(call, tool="Edit", edits=((old, new, args.get("replace_all") is True),))
+        return call._replace(tool="Edit", edits=((old, new, args.get("replace_all") is True),))
     content = first_string(args, _TEXTS, tool)
     if content is not None:
-        return replace(call, tool="Write", content=content)
+        return call._replace(tool="Write", content=content)
     steps = args.get("edits")
     if isinstance(steps, list):
-        return replace(call, tool="MultiEdit", edits=tuple(edit_step(s, tool) for s in steps))
+        return call._replace(tool="MultiEdit", edits=tuple(edit_step(s, tool) for s in steps))
     raise BadPayload(
         f"{tool}: neither a content (content, contents, text), an old_string nor edits"
     )
@@ -171,7 +170,7 @@ def _after_edit(base: ToolCall, payload: dict[str, Any]) -> ToolCall:
         raise BadPayload("afterFileEdit: no file_path")
     steps = payload.get("edits")
     edits = tuple(edit_step(s, "afterFileEdit") for s in steps) if isinstance(steps, list) else ()
-    return replace(base, tool="Edit", file_path=absolute(base.cwd, path), edits=edits)
+    return base._replace(tool="Edit", file_path=absolute(base.cwd, path), edits=edits)
 
 
 def _shell(base: ToolCall, args: dict[str, Any]) -> ToolCall:
@@ -180,7 +179,7 @@ def _shell(base: ToolCall, args: dict[str, Any]) -> ToolCall:
         raise BadPayload("Shell: the command is missing or not a string")
     where = first_string(args, ("cwd", "working_directory"), "Shell")
     cwd = absolute(base.cwd, where) if where else base.cwd
-    return replace(base, tool="Bash", cwd=cwd, command=command)
+    return base._replace(tool="Bash", cwd=cwd, command=command)
 
 
 def _object(args: object, tool: str) -> dict[str, Any]:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import replace
 
 from memkeeper.gate.agents.base import Adapter, Answer, HookInput, dumps
 from memkeeper.gate.payload import BadPayload, ToolCall
@@ -75,17 +74,17 @@ def _call(base: ToolCall, tool_input: object) -> ToolCall | None:
         )
         if where:  # judged as run from the session's directory, so reasons name paths as it does
             command = f"cd {shlex.quote(where)}\n{command}"
-        return replace(base, tool="Bash", command=command)
+        return base._replace(tool="Bash", command=command)
     path = _text(tool_input, "file_path", "tool_input", required=True)
     if not path:
         raise BadPayload(f"{base.tool}: tool_input.file_path is empty")
-    base = replace(base, file_path=os.path.normpath(os.path.join(base.cwd, path)))
+    base = base._replace(file_path=os.path.normpath(os.path.join(base.cwd, path)))
     if base.tool == "write_file":
         content = _text(tool_input, "content", "tool_input", required=True)
-        return replace(base, tool="Write", content=content)
+        return base._replace(tool="Write", content=content)
     old = _text(tool_input, "old_string", "tool_input", required=True)
     new = _text(tool_input, "new_string", "tool_input", required=True)
-    return replace(base, tool="Edit", edits=((old, new, _every(tool_input)),))
+    return base._replace(tool="Edit", edits=((old, new, _every(tool_input)),))
 
 
 def _every(tool_input: dict[str, Any]) -> bool:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import io
 import json
 import shlex
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -365,7 +364,7 @@ def test_a_failure_inside_the_decision_answers_the_allow(
     )
     monkeypatch.setattr(hook, "gather", boom)
     assert run_hook(raw)[:2] == (0, "")
-    broken = replace(codex.ADAPTER, render=boom)  # the adapter's own answer cannot fail it
+    broken = codex.ADAPTER._replace(render=boom)  # the adapter's own answer cannot fail it
     monkeypatch.setattr(codex, "ADAPTER", broken)
     assert run_hook(raw)[:2] == (0, "")
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import io
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -357,7 +356,7 @@ def test_a_failure_inside_the_decision_answers_the_allow(
     )
     monkeypatch.setattr(hook, "gather", boom)
     assert run_hook(body.encode())[:2] == (0, "{}\n")
-    broken = replace(copilot.ADAPTER, render=boom)  # the adapter's own answer cannot fail it
+    broken = copilot.ADAPTER._replace(render=boom)  # the adapter's own answer cannot fail it
     monkeypatch.setattr(copilot, "ADAPTER", broken)
     assert run_hook(body.encode())[:2] == (0, "{}\n")
 

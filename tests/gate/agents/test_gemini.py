@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -237,7 +236,7 @@ def test_a_failure_inside_the_decision_answers_the_allow(
     )
     monkeypatch.setattr(hook, "gather", boom)
     assert run_hook(raw)[:2] == (0, "{}\n")
-    broken = replace(gemini.ADAPTER, render=boom)  # the adapter's own answer cannot fail it
+    broken = gemini.ADAPTER._replace(render=boom)  # the adapter's own answer cannot fail it
     monkeypatch.setattr(gemini, "ADAPTER", broken)
     assert run_hook(raw)[:2] == (0, "{}\n")
 

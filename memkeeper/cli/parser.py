@@ -1,0 +1,154 @@
+"""The ``memkeeper`` command line's argparse parser: the verbs ``cli.main`` runs, each with
+the common options (``--root``, ``--agent``, ``--json``, ``--debug``) before or after its name.
+
+Imported only when a command line is parsed this way: ``memkeeper hook AGENT``, run on every
+tool call of every agent, is read without argparse (``cli.main.hook_words``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from memkeeper.errors import Invalid
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any, NoReturn
+
+
+# Verbs declared by other modules, imported only when one of their verbs runs (or for help and
+# unknown verbs): `read` and `patch` pay for none of them. tests/cli/test_main.py keeps this in sync
+# with the verbs `build_parser` declares itself (``BASE_VERBS``) and ``cli.main.COMMANDS``.
+VERB_GROUPS = {
+    "memkeeper.cli.claims": ("claim", "renew", "release", "claims", "metrics"),
+    "memkeeper.cli.files": ("append", "regen", "reconcile", "check"),
+    "memkeeper.cli.watch": ("watch", "emit"),
+    "memkeeper.cli.hooks": ("hook", "install-hooks", "uninstall-hooks"),
+    "memkeeper.cli.servers": ("mcp",),
+}
+
+
+def _wanted_verb(argv: Sequence[str]) -> str | None:
+    """The verb named on the command line if it is a known one; None means "declare all"."""
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in ("--root", "--agent"):
+            skip = True
+        elif arg in ("-h", "--help"):
+            return None
+        elif not arg.startswith("-"):
+            known = arg in BASE_VERBS or any(arg in v for v in VERB_GROUPS.values())
+            return arg if known else None
+    return None
+
+
+BASE_VERBS = ("init", "status", "sections", "read", "patch", "events", "verify")
+
+
+def parse_args(words: Sequence[str]) -> argparse.Namespace:
+    """The command line read; ``Invalid`` (exit 2) saying what is wrong with it."""
+    return build_parser(_wanted_verb(words)).parse_args(words)
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, sized without importing shutil (argparse builds one per option)."""
+
+    def __init__(self, prog: str) -> None:
+        try:
+            width = os.get_terminal_size(sys.stdout.fileno()).columns
+        except (OSError, ValueError, AttributeError):
+            width = int(os.environ.get("COLUMNS", "") or 80)
+        super().__init__(prog, width=max(width - 2, 40))
+
+
+class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        raise Invalid(f"{self.prog}: {message} — see {self.prog} --help")
+
+
+def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    default: Any = None if top else argparse.SUPPRESS
+    parser.add_argument("--root", default=default, help="memory root (default: git main worktree)")
+    parser.add_argument("--agent", default=default, help="who is acting ($MEMKEEPER_AGENT)")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=False if top else argparse.SUPPRESS,
+        help="print one JSON object",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        default=False if top else argparse.SUPPRESS,
+        help="print the traceback of an internal error (else: .memkeeper/error.log)",
+    )
+
+
+class _Skipped:
+    """What ``verb`` gives for a verb the command line does not name: declaring its options
+    would cost argparse's gettext lookups on every call of an agent's hot path."""
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def add_mutually_exclusive_group(self, **kwargs: Any) -> _Skipped:
+        return self
+
+
+def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``wanted``, only that verb is declared (and only its group imported)."""
+    parser = _Parser(prog="memkeeper", description="Safe shared memory files for AI agents.")
+    _common(parser, top=True)
+    verbs = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def verb(name: str, help: str) -> argparse.ArgumentParser:
+        if wanted is not None and name != wanted:
+            return _Skipped()  # type: ignore[return-value]  # it takes what add_verbs declares
+        sub = verbs.add_parser(name, help=help, description=help)
+        _common(sub, top=False)
+        return sub
+
+    init = verb("init", "write .memkeeper.yaml (if absent) and .memkeeper/, index managed files")
+    init.add_argument("--preset", help="policy preset to copy (default: default)")
+    init.add_argument(
+        "--howto",
+        action="store_true",
+        help="add to CLAUDE.md, AGENTS.md and GEMINI.md a section telling agents how to "
+        "change each memory file (or bring it up to date)",
+    )
+    verb("status", "root, managed files, their classes and section counts")
+    verb("sections", "list a file's sections").add_argument("path")
+    verb("read", "read a section (PATH#KEY) or a whole file (PATH)").add_argument("ref")
+    patch = verb("patch", "compare-and-swap one section's body")
+    patch.add_argument("ref", metavar="PATH#KEY")
+    patch.add_argument("--expect-rev", type=int, required=True)
+    patch.add_argument("--expect-file-hash")
+    patch.add_argument("--claim", metavar="ID")
+    source = patch.add_mutually_exclusive_group(required=True)
+    source.add_argument("--body-file", metavar="F", help="new body ('-' for stdin)")
+    source.add_argument("--dmp-file", metavar="F", help="diff-match-patch payload ('-': stdin)")
+    events = verb("events", "the event log, oldest first")
+    events.add_argument("--since", type=int, default=0, metavar="ID")
+    events.add_argument("--follow", action="store_true", help="keep printing new events")
+    verb("verify", "check the event log's hash chain and the index against the files")
+    for module in _groups_for(wanted):
+        module.add_verbs(verb)
+    return parser
+
+
+def _groups_for(wanted: str | None) -> list[Any]:
+    return [
+        importlib.import_module(name)
+        for name, verbs in VERB_GROUPS.items()
+        if wanted is None or wanted in verbs
+    ]
