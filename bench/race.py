@@ -3,7 +3,9 @@
 A ``Crew`` of spawned processes is started once; for each race every process gets the same
 ``Task``, they all wait at a barrier, then run it and report their retries. ``naive`` is what
 an agent's Read and Write tools do to the whole file; ``with_cas`` is memkeeper's
-read → ``patch(expect_rev=…)`` with a retry on ``Conflict``.
+read → ``patch(expect_rev=…)`` with a retry on ``Conflict`` (variant ``merge``: the same with
+``merge=True``, so a stale patch that touches other lines, or only adds lines where another
+added, lands without a retry).
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ if TYPE_CHECKING:
     from multiprocessing.queues import Queue
     from multiprocessing.synchronize import Barrier
 
-Variant = Literal["naive", "atomic", "memkeeper"]
-VARIANTS: tuple[Variant, ...] = ("naive", "atomic", "memkeeper")
+Variant = Literal["naive", "atomic", "memkeeper", "merge"]
+VARIANTS: tuple[Variant, ...] = ("naive", "atomic", "memkeeper", "merge")
+WITH_MEMKEEPER = ("memkeeper", "merge")
 FILE, HEADING, REF = "CLAUDE.md", "## Testing", "CLAUDE.md#testing"
 
 
@@ -81,7 +84,7 @@ def with_cas(task: Task, worker: int) -> int:
                 time.sleep(task.think_s)
                 body = section.content.rstrip("\n") + f"\n{update_line(worker, number)}\n\n"
                 try:
-                    memory.patch(REF, body, expect_rev=section.rev)
+                    memory.patch(REF, body, expect_rev=section.rev, merge=task.variant == "merge")
                     break
                 except Conflict:
                     retries += 1
@@ -96,7 +99,8 @@ def serve(worker: int, tasks: Queue[Task | None], barrier: Barrier, done: Queue[
     while (task := tasks.get()) is not None:
         barrier.wait()
         try:
-            done.put(with_cas(task, worker) if task.variant == "memkeeper" else naive(task, worker))
+            cas = task.variant in WITH_MEMKEEPER
+            done.put(with_cas(task, worker) if cas else naive(task, worker))
         except Exception as exc:  # the parent says what failed and stops the run
             done.put(f"worker {worker}, {task.variant}: {type(exc).__name__}: {exc}")
 

@@ -25,7 +25,14 @@ if TYPE_CHECKING:
     from memkeeper.ops.append import AppendResult
     from memkeeper.ops.claims import Cancel, LeaseTable
     from memkeeper.ops.regen import RegenResult
-    from memkeeper.records import Event, PatchResult, Reconciliation, SectionInfo, SectionText
+    from memkeeper.records import (
+        Event,
+        PatchResult,
+        Proposal,
+        Reconciliation,
+        SectionInfo,
+        SectionText,
+    )
 
 
 class Memory:
@@ -93,8 +100,11 @@ class Memory:
         expect_file_hash: str | None = None,
         dmp: str | None = None,
         claim: str | None = None,
+        merge: bool = False,
     ) -> PatchResult:
-        """Compare-and-swap one section's body; see docs/reference.md "Patch rules"."""
+        """Compare-and-swap one section's body; see docs/reference.md "Patch rules". With
+        ``merge``, a stale ``expect_rev`` merges three ways: ``result.merged`` when it
+        landed, else a ``Conflict`` whose ``proposal`` keeps the body (§4 "Merging")."""
         from memkeeper.ops.patch import patch
 
         return patch(
@@ -105,6 +115,7 @@ class Memory:
             expect_file_hash=expect_file_hash,
             dmp=dmp,
             claim=claim,
+            merge=merge,
         )
 
     def append(self, path: str, text: str | bytes) -> AppendResult:
@@ -196,6 +207,30 @@ class Memory:
         from memkeeper.ops.reconcile import resolve
 
         return resolve(self.workspace, rec_id, how)
+
+    def proposals(self, *, closed: bool = False) -> list[Proposal]:
+        """Open proposals (bodies of merges that did not land); all with ``closed``."""
+        from memkeeper.ops.proposals import list_proposals
+
+        return list_proposals(self.workspace, closed=closed)
+
+    def proposal(self, proposal_id: int) -> dict[str, Any]:
+        """One proposal with its body, the section as it is now and a diff between them."""
+        from memkeeper.ops.proposals import show
+
+        return show(self.workspace, proposal_id)
+
+    def apply_proposal(self, proposal_id: int, *, expect_rev: int) -> tuple[Proposal, PatchResult]:
+        """Patch a proposal's section with its body (compare-and-swap at ``expect_rev``)."""
+        from memkeeper.ops.proposals import apply
+
+        return apply(self.workspace, proposal_id, expect_rev=expect_rev)
+
+    def drop_proposal(self, proposal_id: int) -> Proposal:
+        """Forget an open proposal."""
+        from memkeeper.ops.proposals import drop
+
+        return drop(self.workspace, proposal_id)
 
     def check(self, paths: Iterable[str] = (), *, staged: bool = False) -> dict[str, Any]:
         """Validate managed files against the policy; ``Failed`` lists the violations."""

@@ -122,9 +122,20 @@ class SectionText(Record):
 
 
 class PatchResult(Record):
-    """A successful compare-and-swap: the new revisions and any advisory warnings."""
+    """A successful compare-and-swap: the new revisions and any advisory warnings; with
+    ``base_rev``, a stale patch merged into the body written since that rev."""
 
-    __slots__ = ("path", "key", "rev", "hash", "file_rev", "file_hash", "event_id", "warnings")
+    __slots__ = (
+        "path",
+        "key",
+        "rev",
+        "hash",
+        "file_rev",
+        "file_hash",
+        "event_id",
+        "warnings",
+        "base_rev",
+    )
     path: str
     key: str
     rev: int
@@ -133,6 +144,7 @@ class PatchResult(Record):
     file_hash: str
     event_id: int
     warnings: tuple[str, ...]
+    base_rev: int | None
 
     def __init__(
         self,
@@ -144,11 +156,21 @@ class PatchResult(Record):
         file_hash: str,
         event_id: int,
         warnings: tuple[str, ...] = (),
+        base_rev: int | None = None,
     ) -> None:
-        self._fill(path, key, rev, hash, file_rev, file_hash, event_id, warnings)
+        self._fill(path, key, rev, hash, file_rev, file_hash, event_id, warnings, base_rev)
+
+    @property
+    def merged(self) -> bool:
+        """Whether this was a stale patch merged into the current body (``patch --merge``)."""
+        return self.base_rev is not None
 
     def to_json(self) -> dict[str, Any]:
-        return {**self._asdict(), "warnings": list(self.warnings)}
+        out = {**self._asdict(), "warnings": list(self.warnings)}
+        del out["base_rev"]
+        if self.base_rev is not None:
+            out.update(merged=True, base_rev=self.base_rev)
+        return out
 
 
 class Event(Record):
@@ -375,3 +397,67 @@ class ClaimView(Record):
 
     def to_json(self) -> dict[str, Any]:
         return {**self._asdict(), "targets": list(self.targets)}
+
+
+class Proposal(Record):
+    """A body kept when ``patch --merge`` could not merge it (docs/reference.md §4): open until
+    someone applies or drops it."""
+
+    __slots__ = (
+        "id",
+        "path",
+        "section",
+        "base_rev",
+        "body",
+        "agent",
+        "opened_at",
+        "state",
+        "closed_by",
+        "closed_at",
+        "rev",
+    )
+    id: int
+    path: str
+    section: str
+    base_rev: int  # the rev the agent had read: its body's base
+    body: bytes
+    agent: str
+    opened_at: str
+    state: str  # open, applied or dropped
+    closed_by: str | None
+    closed_at: str | None
+    rev: int | None  # applied: the section's rev it landed as
+
+    def __init__(
+        self,
+        id: int,
+        path: str,
+        section: str,
+        base_rev: int,
+        body: bytes,
+        agent: str,
+        opened_at: str,
+        state: str,
+        closed_by: str | None,
+        closed_at: str | None,
+        rev: int | None,
+    ) -> None:
+        self._fill(
+            *(id, path, section, base_rev, body, agent, opened_at),
+            *(state, closed_by, closed_at, rev),
+        )
+
+    @property
+    def ref(self) -> str:
+        return f"{self.path}#{self.section}"
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", "replace")
+
+    def to_json(self, *, body: bool = False) -> dict[str, Any]:
+        out = {**self._asdict(), "ref": self.ref}
+        del out["body"]
+        if body:
+            out["body"] = self.text
+        return out

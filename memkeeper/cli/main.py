@@ -194,6 +194,7 @@ def cmd_patch(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
         expect_file_hash=args.expect_file_hash,
         dmp=dmp,
         claim=args.claim,
+        merge=args.merge,
     )
     return result.to_json()
 

@@ -35,7 +35,14 @@ def _sections(p: dict[str, Any]) -> str:
 
 
 def _patch(p: dict[str, Any]) -> str:
-    out = [f"patched {p['path']}#{p['key']}: now rev {p['rev']} (file rev {p['file_rev']})"]
+    done = (
+        f"merged into {p['path']}#{p['key']} (from rev {p['base_rev']})"
+        if p.get("merged")
+        else f"patched {p['path']}#{p['key']}"
+    )
+    out = [f"{done}: now rev {p['rev']} (file rev {p['file_rev']})"]
+    if "proposal" in p:
+        out.append(f"proposal #{p['proposal']['id']} applied")
     out += [f"warning: {w}" for w in p.get("warnings", ())]
     return "\n".join(out) + "\n"
 
@@ -231,6 +238,28 @@ def _metrics(p: dict[str, Any]) -> str:
     return "\n".join([head, *(f"  {n.replace('_', ' '):<18} {p[n]}" for n in names)]) + "\n"
 
 
+def _proposal_line(p: dict[str, Any]) -> str:
+    state = "" if p["state"] == "open" else f" [{p['state']} by {p['closed_by']}]"
+    return (
+        f"#{p['id']} {p['ref']} from rev {p['base_rev']} by {p['agent']}, {p['opened_at']}{state}"
+    )
+
+
+def _proposals(p: dict[str, Any]) -> str:
+    if "proposals" in p:
+        if not p["proposals"]:
+            return "no open proposals\n"
+        return "".join(_proposal_line(found) + "\n" for found in p["proposals"])
+    if "diff" in p:
+        now = p["current"]
+        where = "the section is gone" if now is None else f"against rev {now['rev']} (now)"
+        diff = p["diff"] or "(the same as the section now)\n"
+        return f"{_proposal_line(p)}\n{where}:\n{diff}"
+    if "rev" in p and "key" in p:
+        return _patch(p)
+    return f"dropped {_proposal_line(p['proposal'])}\n"
+
+
 _RENDERERS = {
     "claim": _claim,
     "renew": _renew,
@@ -252,4 +281,5 @@ _RENDERERS = {
     "uninstall-hooks": _uninstall_hooks,
     "watch": _watch,
     "emit": _emitted,
+    "proposals": _proposals,
 }

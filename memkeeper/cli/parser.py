@@ -29,6 +29,7 @@ VERB_GROUPS = {
     "memkeeper.cli.watch": ("watch", "emit"),
     "memkeeper.cli.hooks": ("hook", "install-hooks", "uninstall-hooks"),
     "memkeeper.cli.servers": ("mcp",),
+    "memkeeper.cli.proposals": ("proposals",),
 }
 
 
@@ -134,6 +135,11 @@ def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
     patch.add_argument("--expect-rev", type=int, required=True)
     patch.add_argument("--expect-file-hash")
     patch.add_argument("--claim", metavar="ID")
+    patch.add_argument(
+        "--merge",
+        action="store_true",
+        help="when --expect-rev is stale, merge your change into the current body (three-way)",
+    )
     source = patch.add_mutually_exclusive_group(required=True)
     source.add_argument("--body-file", metavar="F", help="new body ('-' for stdin)")
     source.add_argument("--dmp-file", metavar="F", help="diff-match-patch payload ('-': stdin)")

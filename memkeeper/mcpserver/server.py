@@ -31,7 +31,8 @@ INSTRUCTIONS = (
     "memkeeper guards this repository's shared memory files (CLAUDE.md, AGENTS.md, memory/…). "
     "Change a section with memory_read then memory_patch(ref, body, expect_rev); on "
     "status 'conflict' the result carries the section as it is now in 'current': merge your "
-    "change into it and patch again with its rev. Add to append-only logs with "
+    "change into it and patch again with its rev (with merge=true memkeeper merges it for "
+    "you when the two changes touch different lines). Add to append-only logs with "
     "memory_append. Claim what you are about to work on with memory_claim and release it."
 )
 
@@ -97,11 +98,20 @@ def build(root: str | None = None, agent: str | None = None) -> MCPServer:
         dmp: Annotated[str | None, Field(description="a diff-match-patch patch")] = None,
         expect_file_hash: Annotated[str | None, Field(description="sha256:… of the file")] = None,
         claim: Annotated[str | None, Field(description="the claim this write is under")] = None,
+        merge: Annotated[
+            bool,
+            Field(
+                description="when expect_rev is stale, merge this change into the current "
+                "body (lands when the two changes touch different lines)"
+            ),
+        ] = False,
     ) -> Payload:
         """Replace one section's body if it is still at expect_rev; a stale rev is a result
-        with status 'conflict' and the section as it is now in 'current'."""
+        with status 'conflict' and the section as it is now in 'current' (with merge: the
+        change merged in, "merged": true, when the two changes touch different lines)."""
         return run(
-            ctx, lambda m: tools.patch(m, ref, expect_rev, body, dmp, expect_file_hash, claim)
+            ctx,
+            lambda m: tools.patch(m, ref, expect_rev, body, dmp, expect_file_hash, claim, merge),
         )
 
     @server.tool()

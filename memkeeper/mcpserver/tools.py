@@ -51,11 +51,18 @@ def patch(
     dmp: str | None,
     expect_file_hash: str | None,
     claim: str | None,
+    merge: bool = False,
 ) -> Payload:
     if (body is None) == (dmp is None):
         raise Invalid("memory_patch needs exactly one of body (the new text) or dmp (a patch)")
     done = memory.patch(
-        ref, body, expect_rev=expect_rev, expect_file_hash=expect_file_hash, dmp=dmp, claim=claim
+        ref,
+        body,
+        expect_rev=expect_rev,
+        expect_file_hash=expect_file_hash,
+        dmp=dmp,
+        claim=claim,
+        merge=merge,
     )
     return done.to_json()
 

@@ -5,12 +5,18 @@ Under the file's lock and inside one store transaction: index any change memkeep
 make, resolve the section, check owners and claims, compare ``expect_rev`` (and the file hash)
 with the section *as it is on disk now*, then splice the body in, refuse any change to the
 document's structure, write atomically and record the new revision with its event.
+
+With ``merge``, a stale ``expect_rev`` is not the end (§4 "Merging stale patches"): the body
+at that rev (kept by the store) is the base of a three-way merge of the agent's body into the
+current one (``fs.gitmerge``); a merge that lands is patched in like any body (event
+``section.merged``), one that does not keeps the agent's body as a proposal
+(``ops.proposals``) and is a conflict naming it.
 """
 
 from __future__ import annotations
 
 from memkeeper.errors import Conflict, Invalid, Refused
-from memkeeper.events import digest
+from memkeeper.events import digest, iso_utc
 from memkeeper.fs import files as fsio
 from memkeeper.markdown import refs
 from memkeeper.markdown.lines import count_lines
@@ -24,6 +30,7 @@ if TYPE_CHECKING:
 
     from memkeeper.errors import ConflictReason
     from memkeeper.ops.workspace import Workspace
+    from memkeeper.records import Proposal
 
 WRITABLE_CLASSES = ("section-owned", "generated")
 
@@ -37,8 +44,13 @@ def patch(
     expect_file_hash: str | None = None,
     dmp: str | None = None,
     claim: str | None = None,
+    merge: bool = False,
+    proposal: int | None = None,
 ) -> PatchResult:
-    """Compare-and-swap one section's body; see docs/reference.md §4 "Patch rules"."""
+    """Compare-and-swap one section's body; see docs/reference.md §4 "Patch rules". With
+    ``merge``, a stale ``expect_rev`` merges three ways instead of losing at once;
+    ``proposal``: the write applies that open proposal, closed in the same transaction
+    (``ops.proposals.apply``)."""
     path, ref_key = refs.split_ref(ref)
     if ref_key is None:
         raise Invalid(
@@ -48,6 +60,11 @@ def patch(
     if (body is None) == (dmp is None):
         raise Invalid("patch needs exactly one of a body or a diff-match-patch payload")
     if expect_file_hash is not None:
+        if merge:
+            raise Invalid(
+                "--merge and --expect-file-hash ask for opposite things: a merge lands into a "
+                "file others changed, the file hash asks that nobody did — drop one of them"
+            )
         expect_file_hash = _file_hash(expect_file_hash)
     rel = ws.relpath(path)
     new_body = None
@@ -60,39 +77,126 @@ def patch(
     _ = ws.store  # a write: the store exists from here on (and keeps the verdicts cached)
     rule = ws.rule(rel)
     _check_class(rel, rule.file_class)
-    return ws.retrying(
-        rel, lambda: _attempt(ws, rel, ref_key, new_body, dmp, claim, expect_rev, expect_file_hash)
-    )
+    want = _Want(new_body, dmp, claim, expect_rev, expect_file_hash, merge, proposal)
+    return ws.retrying(rel, lambda: _attempt(ws, rel, ref_key, want))
 
 
-def _attempt(
-    ws: Workspace,
-    rel: str,
-    ref_key: str,
-    new_body: bytes | None,
-    dmp: str | None,
-    claim: str | None,
-    expect_rev: int,
-    expect_file_hash: str | None,
-) -> PatchResult:
+class _Want:
+    """What the caller asked of one patch."""
+
+    __slots__ = ("body", "dmp", "claim", "expect_rev", "expect_file_hash", "merge", "proposal")
+
+    def __init__(
+        self,
+        body: bytes | None,
+        dmp: str | None,
+        claim: str | None,
+        expect_rev: int,
+        expect_file_hash: str | None,
+        merge: bool,
+        proposal: int | None,
+    ) -> None:
+        self.body, self.dmp, self.claim = body, dmp, claim
+        self.expect_rev, self.expect_file_hash = expect_rev, expect_file_hash
+        self.merge, self.proposal = merge, proposal
+
+
+def _attempt(ws: Workspace, rel: str, ref_key: str, want: _Want) -> PatchResult:
     """One try of the patch under the file's lock (``retrying`` starts it over after a race)."""
     with ws.locked(rel):
         with ws.editing(rel) as data:
             assert data is not None
             row = ws.section_row(rel, ref_key)
             _check_owner(ws, rel, row.key)
-            warnings = _check_claims(ws, rel, row.key, claim)
+            warnings = _check_claims(ws, rel, row.key, want.claim)
             state = ws.store.file_state(rel)
             assert state is not None
-            lost = _compare(rel, row, state, expect_rev, expect_file_hash)
+            if want.proposal is not None:
+                open_proposal(ws, want.proposal)  # still open: nobody applied or dropped it
+            lost = _compare(rel, row, state, want.expect_rev, want.expect_file_hash)
+            new_body, dmp, base_rev = want.body, want.dmp, None
+            if lost is not None and want.merge and lost.reason == "stale_revision":
+                merged = _merge(ws, rel, row, want, lost)
+                if isinstance(merged, bytes):
+                    new_body, dmp, base_rev, lost = merged, None, want.expect_rev, None
+                else:
+                    lost = merged
             if lost is None:
-                done = _apply(ws, rel, data, row, state, new_body, dmp)
+                done = _apply(ws, rel, data, row, state, new_body, dmp, base_rev)
+                if want.proposal is not None:
+                    _close_proposal(ws, rel, row.key, want.proposal, done)
             else:
                 ws.store.tally("conflict", ws.now())  # committed: the metrics count lost races
         if lost is not None:
             raise lost
         fsio.crashpoint("patch.after_commit")  # committed, lock still held
     return done._replace(warnings=warnings) if warnings else done
+
+
+def _merge(
+    ws: Workspace, rel: str, row: SectionRow, want: _Want, lost: Conflict
+) -> bytes | Conflict:
+    """The agent's change (the body at ``expect_rev`` → its body) merged into the current
+    body, or the conflict to answer: ``merge: base_unknown`` when that body is no longer
+    kept, else with the agent's body kept as a proposal."""
+    from memkeeper.fs.gitmerge import merge
+
+    base = ws.store.body_at(rel, row.key, want.expect_rev)
+    if base is None or want.expect_rev > row.rev:
+        kept = f"the body at rev {want.expect_rev} is not kept, so nothing to merge from"
+        return _conflict(lost, f"{lost.message} ({kept})", merge="base_unknown")
+    mine = want.body
+    if want.dmp is not None:
+        from memkeeper.markdown import patchrules
+
+        ref = f"{rel}#{row.key} at rev {want.expect_rev}"
+        mine = patchrules.apply_dmp(base.decode("utf-8"), want.dmp, ref).encode("utf-8")
+    assert mine is not None
+    outcome, merged = merge(base, row.body, mine, ws.home)
+    if outcome == "merged":
+        return merged
+    proposal = ws.store.open_proposal(
+        rel, row.key, want.expect_rev, mine, ws.agent, iso_utc(ws.now())
+    )
+    why = "overlap" if outcome == "conflict" else "unavailable"
+    data = {"proposal": proposal.id, "base_rev": want.expect_rev, "rev": row.rev, "why": why}
+    ws.record("proposal.opened", rel, row.key, data)
+    what = (
+        "your change and the one made since touch the same lines"
+        if outcome == "conflict"
+        else "git, which memkeeper merges with, cannot be run here"
+    )
+    message = (
+        f"{rel}#{row.key}: changed since you read it (expected rev {want.expect_rev}, it is at "
+        f"rev {row.rev}) and the merge did not land: {what}. Your body is kept as proposal "
+        f"{proposal.id} — merge it into the current content and patch with rev {row.rev}, or "
+        f"`memkeeper proposals apply {proposal.id} --expect-rev {row.rev}` to replace it"
+    )
+    return _conflict(lost, message, merge=why, proposal=proposal.id)
+
+
+def _conflict(lost: Conflict, message: str, **extra: Any) -> Conflict:
+    """``lost`` with another message and more fields."""
+    return Conflict(message, **{**lost.fields, **extra})
+
+
+def open_proposal(ws: Workspace, proposal_id: int) -> Proposal:
+    """The open proposal ``proposal_id`` (read inside the caller's transaction), or
+    ``Invalid`` saying why there is none."""
+    found = ws.store.proposal(proposal_id)
+    if found is None:
+        raise Invalid(f"there is no proposal {proposal_id} — list them with: memkeeper proposals")
+    if found.state != "open":
+        raise Invalid(
+            f"proposal {proposal_id} was {found.state} by {found.closed_by} at "
+            f"{found.closed_at}; there is nothing left to do with it"
+        )
+    return found
+
+
+def _close_proposal(ws: Workspace, rel: str, key: str, proposal: int, done: PatchResult) -> None:
+    ws.store.close_proposal(proposal, "applied", ws.agent, iso_utc(ws.now()), done.rev)
+    ws.record("proposal.applied", rel, key, {"proposal": proposal, "rev": done.rev})
 
 
 def _apply(
@@ -103,6 +207,7 @@ def _apply(
     state: FileState,
     new_body: bytes | None,
     dmp: str | None,
+    base_rev: int | None = None,
 ) -> PatchResult:
     from memkeeper.markdown import patchrules as patching
 
@@ -121,7 +226,7 @@ def _apply(
     if heading + body == row.heading + row.body:
         return PatchResult(
             rel, row.key, row.rev, row.hash or "", state.file_rev, state.file_hash, 0
-        )
+        )._replace(base_rev=base_rev)
     fsio.crashpoint("patch.before_write")
     ws.replace_file(rel, data, cut.data, index=False)  # the index is updated row by row below
     fsio.crashpoint("patch.after_write")
@@ -135,12 +240,12 @@ def _apply(
     new_state = FileState(state.file_rev + 1, digest(cut.data))
     ws.store.put_sections(rel, [new_row])
     ws.store.put_file(rel, new_state)
-    event = ws.record(
-        "section.patched",
-        rel,
-        row.key,
-        {"rev": new_row.rev, "hash": new_row.hash, "file_rev": new_state.file_rev},
-    )
+    event_data = {"rev": new_row.rev, "hash": new_row.hash, "file_rev": new_state.file_rev}
+    if base_rev is None:
+        event = ws.record("section.patched", rel, row.key, event_data)
+    else:
+        event_data.update(base_rev=base_rev, merged_into=row.rev)
+        event = ws.record("section.merged", rel, row.key, event_data)
     fsio.crashpoint("patch.before_commit")  # file and index written, not committed
     return PatchResult(
         rel,
@@ -150,6 +255,7 @@ def _apply(
         new_state.file_rev,
         new_state.file_hash,
         event.id,
+        base_rev=base_rev,
     )
 
 

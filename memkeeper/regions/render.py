@@ -272,7 +272,10 @@ _STEPS = {
         "  - MCP: `memory_read(ref)`, then `memory_patch(ref, body, expect_rev)`; "
         "`memory_sections(path)` lists the keys.",
         "  - A stale rev is a conflict (exit 3, `status: conflict`) that carries the section as "
-        "it is now in `current`: merge your change into it and patch again with its `rev`.",
+        "it is now in `current`: merge your change into it and patch again with its `rev`. "
+        "With `--merge` (MCP `merge: true`) memkeeper merges it for you when the two changes "
+        "touch different lines; when they do not, your body is kept as a proposal "
+        "(`memkeeper proposals`).",
     ),
     "append-only": (
         "- **append-only**: history. Add entries at the end; never change or delete one.",

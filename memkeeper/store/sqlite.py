@@ -21,6 +21,7 @@ from memkeeper.names import LOCKS_DIR, STATE_DB
 from memkeeper.records import Event, FileState, SectionRow
 from memkeeper.store.leasetables import LeaseRows
 from memkeeper.store.netfs import refuse_network_filesystem
+from memkeeper.store.proposaltables import ProposalRows
 from memkeeper.store.recontables import ReconciliationRows
 
 TYPE_CHECKING = False
@@ -29,8 +30,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-SCHEMA_VERSION = 2  # 1: files, sections, events, cache; 2: + claims, waiters, counters,
-#                     tallies, reconciliations (added by re-running the IF NOT EXISTS schema)
+SCHEMA_VERSION = 3  # 1: files, sections, events, cache; 2: + claims, waiters, counters,
+#                     tallies, reconciliations; 3: + bodies, proposals (each added by re-running
+#                     the IF NOT EXISTS schema)
 BUSY_TIMEOUT_S = 60.0
 WAL_TRIM_BYTES = 1024 * 1024
 EVENTS_HEAD = "events:head"  # cache key: "ID HASH" of the last event appended
@@ -125,6 +127,26 @@ CREATE TABLE IF NOT EXISTS reconciliations (  -- hand edits of generated regions
 );
 CREATE UNIQUE INDEX IF NOT EXISTS reconciliations_open ON reconciliations (path, region)
     WHERE resolution IS NULL;
+CREATE TABLE IF NOT EXISTS bodies (  -- each section's last bodies: the bases of merges
+    path TEXT NOT NULL,
+    key TEXT NOT NULL,
+    rev INTEGER NOT NULL,
+    body BLOB NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS bodies_by_rev ON bodies (path, key, rev);
+CREATE TABLE IF NOT EXISTS proposals (  -- bodies of merges that could not land
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    section TEXT NOT NULL,
+    base_rev INTEGER NOT NULL,
+    body BLOB NOT NULL,
+    agent TEXT NOT NULL,
+    opened_at TEXT NOT NULL,
+    state TEXT NOT NULL,           -- open, applied or dropped
+    closed_by TEXT,
+    closed_at TEXT,
+    rev INTEGER                    -- applied: the rev it landed as
+);
 """
 
 
@@ -138,7 +160,7 @@ def _row(values: tuple[Any, ...]) -> SectionRow:
     )
 
 
-class Store(LeaseRows, ReconciliationRows):
+class Store(LeaseRows, ReconciliationRows, ProposalRows):
     """One connection to the memory home's database."""
 
     def __init__(self, connection: sqlite3.Connection, wal: str = "") -> None:
@@ -206,6 +228,11 @@ class Store(LeaseRows, ReconciliationRows):
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
                         self._db.execute(statement)
+                if version < 3:  # the bodies indexed so far are the bases merges can use
+                    self._db.execute(
+                        "INSERT OR IGNORE INTO bodies (path, key, rev, body) "
+                        "SELECT path, key, rev, body FROM sections WHERE present"
+                    )
                 self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             elif version != SCHEMA_VERSION:
                 raise EnvironmentFailure(
@@ -310,7 +337,9 @@ class Store(LeaseRows, ReconciliationRows):
         )
 
     def put_sections(self, path: str, rows: Iterable[SectionRow]) -> None:
-        """Insert or replace these section rows of ``path``."""
+        """Insert or replace these section rows of ``path`` (and keep their bodies)."""
+        rows = list(rows)
+        self.keep_bodies(path, rows)
         self._db.executemany(
             f"INSERT OR REPLACE INTO sections (path, {_ROW_COLUMNS}, size) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -65,7 +65,7 @@ def test_the_tools_are_listed_with_input_and_output_schemas(root: Path) -> None:
             assert {t.name for t in listed} == TOOLS
             patch = next(t for t in listed if t.name == "memory_patch")
             assert set(patch.input_schema["required"]) == {"ref", "expect_rev"}
-            assert {"body", "dmp", "expect_file_hash", "claim"} <= set(
+            assert {"body", "dmp", "expect_file_hash", "claim", "merge"} <= set(
                 patch.input_schema["properties"]
             )
             assert all(t.output_schema is not None for t in listed)
@@ -104,6 +104,27 @@ def test_read_patch_conflict_append_and_events_as_results(root: Path) -> None:
     text = (root / "CLAUDE.md").read_text()
     assert "- make\n" in text
     assert "- other" not in text
+
+
+def test_a_stale_patch_with_merge_lands_or_comes_back_with_a_proposal(root: Path) -> None:
+    async def main() -> None:
+        async with client(root, "gemini") as c:
+            read = await call(c, "memory_read", ref="CLAUDE.md#build")
+            body = read["content"].rstrip("\n")
+            await call(c, "memory_patch", ref="CLAUDE.md#build", body=body + "\n- a\n\n",
+                       expect_rev=1)  # fmt: skip
+            merged = await call(c, "memory_patch", ref="CLAUDE.md#build",
+                                body=body + "\n- b\n\n", expect_rev=1, merge=True)  # fmt: skip
+            assert (merged["status"], merged["merged"], merged["base_rev"]) == ("ok", True, 1)
+            clash = read["content"].replace("`dist/`", "`build/`")  # next to the additions
+            stale = await call(c, "memory_patch", ref="CLAUDE.md#build", body=clash,
+                               expect_rev=1, merge=True)  # fmt: skip
+            assert (stale["status"], stale["merge"]) == ("conflict", "overlap")
+            assert isinstance(stale["proposal"], int)
+            assert stale["current"]["rev"] == 3
+
+    run(main)
+    assert (root / "CLAUDE.md").read_text().count("- a\n- b\n") == 1
 
 
 def test_two_clients_claim_and_the_second_is_busy_then_a_cancelled_wait_leaves(

@@ -1,0 +1,196 @@
+"""``patch(merge=True)``: a stale patch merged three ways into the current body, the bodies kept
+as bases, and the proposal that keeps a body whose merge did not land."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from diff_match_patch import diff_match_patch
+
+from memkeeper import Conflict, Invalid, Memory, Refused
+from memkeeper.store import proposaltables
+from tests.conftest import tree_bytes
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+REF = "CLAUDE.md#build"
+WHEEL = "- `make build` produces the wheel in `dist/`.\n"
+
+
+def add_line(body: str, line: str) -> str:
+    """``body`` with ``line`` after its last non-blank line, as an agent appending would."""
+    stripped = body.rstrip("\n")
+    return stripped + "\n" + line + "\n" + body[len(stripped) + 1 :]
+
+
+def test_a_stale_patch_that_touches_other_lines_merges(memory: Memory) -> None:
+    read = memory.read(REF)
+    theirs = memory.patch(REF, read.content.replace("3.11", "3.12"), expect_rev=read.rev)
+    mine = add_line(read.content, "- `make docs` builds the docs.")
+    done = memory.patch(REF, mine, expect_rev=read.rev, merge=True)
+    assert done.merged
+    assert done.base_rev == read.rev
+    assert done.rev == theirs.rev + 1
+    content = memory.read(REF).content
+    assert "3.12" in content
+    assert content.endswith("- `make docs` builds the docs.\n\n")
+    last = memory.events()[-1]
+    assert (last.type, last.id) == ("section.merged", done.event_id)
+    assert last.data["base_rev"] == read.rev
+    assert last.data["merged_into"] == theirs.rev
+    assert done.to_json()["merged"] is True
+    assert done.to_json()["base_rev"] == read.rev
+
+
+def test_appends_at_the_same_place_both_land_theirs_first(memory: Memory) -> None:
+    read = memory.read(REF)
+    memory.patch(REF, add_line(read.content, "- theirs"), expect_rev=read.rev)
+    memory.patch(REF, add_line(read.content, "- mine"), expect_rev=read.rev, merge=True)
+    assert memory.read(REF).content.endswith(WHEEL + "- theirs\n- mine\n\n")
+
+
+def test_without_merge_a_stale_patch_is_the_plain_conflict(memory: Memory) -> None:
+    read = memory.read(REF)
+    memory.patch(REF, add_line(read.content, "- theirs"), expect_rev=read.rev)
+    with pytest.raises(Conflict) as caught:
+        memory.patch(REF, add_line(read.content, "- mine"), expect_rev=read.rev)
+    assert "merge" not in caught.value.fields
+    assert "proposal" not in caught.value.fields
+
+
+def test_a_patch_at_the_current_rev_is_no_merge(memory: Memory) -> None:
+    read = memory.read(REF)
+    done = memory.patch(REF, add_line(read.content, "- x"), expect_rev=read.rev, merge=True)
+    assert not done.merged
+    assert "merged" not in done.to_json()
+    assert memory.events()[-1].type == "section.patched"
+
+
+def test_an_overlapping_change_is_a_conflict_that_keeps_the_body(
+    memory: Memory, sample: Path
+) -> None:
+    read = memory.read(REF)
+    memory.patch(REF, read.content.replace("3.11", "3.12"), expect_rev=read.rev)
+    before = tree_bytes(sample)
+    mine = read.content.replace("3.11", "3.13")
+    with pytest.raises(Conflict) as caught:
+        memory.patch(REF, mine, expect_rev=read.rev, merge=True)
+    conflict = caught.value
+    assert conflict.reason == "stale_revision"
+    assert conflict.fields["merge"] == "overlap"
+    proposal_id = conflict.fields["proposal"]
+    assert f"proposals apply {proposal_id} --expect-rev 2" in conflict.message
+    assert conflict.current.rev == 2
+    assert "3.12" in conflict.current.content
+    assert tree_bytes(sample) == before  # nothing written to the file
+    (kept,) = memory.proposals()
+    ref = f"CLAUDE.md#{read.key}"
+    assert (kept.id, kept.ref, kept.base_rev, kept.text) == (proposal_id, ref, read.rev, mine)
+    assert kept.agent == memory.agent
+    assert kept.state == "open"
+    opened = memory.events()[-1]
+    assert (opened.type, opened.section, opened.data["proposal"]) == (
+        "proposal.opened",
+        read.key,
+        proposal_id,
+    )
+    assert conflict.to_json()["proposal"] == proposal_id
+
+
+def test_a_base_no_longer_kept_is_a_plain_conflict(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(proposaltables, "KEEP_BODIES", 2)
+    read = memory.read(REF)
+    for n in range(3):
+        now = memory.read(REF)
+        memory.patch(REF, add_line(now.content, f"- step {n}"), expect_rev=now.rev)
+    with pytest.raises(Conflict) as caught:
+        memory.patch(REF, add_line(read.content, "- mine"), expect_rev=read.rev, merge=True)
+    assert caught.value.fields["merge"] == "base_unknown"
+    assert "not kept" in caught.value.message
+    assert memory.proposals() == []
+
+
+def test_bodies_are_kept_for_the_last_revs_only(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(proposaltables, "KEEP_BODIES", 3)
+    for n in range(5):
+        now = memory.read(REF)
+        memory.patch(REF, add_line(now.content, f"- step {n}"), expect_rev=now.rev)
+    store = memory.workspace.store
+    key = memory.read(REF).key
+    assert key is not None
+    kept = [rev for rev in range(1, 7) if store.body_at("CLAUDE.md", key, rev)]
+    assert kept == [4, 5, 6]
+
+
+def test_a_rev_from_the_future_is_no_base(memory: Memory) -> None:
+    with pytest.raises(Conflict) as caught:
+        memory.patch(REF, "x\n", expect_rev=7, merge=True)
+    assert caught.value.fields["merge"] == "base_unknown"
+
+
+def test_a_dmp_patch_merges_against_the_body_it_was_made_on(memory: Memory) -> None:
+    read = memory.read(REF)
+    memory.patch(REF, add_line(read.content, "- theirs"), expect_rev=read.rev)
+    dmp = diff_match_patch()
+    payload = dmp.patch_toText(dmp.patch_make(read.content, read.content.replace("3.11", "3.12")))
+    done = memory.patch(REF, dmp=payload, expect_rev=read.rev, merge=True)
+    assert done.merged
+    content = memory.read(REF).content
+    assert "3.12" in content
+    assert "- theirs" in content
+
+
+def test_a_dmp_patch_that_does_not_apply_to_its_base_is_invalid(memory: Memory) -> None:
+    read = memory.read(REF)
+    memory.patch(REF, add_line(read.content, "- theirs"), expect_rev=read.rev)
+    dmp = diff_match_patch()
+    payload = dmp.patch_toText(dmp.patch_make("nothing like it\n", "something else\n"))
+    with pytest.raises(Invalid) as caught:
+        memory.patch(REF, dmp=payload, expect_rev=read.rev, merge=True)
+    assert caught.value.fields.get("reason") == "patch_does_not_apply"
+
+
+def test_merge_and_a_file_hash_cannot_be_asked_together(memory: Memory, sample: Path) -> None:
+    read = memory.read(REF)
+    before = tree_bytes(sample)
+    with pytest.raises(Invalid, match="opposite"):
+        memory.patch(REF, "x\n", expect_rev=read.rev, expect_file_hash=read.file_hash, merge=True)
+    assert tree_bytes(sample) == before
+
+
+def test_the_structure_rule_applies_to_the_merged_body(memory: Memory, sample: Path) -> None:
+    read = memory.read(REF)
+    memory.patch(REF, read.content.replace("3.11", "3.12"), expect_rev=read.rev)
+    before = tree_bytes(sample)
+    with pytest.raises(Refused) as caught:
+        memory.patch(REF, add_line(read.content, "## Sneaky"), expect_rev=read.rev, merge=True)
+    assert caught.value.reason == "structure"
+    assert tree_bytes(sample) == before
+
+
+def test_owners_apply_before_any_merge(memory: Memory, sample: Path) -> None:
+    ref = "CLAUDE.md#release-process"
+    read = memory.read(ref)
+    with pytest.raises(Refused) as caught:
+        memory.patch(ref, "x\n", expect_rev=read.rev + 1, merge=True)
+    assert caught.value.reason == "owner"
+    assert memory.proposals() == []
+
+
+def test_no_git_keeps_the_body_as_a_proposal(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    read = memory.read(REF)
+    memory.patch(REF, add_line(read.content, "- theirs"), expect_rev=read.rev)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(Conflict) as caught:
+        memory.patch(REF, add_line(read.content, "- mine"), expect_rev=read.rev, merge=True)
+    assert caught.value.fields["merge"] == "unavailable"
+    assert "git" in caught.value.message
+    assert [p.id for p in memory.proposals()] == [caught.value.fields["proposal"]]
