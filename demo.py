@@ -270,6 +270,7 @@ def run_demo(root: Path) -> None:
 
     watch_step(root)
     gate_step(root)
+    dashboard_step(root)
 
 
 def gate_step(root: Path) -> None:
@@ -333,6 +334,52 @@ def watch_step(root: Path) -> None:
     code = daemon.wait(timeout=10)
     relay(lines, lambda line: line["action"] == "stopped")
     say(f"  SIGTERM: memkeeper watch exits {code}")
+
+
+def dashboard_step(root: Path) -> None:
+    """``memkeeper serve`` (with the serve extra): its URL, and a claim reaching its stream."""
+    try:
+        import starlette  # noqa: F401  # only to know whether the extra is installed
+    except ImportError:
+        say("\n(13. the live dashboard needs: pip install 'memkeeper[serve]')")
+        return
+    import urllib.request
+
+    step("13. The live dashboard for the humans watching")
+    server = subprocess.Popen(
+        [MEMKEEPER, "serve", "--port", "0"],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().strip().removeprefix("memkeeper dashboard: ")
+        base, _, token = url.partition("/?token=")
+        say(f"  memkeeper serve is running: {url}")
+        say("  (claims with their time left, events as they land, every file's sections,")
+        say("  reconciliations with keep-human / take-generated buttons, metrics)")
+        request = urllib.request.Request(
+            f"{base}/api/stream", headers={"Authorization": f"Bearer {token}"}
+        )
+        with urllib.request.urlopen(request, timeout=30) as stream:
+            mk(root, "claim", "memory/architecture.md", "--ttl", "120", agent="agent-b")
+            sent = time.monotonic()
+            say("  agent-b claims memory/architecture.md from the CLI; the page's stream gets:")
+            for raw in stream:
+                line = raw.decode().strip()
+                if line.startswith("data:"):
+                    event = json.loads(line.removeprefix("data:"))
+                    took = (time.monotonic() - sent) * 1000
+                    say(f"    {event['type']} by {event['actor']} ({took:.0f} ms later)")
+                    break
+        if sys.stdin.isatty():
+            say(f"  open {url} in a browser; press Enter to stop it and end the demo")
+            input()
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=10)
 
 
 def collect(daemon: subprocess.Popen[bytes], lines: queue.Queue[dict[str, Any]]) -> None:

@@ -208,6 +208,44 @@ class Memory:
 
         return resolve(self.workspace, rec_id, how)
 
+    # -- views: what `status`, `claims` and the dashboard show (ops/views.py) ------------------
+
+    def status(self) -> dict[str, Any]:
+        """Root, policy, managed files, open reconciliations and live claims (``status``)."""
+        from memkeeper.ops import views
+
+        return views.status(self.workspace)
+
+    def queue(self) -> dict[str, Any]:
+        """Live claims and waiters, each waiter with its ``position`` and ``blocked_by``."""
+        from memkeeper.ops import views
+
+        return views.queue(self.workspace)
+
+    def files(self) -> list[dict[str, Any]]:
+        """Managed files with their sections, and who changed each last (private: none)."""
+        from memkeeper.ops import views
+
+        return views.files(self.workspace)
+
+    def history(self, ref: str, limit: int = 50) -> dict[str, Any]:
+        """One section's text (as ``read``) and its events, newest first."""
+        from memkeeper.ops import views
+
+        return views.history(self.workspace, ref, limit)
+
+    def reconciliation_diffs(self) -> list[dict[str, Any]]:
+        """The open reconciliations, each with its diff (as ``reconcile show``)."""
+        from memkeeper.ops import views
+
+        return views.reconciliations(self.workspace)
+
+    def contention(self) -> list[dict[str, Any]]:
+        """Who waited for a claim on whom, for how long, how it ended (the last hour)."""
+        from memkeeper.ops import views
+
+        return views.contention(self.workspace)
+
     def proposals(self, *, closed: bool = False) -> list[Proposal]:
         """Open proposals (bodies of merges that did not land); all with ``closed``."""
         from memkeeper.ops.proposals import list_proposals

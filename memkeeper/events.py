@@ -44,6 +44,17 @@ def iso_utc(seconds: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{millis:03d}Z"
 
 
+def parse_utc(stamp: str) -> float:
+    """Seconds since the epoch of an ``iso_utc`` stamp (``ValueError`` for anything else)."""
+    import calendar
+
+    whole, _, rest = stamp.partition(".")
+    if not rest.endswith("Z") or len(rest) != 4:
+        raise ValueError(f"not a memkeeper timestamp: {stamp!r}")
+    moment = time.strptime(whole, "%Y-%m-%dT%H:%M:%S")
+    return calendar.timegm(moment) + int(rest[:3]) / 1000
+
+
 def canonical(fields: dict[str, Any]) -> bytes:
     return json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 

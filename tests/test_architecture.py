@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("fs", "store"),  # the shell's bottom: the disk and the state store
     ("ops",),  # one module per operation, on a Workspace
     ("api",),  # Memory, the public façade
-    ("daemon", "gate", "mcpserver"),  # the long-running and the per-agent shells
+    ("daemon", "gate", "mcpserver", "dashboard"),  # the long-running and per-agent shells
     ("cli",),  # argparse and the exit boundary
     ("__init__", "__main__"),  # the package's own entry points
 )

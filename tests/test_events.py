@@ -196,3 +196,17 @@ def test_make_event_keeps_what_it_was_given() -> None:
     )
     assert (second.id, second.prev, second.path) == (2, first.hash, None)
     assert chain_breaks([first, second]) == []
+
+
+@given(st.integers(min_value=0, max_value=4_000_000_000_000))
+def test_parse_utc_reads_back_what_iso_utc_writes(millis: int) -> None:
+    from memkeeper.events import iso_utc, parse_utc
+
+    assert parse_utc(iso_utc(millis / 1000)) == pytest.approx(millis / 1000, abs=1e-6)
+
+
+def test_parse_utc_refuses_what_is_not_a_stamp() -> None:
+    from memkeeper.events import parse_utc
+
+    with pytest.raises(ValueError, match="not a memkeeper timestamp"):
+        parse_utc("2026-12-01T10:00:00")

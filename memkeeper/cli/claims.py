@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memkeeper.leases.wording import claim_json, waiter_json
-from memkeeper.ops.claims import live
+from memkeeper.leases.wording import claim_json
 
 if TYPE_CHECKING:
     import argparse
@@ -63,12 +62,7 @@ def cmd_release(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_claims(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
-
-    claims, waiters, now = live(memory.workspace)
-    return {
-        "claims": [claim_json(c, now) for c in claims],
-        "waiters": [waiter_json(w, now) for w in waiters],
-    }
+    return memory.queue()
 
 
 def cmd_metrics(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:

@@ -74,14 +74,6 @@ def cmd_check(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
     return memory.check(args.paths, staged=args.staged)
 
 
-def open_reconciliations(memory: Memory) -> list[dict[str, Any]]:
-    """For ``status``: open reconciliations (none, and no store created, without a store)."""
-    return [
-        {k: v for k, v in r.to_json().items() if k not in ("human", "generated")}
-        for r in memory.reconciliations()
-    ]
-
-
 COMMANDS: dict[str, Callable[[Memory, argparse.Namespace], dict[str, Any]]] = {
     "append": cmd_append,
     "regen": cmd_regen,

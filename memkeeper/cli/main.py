@@ -99,6 +99,10 @@ def main(argv: Sequence[str] | None = None, *, keep_open: bool = False) -> int:
             from memkeeper.cli.servers import run_mcp
 
             return run_mcp(args)
+        if args.command == "serve":  # runs until stopped; its URL is its only output
+            from memkeeper.cli.servers import run_serve
+
+            return run_serve(args)
         _emit(args.command, _dispatch(args, keep_open, opened), as_json)
     except MemkeeperError as exc:
         from memkeeper.cli.boundary import fail
@@ -159,14 +163,7 @@ def cmd_init(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_status(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
-    from memkeeper.cli.claims import cmd_claims
-    from memkeeper.cli.files import open_reconciliations
-    from memkeeper.ops.setup import status
-
-    payload = status(memory.workspace)
-    payload["reconciliations"] = open_reconciliations(memory)
-    payload["claims"] = cmd_claims(memory, args)["claims"]
-    return payload
+    return memory.status()
 
 
 def cmd_sections(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:

@@ -28,7 +28,7 @@ VERB_GROUPS = {
     "memkeeper.cli.files": ("append", "regen", "reconcile", "check"),
     "memkeeper.cli.watch": ("watch", "emit"),
     "memkeeper.cli.hooks": ("hook", "install-hooks", "uninstall-hooks"),
-    "memkeeper.cli.servers": ("mcp",),
+    "memkeeper.cli.servers": ("mcp", "serve"),
     "memkeeper.cli.proposals": ("proposals",),
 }
 

@@ -1,5 +1,6 @@
-"""The CLI verbs that serve a protocol until the client leaves (docs/reference.md §4): ``mcp``.
-Their extras are imported only when they run; without the extra, a clear error says what to
+"""The CLI verbs that serve until they are stopped (docs/reference.md §4): ``mcp`` (MCP on
+stdio, until the client leaves) and ``serve`` (the dashboard, until SIGINT/SIGTERM). Their
+extras are imported only when they run; without the extra, a clear error says what to
 install."""
 
 from __future__ import annotations
@@ -18,6 +19,14 @@ if TYPE_CHECKING:
 def add_verbs(verb: Verb) -> None:
     """Declare the verbs with ``verb(name, help)`` (which adds the common options)."""
     verb("mcp", "serve memkeeper's tools over MCP on stdio (extra: memkeeper[mcp])")
+    serve = verb("serve", "the live dashboard for humans, on 127.0.0.1 (extra: memkeeper[serve])")
+    serve.add_argument("--port", type=int, default=8765, help="port (8765; 0: any free one)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    serve.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow a --host other machines can reach (the token is still required)",
+    )
 
 
 def run_mcp(args: argparse.Namespace) -> int:
@@ -34,4 +43,20 @@ def run_mcp(args: argparse.Namespace) -> int:
     return serve(args.root, args.agent)
 
 
-COMMANDS: dict[str, object] = {}  # `mcp` owns stdout: cli.main runs it before any payload
+def run_serve(args: argparse.Namespace) -> int:
+    """Serve the dashboard until SIGINT/SIGTERM; its URL, with the token, goes to stdout."""
+    try:
+        from memkeeper.dashboard.serve import serve
+    except ImportError as exc:
+        if exc.name is None or not exc.name.startswith(("starlette", "uvicorn", "sse_starlette")):
+            raise
+        raise EnvironmentFailure(
+            f"memkeeper serve needs the dashboard's server ({exc.name} is not installed) — "
+            "install it with: pip install 'memkeeper[serve]'"
+        ) from None
+    return serve(
+        args.root, args.agent, host=args.host, port=args.port, allow_remote=args.allow_remote
+    )
+
+
+COMMANDS: dict[str, object] = {}  # `mcp` and `serve` own stdout: cli.main runs them first

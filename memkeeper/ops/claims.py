@@ -120,6 +120,7 @@ class LeaseTable:
                     inbox = waiting.Inbox(self.ws.home, request.id)  # before the row shows
                     row = WaiterRow(request, os.getpid(), now + wait, "waiting", None)
                     self.store.put_waiter(row)
+                    self._queued(request, wait)
                     self.changed = True  # a new wait may close a cycle: serve the queue
                 elif outcome is None:
                     outcome = self._busy(request, now, "held")
@@ -212,6 +213,8 @@ class LeaseTable:
             if row is not None:
                 self.store.drop_waiter(request.id)
                 self.changed = True  # a request left the queue: others may move up
+            if row is not None and row.state == "waiting":  # its wait ran out
+                self._abort(request, "timeout", settle=False)
             if row is not None and row.state == "granted":
                 return self.store.claim_row(request.id) or self._busy(request, now, "expired")
             return self._busy(request, now, _busy_reason(row))
@@ -287,6 +290,16 @@ class LeaseTable:
         data |= {"targets": list(request.targets), "priority": request.priority}
         self.ws.record("claim.aborted", None, None, {"id": request.id, **data}, request.agent)
         self.changed = True
+
+    def _queued(self, request: Request, wait: float) -> None:
+        """``claim.queued``: who now waits on whom (the contention audit pairs it with the
+        wait's end: ``claim.granted`` or ``claim.aborted`` of the same id)."""
+        live = tuple(self.store.claim_rows())
+        data: dict[str, Any] = {"id": request.id, "mode": request.mode}
+        data |= {"targets": list(request.targets), "priority": request.priority, "wait_s": wait}
+        blocking = leases.blockers(live, request)
+        data["waiting_on"] = [{"id": c.id, "agent": c.agent} for c in blocking]
+        self.ws.record("claim.queued", None, None, data, request.agent)
 
     def _event(self, type: str, claim: Claim, extra: dict[str, Any]) -> None:
         self.ws.record(type, None, None, {**claim_data(claim), **extra}, claim.agent)

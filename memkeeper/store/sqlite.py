@@ -30,9 +30,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-SCHEMA_VERSION = 3  # 1: files, sections, events, cache; 2: + claims, waiters, counters,
-#                     tallies, reconciliations; 3: + bodies, proposals (each added by re-running
-#                     the IF NOT EXISTS schema)
+SCHEMA_VERSION = 4  # 1: files, sections, events, cache; 2: + claims, waiters, counters,
+#                     tallies, reconciliations; 3: + bodies, proposals; 4: + events_by_path
+#                     (each added by re-running the IF NOT EXISTS schema)
 BUSY_TIMEOUT_S = 60.0
 WAL_TRIM_BYTES = 1024 * 1024
 EVENTS_HEAD = "events:head"  # cache key: "ID HASH" of the last event appended
@@ -72,6 +72,7 @@ CREATE TABLE IF NOT EXISTS events (
     hash TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_by_type ON events (type, id);
+CREATE INDEX IF NOT EXISTS events_by_path ON events (path, section, id);
 CREATE TABLE IF NOT EXISTS cache (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -406,6 +407,41 @@ class Store(LeaseRows, ReconciliationRows, ProposalRows):
             (since, -1 if limit is None else limit),
         ).fetchall()
         return [_event(r) for r in rows]
+
+    def events_of(self, path: str, section: str | None, limit: int) -> list[Event]:
+        """The last ``limit`` events about ``path`` (and ``section``; None: about the whole
+        file), newest first."""
+        where = "section IS NULL" if section is None else "section = ?"
+        params = (path,) if section is None else (path, section)
+        rows = self._db.execute(
+            f"SELECT {_EVENT_COLUMNS} FROM events WHERE path = ? AND {where} "
+            "ORDER BY id DESC LIMIT ?",
+            (*params, limit),
+        ).fetchall()
+        return [_event(r) for r in rows]
+
+    def last_events(self, path: str) -> dict[str | None, Event]:
+        """The last event about each section of ``path`` (key None: about the whole file)."""
+        rows = self._db.execute(
+            f"SELECT {_EVENT_COLUMNS} FROM events WHERE id IN "
+            "(SELECT MAX(id) FROM events WHERE path = ? GROUP BY section)",
+            (path,),
+        ).fetchall()
+        return {event.section: event for event in map(_event, rows)}
+
+    def events_typed(self, types: tuple[str, ...], since_ts: str) -> list[Event]:
+        """Events of these types from ``since_ts`` on, oldest first."""
+        marks = ", ".join("?" * len(types))
+        rows = self._db.execute(
+            f"SELECT {_EVENT_COLUMNS} FROM events WHERE type IN ({marks}) AND ts >= ? ORDER BY id",
+            (*types, since_ts),
+        ).fetchall()
+        return [_event(r) for r in rows]
+
+    def data_version(self) -> int:
+        """SQLite's counter of commits by other connections: a change signal that costs no
+        read of any table (the dashboard polls it)."""
+        return int(self._db.execute("PRAGMA data_version").fetchone()[0])
 
     # -- small cache (parsed policy facts keyed by content hash) -------------------------
 

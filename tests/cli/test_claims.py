@@ -260,7 +260,12 @@ def test_eight_processes_waiting_for_one_scope_hold_it_one_at_a_time(sample: Pat
     log = subprocess.run(
         [MEMKEEPER, "events", "--json"], cwd=sample, env=env, capture_output=True, text=True
     ).stdout
-    events = [e for e in map(json.loads, log.splitlines()) if e["type"].startswith("claim.")]
+    everything = [e for e in map(json.loads, log.splitlines()) if e["type"].startswith("claim.")]
+    queued = {e["data"]["id"] for e in everything if e["type"] == "claim.queued"}
+    events = [e for e in everything if e["type"] != "claim.queued"]
+    granted = {e["data"]["id"] for e in events if e["type"] == "claim.granted"}
+    assert queued  # some waited,
+    assert queued <= granted  # and each wait ended in a grant
     spans: dict[str, list[dict[str, Any]]] = {}
     for event in events:
         spans.setdefault(event["data"]["id"], []).append(event)

@@ -1,0 +1,211 @@
+"""The dashboard's HTTP API in process (Starlette's TestClient, lifespan included): the token
+on every request, each endpoint's JSON, resolving through POST, and hostile requests — each a
+clear 4xx JSON answer that changes nothing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("starlette", reason="the dashboard needs memkeeper[serve]")
+
+from starlette.testclient import TestClient
+
+from memkeeper import Memory
+from memkeeper.dashboard.app import COOKIE, MAX_BODY, build
+from tests.conftest import run_main, tree_bytes
+
+TOKEN = "t0ken-for-tests"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+ENDPOINTS = (
+    "/api/status",
+    "/api/claims",
+    "/api/files",
+    "/api/sections?path=CLAUDE.md",
+    "/api/events",
+    "/api/reconciliations",
+    "/api/metrics",
+    "/",
+    "/static/app.js",
+)
+
+
+@pytest.fixture
+def root(sample: Path) -> Path:
+    assert run_main(sample, "init").code == 0
+    return sample
+
+
+@pytest.fixture
+def client(root: Path) -> Iterator[TestClient]:
+    app = build(str(root), TOKEN, agent="human", poll_s=0.02)
+    with TestClient(app, base_url="http://127.0.0.1:8765") as test_client:
+        yield test_client
+
+
+def open_reconciliation(root: Path) -> int:
+    """A hand edit inside the claims region of memory/status.md, noticed by regen."""
+    assert run_main(root, "regen").code == 0
+    path = root / "memory/status.md"
+    path.write_text(path.read_text().replace("_No live claims._", "a hand edit", 1))
+    assert run_main(root, "regen").code == 0
+    listed = run_main(root, "reconcile", "list", "--json").json["reconciliations"]
+    rec_id: int = listed[0]["id"]
+    return rec_id
+
+
+@pytest.mark.parametrize("path", ENDPOINTS)
+def test_every_request_needs_the_token(client: TestClient, path: str) -> None:
+    bare = client.get(path)
+    assert bare.status_code == 401
+    assert bare.json()["status"] == "unauthorized"
+    assert "token" in bare.json()["message"]
+    wrong = client.get(path, headers={"Authorization": "Bearer nope"})
+    assert wrong.status_code == 401
+    assert client.get(path, headers=AUTH).status_code == 200
+
+
+def test_the_token_in_the_url_sets_a_cookie_and_leaves_the_address_bar(client: TestClient) -> None:
+    first = client.get(f"/?token={TOKEN}", follow_redirects=False)
+    assert first.status_code == 303
+    assert first.headers["location"] == "/"
+    cookie = first.headers["set-cookie"]
+    assert f"{COOKIE}={TOKEN}" in cookie
+    assert "HttpOnly" in cookie
+    assert "SameSite=strict" in cookie
+    page = client.get("/")  # the cookie now authenticates GETs
+    assert page.status_code == 200
+    assert f'content="{TOKEN}"' in page.text
+    assert "{{" not in page.text
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+
+
+def test_a_post_needs_the_header_not_the_cookie(client: TestClient, root: Path) -> None:
+    rec_id = open_reconciliation(root)
+    client.get(f"/api/status?token={TOKEN}")
+    refused = client.post(f"/api/reconciliations/{rec_id}/resolve", json={"how": "keep-human"})
+    assert refused.status_code == 401
+    assert run_main(root, "reconcile", "list", "--json").json["reconciliations"]
+
+
+def test_status_claims_and_metrics(client: TestClient, root: Path) -> None:
+    assert run_main(root, "claim", "CLAUDE.md#build", "--ttl", "120", "--agent", "a1").code == 0
+    status = client.get("/api/status", headers=AUTH).json()
+    assert status["status"] == "ok"
+    assert status["root"] == str(root.resolve())
+    assert {f["path"] for f in status["files"]} >= {"CLAUDE.md", "memory/decisions.md"}
+    claims = client.get("/api/claims", headers=AUTH).json()
+    (claim,) = claims["claims"]
+    assert (claim["agent"], claim["mode"], claim["token"]) == ("a1", "write", 1)
+    assert claims["waiters"] == []
+    assert claims["now"].endswith("Z")
+    metrics = client.get("/api/metrics", headers=AUTH).json()
+    assert metrics["claims_held"] == 1
+    assert metrics["contention"] == []
+
+
+def test_files_and_a_section_with_its_history(client: TestClient, root: Path) -> None:
+    memory = Memory.open(root, agent="a2")
+    read = memory.read("CLAUDE.md#build")
+    memory.patch("CLAUDE.md#build", read.content + "- more\n", expect_rev=read.rev)
+    files = {f["path"]: f for f in client.get("/api/files", headers=AUTH).json()["files"]}
+    assert files["memory/scratch/agent-a.md"] == {
+        "path": "memory/scratch/agent-a.md",
+        "class": "private",
+        "sections": [],
+    }
+    build = next(s for s in files["CLAUDE.md"]["sections"] if s["key"].endswith("build"))
+    assert build["rev"] == 2
+    assert build["last"]["actor"] == "a2"
+    assert build["last"]["type"] == "section.patched"
+    one = client.get(f"/api/sections?path=CLAUDE.md&key={build['key']}", headers=AUTH).json()
+    assert one["content"].endswith("- more\n")
+    assert [e["type"] for e in one["history"]] == ["section.patched"]
+    listed = client.get("/api/sections?path=CLAUDE.md", headers=AUTH).json()
+    assert [s["key"] for s in listed["sections"]] == [
+        s["key"] for s in files["CLAUDE.md"]["sections"]
+    ]
+
+
+def test_events_page_through_the_log(client: TestClient, root: Path) -> None:
+    for n in range(3):
+        assert run_main(root, "emit", "test.ping", "--data", json.dumps({"n": n})).code == 0
+    first = client.get("/api/events?since=0&limit=2", headers=AUTH).json()
+    assert [e["data"]["n"] for e in first["events"]] == [0, 1]
+    rest = client.get(f"/api/events?since={first['next_since']}", headers=AUTH).json()
+    assert [e["data"]["n"] for e in rest["events"]] == [2]
+
+
+def test_a_reconciliation_is_listed_with_its_diff_and_resolved_by_post(
+    client: TestClient, root: Path
+) -> None:
+    rec_id = open_reconciliation(root)
+    (listed,) = client.get("/api/reconciliations", headers=AUTH).json()["reconciliations"]
+    assert listed["id"] == rec_id
+    assert "+a hand edit" in listed["diff"]
+    done = client.post(
+        f"/api/reconciliations/{rec_id}/resolve", json={"how": "keep-human"}, headers=AUTH
+    )
+    assert done.status_code == 200
+    assert done.json()["reconciliation"]["resolution"] == "keep-human"
+    assert done.json()["reconciliation"]["resolved_by"] == "human"
+    assert run_main(root, "reconcile", "list", "--json").json["reconciliations"] == []
+
+
+def test_the_contention_audit_says_who_waited_on_whom(client: TestClient, root: Path) -> None:
+    assert run_main(root, "claim", "CLAUDE.md#build", "--ttl", "60", "--agent", "a1").code == 0
+    waited = run_main(root, "claim", "CLAUDE.md#build", "--wait", "0.3", "--agent", "a2")
+    assert waited.code == 5
+    (wait,) = client.get("/api/metrics", headers=AUTH).json()["contention"]
+    assert (wait["agent"], wait["outcome"]) == ("a2", "timeout")
+    assert [w["agent"] for w in wait["waited_on"]] == ["a1"]
+    assert 0.2 <= wait["waited_s"] < 5
+
+
+HOSTILE = [
+    ("get", "/api/sections?path=../outside.md", None, 400, "invalid"),
+    ("get", "/api/sections?path=memory/scratch/agent-a.md&key=x", None, 403, "refused"),
+    ("get", "/api/sections", None, 400, "invalid"),
+    ("get", "/api/events?since=abc", None, 400, "invalid"),
+    ("get", "/static/../app.py", None, 404, "not_found"),
+    ("post", "/api/reconciliations/99/resolve", {"how": "keep-human"}, 404, "invalid"),
+    ("post", "/api/reconciliations/1/resolve", {"how": "both"}, 400, "invalid"),
+    ("post", "/api/reconciliations/x/resolve", {"how": "keep-human"}, 400, "invalid"),
+    ("post", "/api/reconciliations/1/resolve", "not json", 400, "invalid"),
+    ("post", "/api/reconciliations/1/resolve", "x" * (MAX_BODY + 1), 413, "invalid"),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body", "code", "status"), HOSTILE)
+def test_a_hostile_request_is_a_clear_4xx_and_changes_nothing(
+    client: TestClient,
+    root: Path,
+    method: str,
+    path: str,
+    body: object,
+    code: int,
+    status: str,
+) -> None:
+    open_reconciliation(root)
+    before = tree_bytes(root)
+    events = len(Memory.open(root).events())
+    if method == "get":
+        answer = client.get(path, headers=AUTH)
+    elif isinstance(body, str):
+        answer = client.post(path, content=body.encode(), headers=AUTH)
+    else:
+        answer = client.post(path, json=body, headers=AUTH)
+    assert answer.status_code == code, answer.text
+    assert answer.json()["status"] == status
+    assert answer.json()["message"]
+    assert tree_bytes(root) == before
+    assert len(Memory.open(root).events()) == events
+
+
+def test_a_foreign_host_header_is_refused(client: TestClient) -> None:
+    answer = client.get("/api/status", headers={**AUTH, "Host": "evil.example:8765"})
+    assert answer.status_code == 403
+    assert "loopback" in answer.json()["message"]
