@@ -139,6 +139,16 @@ def tree_bytes(root: Path) -> dict[str, bytes]:
     return out
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Compile memkeeper's bytecode once, as an installed package has it: where
+    ``PYTHONDONTWRITEBYTECODE`` is set (this sandbox, many CI images) an editable install
+    never writes it, and every CLI subprocess the tests start would compile the modules it
+    imports all over again (the end-to-end tests start thousands)."""
+    import compileall
+
+    compileall.compile_dir(str(Path(__file__).resolve().parent.parent / "memkeeper"), quiet=1)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Leave ``slow`` tests out unless ``-m`` mentions them (``-m slow`` runs only them)."""
     if "slow" in str(config.getoption("markexpr") or ""):

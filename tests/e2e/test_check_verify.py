@@ -129,13 +129,16 @@ INVISIBLE = [
 ]
 
 
-@pytest.mark.parametrize("char", INVISIBLE, ids=lambda c: f"U+{ord(c):04X}")
-def test_each_invisible_character_fails_check_with_its_line(repo: Path, char: str) -> None:
+def test_each_invisible_character_fails_check_with_its_line(repo: Path) -> None:
     agents = repo / "AGENTS.md"
-    agents.write_text(agents.read_text() + f"\nDeploy on{char} Fridays.\n")
+    text = agents.read_text() + "\n"
+    first = text.count("\n") + 1
+    agents.write_text(text + "".join(f"Deploy on{char} Fridays.\n" for char in INVISIBLE))
     done = run_cli(repo, "check", "--json")
-    assert violations(done) == [("AGENTS.md", 13, "hidden-text")]
-    assert done.json["violations"][0]["message"].startswith(f"column 10: U+{ord(char):04X}")
+    lines = list(range(first, first + len(INVISIBLE)))
+    assert violations(done) == [("AGENTS.md", line, "hidden-text") for line in lines]
+    for found, char in zip(done.json["violations"], INVISIBLE, strict=True):
+        assert found["message"].startswith(f"column 10: U+{ord(char):04X}"), found
 
 
 def test_an_ansi_escape_sequence_fails_check_and_the_hook_with_its_line(repo: Path) -> None:

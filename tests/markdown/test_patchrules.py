@@ -26,7 +26,7 @@ from memkeeper.markdown.patchrules import (
 from memkeeper.markdown.sections import Document, split
 from tests.strategies import body_texts, documents
 
-PROPERTY = settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def test_normalize_body_uses_the_files_line_endings() -> None:

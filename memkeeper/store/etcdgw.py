@@ -1,0 +1,356 @@
+"""etcd v3 through the JSON gateway etcd serves on its client port (``/v3/…``), over the
+standard library's ``http.client`` — the client the etcd store is built on (issue 12).
+
+Why not a package: ``etcd3`` fails on current protobuf; ``etcd3gw`` talks to this same
+gateway but through ``requests``, whose import alone costs more than a memkeeper ``read``,
+and every agent's CLI call would pay it. The gateway's surface memkeeper needs is small:
+``range``, ``put``, ``deleterange``, ``txn`` (compare-and-swap), ``lease`` grant / keep-alive /
+revoke / time-to-live, ``watch`` and ``status``. Keys and values are bytes (base64 on the
+wire); int64s arrive as JSON strings and are returned as ints.
+
+One connection is kept per endpoint (HTTP/1.1 keep-alive, Nagle off). A request that cannot
+reach an endpoint tries the next one; when none answers, ``Unavailable`` — the store's
+``store_unavailable``. A request that reached etcd and was refused is ``EtcdError``.
+"""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import json
+import socket
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Generator, Sequence
+    from typing import Any
+
+    Endpoint = tuple[str, int]
+
+TIMEOUT_S = 5.0
+
+
+class Unavailable(Exception):
+    """No endpoint of the cluster answered."""
+
+
+class EtcdError(Exception):
+    """etcd answered, with an error (``code`` is its gRPC status code, 0 when unknown)."""
+
+    def __init__(self, message: str, code: int = 0) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class KeyValue:
+    """One key as etcd holds it."""
+
+    __slots__ = ("key", "value", "create_revision", "mod_revision", "version", "lease")
+
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.key = _unb64(raw.get("key"))
+        self.value = _unb64(raw.get("value"))
+        self.create_revision = int(raw.get("create_revision", 0))
+        self.mod_revision = int(raw.get("mod_revision", 0))
+        self.version = int(raw.get("version", 0))
+        self.lease = int(raw.get("lease", 0))
+
+    def __repr__(self) -> str:
+        return f"KeyValue({self.key!r}, mod_revision={self.mod_revision})"
+
+
+class Compare:
+    """One comparison of a transaction: ``target`` (``VERSION``, ``CREATE``, ``MOD``,
+    ``VALUE``, ``LEASE``) of ``key`` ``result`` (``EQUAL``, ``GREATER``, ``LESS``,
+    ``NOT_EQUAL``) ``value``. A missing key has version, create and mod revision 0."""
+
+    def __init__(self, key: bytes, target: str, result: str, value: int | bytes) -> None:
+        self.key, self.target, self.result, self.value = key, target, result, value
+
+    def to_json(self) -> dict[str, Any]:
+        field = {
+            "VERSION": "version",
+            "CREATE": "create_revision",
+            "MOD": "mod_revision",
+            "VALUE": "value",
+            "LEASE": "lease",
+        }[self.target]
+        value = b64(self.value) if isinstance(self.value, bytes) else str(self.value)
+        return {"key": b64(self.key), "target": self.target, "result": self.result, field: value}
+
+
+def put(key: bytes, value: bytes, lease: int = 0) -> dict[str, Any]:
+    """A put, as one operation of a transaction."""
+    body: dict[str, Any] = {"key": b64(key), "value": b64(value)}
+    if lease:
+        body["lease"] = str(lease)
+    return {"request_put": body}
+
+
+def delete(key: bytes, range_end: bytes | None = None) -> dict[str, Any]:
+    """A delete (of ``[key, range_end)`` when given), as one operation of a transaction."""
+    body = {"key": b64(key)}
+    if range_end is not None:
+        body["range_end"] = b64(range_end)
+    return {"request_delete_range": body}
+
+
+def get(key: bytes, range_end: bytes | None = None) -> dict[str, Any]:
+    """A read, as one operation of a transaction."""
+    body = {"key": b64(key)}
+    if range_end is not None:
+        body["range_end"] = b64(range_end)
+    return {"request_range": body}
+
+
+def prefix_end(prefix: bytes) -> bytes:
+    """The ``range_end`` that makes a range cover every key starting with ``prefix``."""
+    trimmed = prefix.rstrip(b"\xff")
+    if not trimmed:
+        return b"\0"
+    return trimmed[:-1] + bytes([trimmed[-1] + 1])
+
+
+class TxnResult:
+    """A transaction's outcome: whether the comparisons held, the revision after it, and the
+    answers of the branch that ran (each a list of ``KeyValue`` for a read, else [])."""
+
+    __slots__ = ("succeeded", "revision", "responses")
+
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.succeeded = bool(raw.get("succeeded", False))
+        self.revision = int(raw.get("header", {}).get("revision", 0))
+        self.responses: list[list[KeyValue]] = []
+        for answer in raw.get("responses", []):
+            found = answer.get("response_range", {}).get("kvs", [])
+            self.responses.append([KeyValue(kv) for kv in found])
+
+
+class Gateway:
+    """A client of one etcd cluster, given its members' client endpoints."""
+
+    def __init__(self, endpoints: Sequence[Endpoint], timeout: float = TIMEOUT_S) -> None:
+        if not endpoints:
+            raise ValueError("an etcd cluster needs at least one endpoint")
+        self.endpoints = list(endpoints)
+        self.timeout = timeout
+        self._connections: dict[Endpoint, http.client.HTTPConnection] = {}
+        self._preferred = 0
+
+    # -- keys ----------------------------------------------------------------------------
+
+    def range(
+        self, key: bytes, range_end: bytes | None = None, *, revision: int = 0, limit: int = 0
+    ) -> tuple[int, list[KeyValue]]:
+        """The revision of the answer and the keys in ``[key, range_end)`` (``key`` alone
+        without ``range_end``), at ``revision`` (0: the latest)."""
+        body: dict[str, Any] = {"key": b64(key)}
+        if range_end is not None:
+            body["range_end"] = b64(range_end)
+        if revision:
+            body["revision"] = str(revision)
+        if limit:
+            body["limit"] = str(limit)
+        answer = self.call("/v3/kv/range", body)
+        kvs = [KeyValue(kv) for kv in answer.get("kvs", [])]
+        return int(answer.get("header", {}).get("revision", 0)), kvs
+
+    def put(self, key: bytes, value: bytes, lease: int = 0) -> int:
+        """Store ``value`` at ``key``; the revision it made."""
+        answer = self.call("/v3/kv/put", put(key, value, lease)["request_put"])
+        return int(answer.get("header", {}).get("revision", 0))
+
+    def delete(self, key: bytes, range_end: bytes | None = None) -> int:
+        """Delete ``key`` (or ``[key, range_end)``); how many keys went."""
+        answer = self.call("/v3/kv/deleterange", delete(key, range_end)["request_delete_range"])
+        return int(answer.get("deleted", 0))
+
+    def txn(
+        self,
+        compare: Sequence[Compare],
+        success: Sequence[dict[str, Any]],
+        failure: Sequence[dict[str, Any]] = (),
+    ) -> TxnResult:
+        """If every comparison holds, run ``success``, else ``failure``: atomically."""
+        body = {
+            "compare": [c.to_json() for c in compare],
+            "success": list(success),
+            "failure": list(failure),
+        }
+        return TxnResult(self.call("/v3/kv/txn", body))
+
+    # -- leases --------------------------------------------------------------------------
+
+    def grant(self, ttl: float) -> tuple[int, int]:
+        """A new lease of at least ``ttl`` seconds (etcd counts whole seconds): id, TTL."""
+        answer = self.call("/v3/lease/grant", {"TTL": str(max(1, round(ttl + 0.4999)))})
+        return int(answer["ID"]), int(answer["TTL"])
+
+    def keepalive(self, lease: int) -> int:
+        """Renew a lease for its TTL again; its TTL (0 or less: it has expired)."""
+        answer = self.call("/v3/lease/keepalive", {"ID": str(lease)})
+        return int(answer.get("result", {}).get("TTL", 0))
+
+    def revoke(self, lease: int) -> None:
+        """End a lease now, deleting its keys (an expired one is no error)."""
+        try:
+            self.call("/v3/lease/revoke", {"ID": str(lease)})
+        except EtcdError as exc:
+            if "not found" not in str(exc):
+                raise
+
+    def time_to_live(self, lease: int) -> int:
+        """Seconds left of a lease (-1: it has expired or never was)."""
+        answer = self.call("/v3/lease/timetolive", {"ID": str(lease)})
+        return int(answer.get("TTL", -1))
+
+    # -- the cluster ---------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        """The answering member's status (leader, raft index, db size, version)."""
+        return self.call("/v3/maintenance/status", {})
+
+    def watch(
+        self, key: bytes, range_end: bytes | None, start_revision: int
+    ) -> Generator[tuple[int, list[tuple[str, KeyValue]]], None, None]:
+        """Changes of ``[key, range_end)`` from ``start_revision`` on, as they happen: each a
+        list of ``(type, KeyValue)`` (type ``PUT`` or ``DELETE``) with its revision; raises
+        ``EtcdError`` with code 11 (OUT_OF_RANGE) when that revision was compacted."""
+        body: dict[str, Any] = {"key": b64(key), "start_revision": str(start_revision)}
+        if range_end is not None:
+            body["range_end"] = b64(range_end)
+        for endpoint in self._order():
+            try:
+                conn = http.client.HTTPConnection(*endpoint, timeout=None)
+                conn.request("POST", "/v3/watch", json.dumps({"create_request": body}))
+                response = conn.getresponse()
+            except OSError:
+                continue
+            return _watch_stream(conn, response)
+        raise Unavailable(self._unreachable())
+
+    def close(self) -> None:
+        for conn in self._connections.values():
+            conn.close()
+        self._connections.clear()
+
+    # -- the wire ------------------------------------------------------------------------
+
+    def call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """One gateway request, to the first endpoint that answers."""
+        payload = json.dumps(body).encode()
+        for index in self._order_indexes():
+            endpoint = self.endpoints[index]
+            try:
+                conn = self._connection(endpoint)
+                conn.request("POST", path, payload, {"Content-Type": "application/json"})
+                response = conn.getresponse()
+                data = response.read()
+            except (OSError, http.client.HTTPException):
+                self._drop(endpoint)
+                continue
+            if response.status == 503 or _unavailable(data):
+                self._drop(endpoint)
+                continue  # no leader here (a partitioned or starting member): try another
+            self._preferred = index
+            return _answer(response.status, data)
+        raise Unavailable(self._unreachable())
+
+    def _order_indexes(self) -> list[int]:
+        n = len(self.endpoints)
+        return [(self._preferred + i) % n for i in range(n)]
+
+    def _order(self) -> list[Endpoint]:
+        return [self.endpoints[i] for i in self._order_indexes()]
+
+    def _connection(self, endpoint: Endpoint) -> http.client.HTTPConnection:
+        conn = self._connections.get(endpoint)
+        if conn is None:
+            conn = http.client.HTTPConnection(*endpoint, timeout=self.timeout)
+            conn.connect()
+            assert conn.sock is not None
+            conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self._connections[endpoint] = conn
+        return conn
+
+    def _drop(self, endpoint: Endpoint) -> None:
+        conn = self._connections.pop(endpoint, None)
+        if conn is not None:
+            conn.close()
+
+    def _unreachable(self) -> str:
+        where = ", ".join(f"{host}:{port}" for host, port in self.endpoints)
+        return f"no etcd member answered ({where})"
+
+
+def parse_endpoints(text: str) -> list[Endpoint]:
+    """``HOST:PORT[,HOST:PORT…]`` as endpoints (``ValueError`` naming a bad one)."""
+    out = []
+    for part in text.split(","):
+        host, sep, port = part.strip().rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"{part.strip()!r} is not HOST:PORT")
+        out.append((host.strip("[]"), int(port)))
+    return out
+
+
+def _watch_stream(
+    conn: http.client.HTTPConnection, response: http.client.HTTPResponse
+) -> Generator[tuple[int, list[tuple[str, KeyValue]]], None, None]:
+    """Each watch response of the stream (the gateway writes one JSON object a line)."""
+    try:
+        buffer = b""
+        while True:
+            chunk = response.read1(65536)
+            if not chunk:
+                return
+            buffer += chunk
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                if not line.strip():
+                    continue
+                answer = json.loads(line).get("result", {})
+                if answer.get("compact_revision") and answer.get("canceled"):
+                    raise EtcdError(
+                        f"watch: revision compacted (at {answer['compact_revision']})", 11
+                    )
+                events = [
+                    (e.get("type", "PUT"), KeyValue(e.get("kv", {})))
+                    for e in answer.get("events", [])
+                ]
+                revision = int(answer.get("header", {}).get("revision", 0))
+                yield revision, events
+    finally:
+        conn.close()
+
+
+def _answer(status: int, data: bytes) -> dict[str, Any]:
+    try:
+        answer = json.loads(data) if data else {}
+    except ValueError:
+        raise EtcdError(f"etcd: HTTP {status}: not JSON: {data[:200]!r}") from None
+    if not isinstance(answer, dict):
+        raise EtcdError(f"etcd: HTTP {status}: unexpected answer {data[:200]!r}")
+    if status != 200 or "error" in answer:
+        message = answer.get("message") or answer.get("error") or data[:200].decode("replace")
+        raise EtcdError(f"etcd: {message}", int(answer.get("code", 0) or 0))
+    return answer
+
+
+def _unavailable(data: bytes) -> bool:
+    """An answer that means "not now, ask another member" (no leader, a timeout)."""
+    if b'"code"' not in data:
+        return False
+    try:
+        code = int(json.loads(data).get("code", 0))
+    except (ValueError, AttributeError):
+        return False
+    return code in (4, 14)  # DEADLINE_EXCEEDED, UNAVAILABLE
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _unb64(text: object) -> bytes:
+    return base64.b64decode(text) if isinstance(text, str) else b""
