@@ -70,11 +70,13 @@ class LeaseTable:
         self.me: str | None = None  # the request this process waits on: it needs no poke
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[float]:
+    def transaction(self, *, durable: bool = True) -> Iterator[float]:
         """Settle, act, settle. ``Invalid`` or ``Refused`` from the body still commits the
-        sweep (bodies check before they write) and is raised after the commit."""
+        sweep (bodies check before they write) and is raised after the commit. ``durable``:
+        the commit waits for the disk (``Store.writing``) — always where it grants a claim,
+        since a fencing token, once answered, must survive a power cut."""
         self.changed, failure = False, None
-        with self.store.writing():
+        with self.store.writing(durable=durable):
             now = self.ws.now()
             self.swept = self._sweep(now)
             if self.changed:  # else the queue is as the last transaction's serve left it
@@ -147,7 +149,10 @@ class LeaseTable:
         return replace(claim, warnings=ttl_warnings(ttl, self.max_ttl))
 
     def release(self, claim_id: str) -> Claim:
-        with self.transaction() as now:
+        """Give a claim back. Its commit does not wait for the disk: a release lost to a power
+        cut only keeps the claim until its TTL. A waiter it lets in is answered only after a
+        durable commit of its own (``_step``), which syncs this one too."""
+        with self.transaction(durable=False) as now:
             claim = self._find(claim_id)
             leases.check_release(claim, self.ws.agent)
             if not claim.is_live(now):

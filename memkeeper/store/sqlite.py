@@ -244,10 +244,23 @@ class Store(LeaseRows, ReconciliationRows, ProposalRows):
     # -- transactions -------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def writing(self) -> Iterator[None]:
-        """One ``BEGIN IMMEDIATE`` transaction: committed on success, rolled back on error."""
-        with self._transaction("BEGIN IMMEDIATE"):
-            yield
+    def writing(self, *, durable: bool = True) -> Iterator[None]:
+        """One ``BEGIN IMMEDIATE`` transaction: committed on success, rolled back on error.
+
+        ``durable=False`` commits without waiting for the disk (``synchronous=NORMAL`` for
+        this one transaction): a power cut may undo it — never a crash of the process, and
+        never once a later durable commit has synced the log, which holds it first. For what
+        can be redone or only ages out: a claim's release (the claim lives until its TTL)."""
+        if durable:
+            with self._transaction("BEGIN IMMEDIATE"):
+                yield
+            return
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        try:
+            with self._transaction("BEGIN IMMEDIATE"):
+                yield
+        finally:
+            self._db.execute("PRAGMA synchronous=FULL")
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[None]:

@@ -585,3 +585,23 @@ def test_metrics_count_the_last_hour(
     clock.advance(3601)  # y expires now; everything else happened over an hour ago
     later = {"claims_held": 0, "claims_granted": 0, "ttl_expirations": 1, "conflicts": 0}
     assert b.metrics() == expected | later
+
+
+def test_a_release_commits_without_waiting_for_the_disk_a_grant_does_not(memory: Memory) -> None:
+    """Issue 14 item 4: one synced commit per claim+release pair; the grant's (its fencing
+    token) is the synced one."""
+    statements: list[str] = []
+    store = memory.workspace.store
+    store._db.set_trace_callback(statements.append)
+    try:
+        claim = memory.claim("CLAUDE.md#build", ttl=60)
+        granted, statements[:] = list(statements), []
+        memory.release(claim.id)
+        released = list(statements)
+    finally:
+        store._db.set_trace_callback(None)
+    assert not any("synchronous" in s for s in granted)
+    assert released[0] == "PRAGMA synchronous=NORMAL"
+    assert released[-1] == "PRAGMA synchronous=FULL"
+    assert store._db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL again
+    assert [e.type for e in memory.events()[-2:]] == ["claim.granted", "claim.released"]
