@@ -102,6 +102,7 @@ class Facts(Record):
         "sweeps",
         "tree",
         "root_option",
+        "mcp",
     )
     root: str
     cwd: str  # the session's directory, resolved: commands name paths relative to it
@@ -114,6 +115,7 @@ class Facts(Record):
     sweeps: Mapping[Sweep, Sweep]
     tree: tuple[str, ...]
     root_option: str  # `` --root DIR`` when the session's directory is outside the root
+    mcp: bool  # the agent has memkeeper's MCP server here: refusals spell its tools too
 
     def __init__(
         self,
@@ -128,11 +130,12 @@ class Facts(Record):
         sweeps: Mapping[Sweep, Sweep] | None = None,
         tree: tuple[str, ...] = (),
         root_option: str = "",
+        mcp: bool = False,
     ) -> None:
         self._fill(
             *(root, cwd, agent, agent_option, now, claims),
             *({} if paths is None else paths, {} if entries is None else entries),
-            *({} if sweeps is None else sweeps, tree, root_option),
+            *({} if sweeps is None else sweeps, tree, root_option, mcp),
         )
 
 

@@ -64,7 +64,7 @@ def run(
         who = agent or os.environ.get(AGENT_ENV) or f"{adapter.name}:{got.session}".rstrip(":")
         named = agent is not None or not os.environ.get(AGENT_ENV)
         if phase == "pre":
-            decisions = [_decision(call, root, who, named) for call in got.calls]
+            decisions = [_decision(call, root, who, named, adapter.name) for call in got.calls]
             answer = adapter.render(gate.combine(decisions))
         else:
             for call in got.calls if phase == "post" else ():
@@ -92,12 +92,12 @@ def _allowed(allow: Callable[[Phase], Answer], phase: Phase) -> Answer:
         return Answer()
 
 
-def _decision(call: ToolCall, root: str | None, who: str, named: bool) -> Decision:
+def _decision(call: ToolCall, root: str | None, who: str, named: bool, kind: str) -> Decision:
     effects = gate.targets(call)
     decisions = []
     for ws, agent_option in _memories(effects, root, who, named):
         try:
-            facts = gather(ws, call, effects, agent_option)
+            facts = gather(ws, call, effects, agent_option, kind)
         finally:
             ws.close()
         decisions.append(gate.decide(call, facts))
@@ -144,8 +144,16 @@ def _memories(
         yield Workspace(top, who), f" --agent {shlex.quote(who)}" if named else ""
 
 
-def gather(ws: Workspace, call: ToolCall, effects: tuple[Effect, ...], agent_option: str) -> Facts:
-    """The facts about what ``effects`` reach inside ``ws``'s root, and the live claims."""
+def gather(
+    ws: Workspace,
+    call: ToolCall,
+    effects: tuple[Effect, ...],
+    agent_option: str,
+    kind: str | None = None,
+) -> Facts:
+    """The facts about what ``effects`` reach inside ``ws``'s root, and the live claims; with
+    ``kind`` (the agent), whether it has memkeeper's MCP server here — looked up only when a
+    managed file is reached, since only a refusal names the tools."""
     cwd, top = os.path.realpath(call.cwd), ws.top
     inside = cwd == top or cwd.startswith(top + os.sep)
     paths: dict[str, PathFacts] = {}
@@ -163,9 +171,23 @@ def gather(ws: Workspace, call: ToolCall, effects: tuple[Effect, ...], agent_opt
     claims = tuple(ws.store.claim_rows()) if live else ()
     root_option = "" if inside else f" --root {shlex.quote(top)}"
     files = tuple(path for path, _ in tree)
+    reached = (*paths.values(), *entries.values())
+    mcp = kind is not None and any(f.file_class in gatefacts.MANAGED for f in reached)
     return Facts(
-        top, cwd, ws.agent, agent_option, now, claims, paths, entries, sweeps, files, root_option
+        *(top, cwd, ws.agent, agent_option, now, claims, paths, entries, sweeps, files),
+        *(root_option, mcp and _has_mcp(top, kind or "")),
     )
+
+
+def _has_mcp(top: str, kind: str) -> bool:
+    from memkeeper.fs.agentfiles import MCP_FILES
+
+    rel = MCP_FILES.get(kind)
+    if rel is None or not os.path.exists(os.path.join(top, rel)):
+        return False  # most calls stop here, before any parser is imported
+    from memkeeper.gate.mcpconf import registered
+
+    return registered(top, kind)
 
 
 def _rel(ws: Workspace, target: Target) -> str | None:

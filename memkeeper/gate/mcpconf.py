@@ -88,6 +88,33 @@ def remove_server(text: str, agent: str) -> str:
     return remove_path(text, [(top, servers), (servers.node, mine)])
 
 
+def registered(root: str, agent: str) -> bool:
+    """Whether ``agent``'s project MCP configuration under ``root`` runs ``memkeeper mcp``
+    (so the gate's refusals can name its tools). Anything unreadable counts as no."""
+    import os
+
+    rel = MCP_FILES.get(agent)
+    if rel is None:
+        return False  # Cline keeps its MCP servers per user: the gate cannot know
+    try:
+        with open(os.path.join(root, rel), encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError):
+        return False
+    if SERVER_NAME not in text:
+        return False
+    try:
+        if agent == "codex":
+            found = tomledit.get(tomledit.load(text, rel), ("mcp_servers", SERVER_NAME))
+        else:
+            data = json.loads(jsonedit.blank(text))
+            servers = data.get(servers_key(agent)) if isinstance(data, dict) else None
+            found = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+    except (Invalid, ValueError):
+        return False
+    return found is not None and is_ours(found)
+
+
 def cline_mcp(root: str) -> str:
     """What to add to Cline's MCP settings by hand: they are the user's, outside the repo."""
     entry = {SERVER_NAME: {"command": "memkeeper", "args": ["mcp", "--root", root]}}

@@ -6,6 +6,7 @@ does not come from ``$MEMKEEPER_AGENT``, the ``--agent`` that keeps the attribut
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 
@@ -42,20 +43,34 @@ def subject(facts: Facts, f: PathFacts) -> str:
     return f"{f.via} (a symlink to {path})" if f.via and f.via != path else path
 
 
-def patch_steps(facts: Facts, path: str, section: SectionFacts | None) -> str:
-    """How to change one section through memkeeper (``F`` holds the new body)."""
+def patch_steps(
+    facts: Facts, path: str, section: SectionFacts | None, rel: str | None = None
+) -> str:
+    """How to change one section through memkeeper (``F`` holds the new body); with the MCP
+    server, its tools too (``rel``: the file relative to the root, as the tools take it)."""
     if section is None:
         ref = shlex.quote(f"{path}#KEY")
         return (
             f"list its sections with {command(facts, 'sections', shlex.quote(path))}, read one "
             f"with {command(facts, 'read', ref, '--json')} (its body and rev N), then replace "
             f"its body with {command(facts, 'patch', ref, '--expect-rev N', '--body-file F')}"
+            f"{_patch_tools(facts, f'{rel or path}#KEY', 'N')}"
         )
     ref = shlex.quote(f"{path}#{section.key}")
     expect = f"--expect-rev {section.rev}"
     return (
         f"read {section.key} with {command(facts, 'read', ref, '--json')}, then replace its body "
         f"with {command(facts, 'patch', ref, expect, '--body-file F')} (F holds the new body)"
+        f"{_patch_tools(facts, f'{rel or path}#{section.key}', str(section.rev))}"
+    )
+
+
+def _patch_tools(facts: Facts, ref: str, rev: str) -> str:
+    if not facts.mcp:
+        return ""
+    return (
+        f" — or with memkeeper's MCP tools: `memory_read(ref={json.dumps(ref)})`, then "
+        f"`memory_patch(ref={json.dumps(ref)}, body=..., expect_rev={rev})`"
     )
 
 
@@ -63,14 +78,14 @@ def write_refusal(facts: Facts, f: PathFacts, changed: Sequence[SectionFacts]) -
     path, named = shown(facts, f.rel), subject(facts, f)
     if f.file_class == "append-only":
         rewrite = "a whole-file write would replace it"
-        return f"{named} is append-only history: {rewrite}. {_append(facts, path)}"
+        return f"{named} is append-only history: {rewrite}. {_append(facts, path, rel=f.rel)}"
     few = 0 < len(changed) <= 3  # name them; past that, say how to find them
-    steps = [patch_steps(facts, path, s) for s in changed] if few else []
+    steps = [patch_steps(facts, path, s, f.rel) for s in changed] if few else []
+    how = "; ".join(steps) or patch_steps(facts, path, None, f.rel)
     return (
         f"{named} is {f.file_class}: a whole-file write replaces the file and would undo other "
-        f"agents' changes made since you read it. Change one section at a time: "
-        f"{'; '.join(steps) or patch_steps(facts, path, None)}. An edit of just the lines you "
-        f"change is allowed too.{_regen(facts, f, path)}"
+        f"agents' changes made since you read it. Change one section at a time: {how}. An edit "
+        f"of just the lines you change is allowed too.{_regen(facts, f, path)}"
     )
 
 
@@ -78,7 +93,7 @@ def history_refusal(facts: Facts, f: PathFacts, line: int) -> str:
     path = shown(facts, f.rel)
     return (
         f"{subject(facts, f)} is append-only: this edit changes line {line} of its history, "
-        f"which stays as written. {_append(facts, path)}"
+        f"which stays as written. {_append(facts, path, rel=f.rel)}"
     )
 
 
@@ -109,7 +124,7 @@ def bash_refusal(facts: Facts, f: PathFacts, how: str) -> str:
             if how in APPENDS
             else f"`{how}` would rewrite its history"
         )
-        return f"{named} is append-only: {why}. {_append(facts, path, text=True)}"
+        return f"{named} is append-only: {why}. {_append(facts, path, text=True, rel=f.rel)}"
     last = f.sections[-1] if f.sections and how in APPENDS else None
     if last is not None:
         lead = f"`{how}` would add to its last section, {last.key}, without a revision check"
@@ -121,7 +136,7 @@ def bash_refusal(facts: Facts, f: PathFacts, how: str) -> str:
         )
     else:
         lead = f"`{how}` would rewrite it without a revision check, losing other agents' changes"
-    steps = patch_steps(facts, path, last)
+    steps = patch_steps(facts, path, last, f.rel)
     joiner = " " if how in RESTORES and last is None else ". Instead, "
     return f"{named} is {f.file_class}: {lead}{joiner}{steps}.{_regen(facts, f, path)}"
 
@@ -138,7 +153,8 @@ def discard_refusal(facts: Facts, f: PathFacts, how: str) -> str:
     if f.file_class == "append-only":
         return (
             f"{named} is append-only history: `{how}` would {gone}. History is only ever "
-            f"extended: to correct or retire an entry, add one. {_append(facts, path, text=True)}"
+            f"extended: to correct or retire an entry, add one. "
+            f"{_append(facts, path, text=True, rel=f.rel)}"
         )
     return (
         f"{named} is {f.file_class}: `{how}` would {gone}, other agents' included. Leave the "
@@ -223,12 +239,17 @@ def claim_reason(facts: Facts, target: str, claim: Claim) -> str:
     )
 
 
-def _append(facts: Facts, path: str, *, text: bool = False) -> str:
+def _append(facts: Facts, path: str, *, text: bool = False, rel: str | None = None) -> str:
     how = "--text 'ENTRY'" if text else "--entry-file F"
     other = "--entry-file F" if text else "--text 'ENTRY'"
+    tool = (
+        f"; with memkeeper's MCP tools: `memory_append(path={json.dumps(rel or path)}, text=...)`"
+        if facts.mcp
+        else ""
+    )
     return (
         f"Add a new entry at the end instead: "
-        f"{command(facts, 'append', shlex.quote(path), how)} (or {other})."
+        f"{command(facts, 'append', shlex.quote(path), how)} (or {other}{tool})."
     )
 
 

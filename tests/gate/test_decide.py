@@ -413,3 +413,17 @@ def test_decisions_from_several_roots_combine_like_one() -> None:
     other = Decision("allow", "WAIT: b holds …", "WAIT: b holds …")
     assert gate.combine([other, one]).verdict == "deny"
     assert gate.combine([gate.ALLOW, gate.ALLOW]) == gate.ALLOW
+
+
+def test_with_memkeepers_mcp_server_a_refusal_names_its_tools_too() -> None:
+    plain = gate.decide(write("NOTES.md", "# Other\n"), facts_for(notes()))
+    assert "memory_patch" not in plain.reason
+    with_mcp = facts_for(notes())._replace(mcp=True)
+    denied = gate.decide(write("NOTES.md", "# Other\n"), with_mcp)
+    assert denied.verdict == "deny"
+    assert 'memory_read(ref="NOTES.md#' in denied.reason
+    assert "memory_patch(ref=" in denied.reason
+    assert "memkeeper patch" in denied.reason  # the CLI spelling stays
+    log = PathFacts("LOG.md", "missing", True, "append-only")
+    appended = gate.decide(write("LOG.md", "# Log\n"), facts_for(log)._replace(mcp=True))
+    assert 'memory_append(path="LOG.md", text=...)' in appended.reason

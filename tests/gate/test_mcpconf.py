@@ -5,6 +5,7 @@ and Cline's per-user settings told, not written."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -62,3 +63,29 @@ def test_clines_mcp_settings_are_told_not_written() -> None:
 
 def test_every_agent_with_a_project_mcp_file_has_its_to_do() -> None:
     assert set(mcpconf.MCP_TODO) == set(MCP_FILES)
+
+
+@pytest.mark.parametrize("agent", list(MCP_FILES))
+def test_a_registration_is_seen_where_install_wrote_it(agent: str, tmp_path: Path) -> None:
+    path = tmp_path / MCP_FILES[agent]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    assert not mcpconf.registered(str(tmp_path), agent)  # no file
+    path.write_text(add_server(None, agent))
+    assert mcpconf.registered(str(tmp_path), agent)
+    path.write_text(remove_server(path.read_text(), agent))
+    assert not mcpconf.registered(str(tmp_path), agent)
+
+
+def test_a_registration_in_jsonc_is_seen_and_a_foreign_or_broken_one_is_not(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / ".vscode/mcp.json"
+    path.parent.mkdir()
+    entry = json.dumps(mcpconf.server("copilot"))
+    path.write_text('{\n  // the team\'s servers\n  "servers": {"memkeeper": ' + entry + ",},\n}\n")
+    assert mcpconf.registered(str(tmp_path), "copilot")
+    path.write_text('{"servers": {"memkeeper": {"command": "other-tool"}}}')
+    assert not mcpconf.registered(str(tmp_path), "copilot")
+    path.write_text('{"servers": {"memkeeper": ')
+    assert not mcpconf.registered(str(tmp_path), "copilot")
+    assert not mcpconf.registered(str(tmp_path), "cline")  # per user: the gate cannot know
