@@ -86,8 +86,21 @@ def make_event(
     data: dict[str, Any],
 ) -> Event:
     """The next event after ``prev_event`` (``None`` for the first), with its chain hash."""
-    event_id = 1 if prev_event is None else prev_event.id + 1
-    prev = GENESIS if prev_event is None else prev_event.hash
+    tail = None if prev_event is None else (prev_event.id, prev_event.hash)
+    return next_event(tail, ts, actor, type, path, section, data)
+
+
+def next_event(
+    tail: tuple[int, str] | None,
+    ts: str,
+    actor: str,
+    type: str,
+    path: str | None,
+    section: str | None,
+    data: dict[str, Any],
+) -> Event:
+    """The next event after the one whose id and hash are ``tail`` (``None``: the first)."""
+    event_id, prev = (1, GENESIS) if tail is None else (tail[0] + 1, tail[1])
     hashed = chain_hash(event_id, ts, actor, type, path, section, data, prev)
     return Event(event_id, ts, actor, type, path, section, data, prev, hashed)
 

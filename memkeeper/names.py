@@ -41,10 +41,7 @@ def temp_pid(name: str) -> int | None:
 def kept_name(rel: str, stamp_ns: int, content_hash: str) -> str:
     """The name of the hard link that keeps the file ``rel`` memkeeper replaced at
     ``stamp_ns``, which held bytes hashing to ``content_hash`` (``sha256:…``)."""
-    import hashlib
-
-    tag = hashlib.sha256(rel.encode()).hexdigest()[:16]
-    return f"{tag}-{stamp_ns}-{content_hash.removeprefix('sha256:')[:16]}"
+    return f"{kept_tag(rel)}-{stamp_ns}-{content_hash.removeprefix('sha256:')[:16]}"
 
 
 def parse_kept(name: str) -> tuple[str, int, str] | None:
@@ -55,9 +52,17 @@ def parse_kept(name: str) -> tuple[str, int, str] | None:
     return parts[0], int(parts[1]), parts[2]
 
 
+_TAGS: dict[str, str] = {}
+
+
 def kept_tag(rel: str) -> str:
-    """The part of a ``kept_name`` that names the file."""
-    return kept_name(rel, 0, "")[:16]
+    """The part of a ``kept_name`` that names the file (remembered: every write asks)."""
+    tag = _TAGS.get(rel)
+    if tag is None:
+        import hashlib
+
+        tag = _TAGS[rel] = hashlib.sha256(rel.encode()).hexdigest()[:16]
+    return tag
 
 
 def home_of(root: str) -> str:

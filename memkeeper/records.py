@@ -461,3 +461,49 @@ class Proposal(Record):
         if body:
             out["body"] = self.text
         return out
+
+
+class PendingWrite(Record):
+    """A file replace the store committed before it happened on disk (the store is the
+    write-ahead log of the files): what the file was (``old_*``; ``None``: the write created
+    it) and what the replace put there (the temp file's inode, the new bytes' hash), so the
+    next look at the file can tell a replace that never happened from someone's edit."""
+
+    __slots__ = (
+        "seq", "path", "old_inode", "old_mtime_ns", "old_size", "old_hash",
+        "new_inode", "new_hash", "temp", "at",
+    )  # fmt: skip
+    seq: int
+    path: str
+    old_inode: int | None
+    old_mtime_ns: int | None
+    old_size: int | None
+    old_hash: str | None
+    new_inode: int
+    new_hash: str
+    temp: str  # the temp file's name, beside the file, until the rename
+    at: float
+
+    def __init__(
+        self,
+        seq: int,
+        path: str,
+        old_inode: int | None,
+        old_mtime_ns: int | None,
+        old_size: int | None,
+        old_hash: str | None,
+        new_inode: int,
+        new_hash: str,
+        temp: str,
+        at: float,
+    ) -> None:
+        self._fill(
+            *(seq, path, old_inode, old_mtime_ns, old_size, old_hash),
+            *(new_inode, new_hash, temp, at),
+        )
+
+    def replaced(self, identity: tuple[int, int, int], file_hash: str) -> bool:
+        """Whether a file with this identity (inode, mtime, size) and hash is the very file
+        this write was to replace, untouched since."""
+        old = (self.old_inode, self.old_mtime_ns, self.old_size)
+        return old == identity and self.old_hash == file_hash

@@ -111,6 +111,7 @@ class Daemon:
                 Outcome("recovered", rel, "a save into a file memkeeper had replaced")
                 for rel in self.ws.settle_kept()
             ]
+            self.ws.checkpoint()  # replaces committed a while ago: fsynced, their rows forgotten
         looks = [self._look(path) for path in sorted(batch.paths | self.pending.keys())]
         for look in looks:  # changed back, deleted or no longer managed: nothing to wait for
             if look.kind != "file" or look.disk == look.indexed or look.file_class is None:
@@ -184,10 +185,15 @@ class Daemon:
                 disk = digest(raced.current) if raced.current is not None else ""
                 self.pending[rel] = Pending(disk, self.now(), actor == GIT_ACTOR)
                 return []
-            with ws.store.writing():
-                mark = self._head()
-                doc = ws.index_file(rel, data, actor=actor)
-                fresh = ws.store.events(since=mark)
+            try:
+                with ws.writing():
+                    mark = self._head()
+                    doc = ws.index_file(rel, data, actor=actor)
+                    fresh = ws.store.events(since=mark)
+            except fsio.Raced as raced:  # saved again while a replace was redone: wait again
+                disk = digest(raced.current) if raced.current is not None else ""
+                self.pending[rel] = Pending(disk, self.now(), actor == GIT_ACTOR)
+                return []
         self.known = replace(self.known, files=self.known.files | {rel})
         if doc is None:
             return []

@@ -26,7 +26,8 @@ from memkeeper.names import temp_name, temp_pid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
+    from typing import Any
 
 CRASH_ENV = "MEMKEEPER_CRASH_AT"
 
@@ -41,9 +42,12 @@ class Raced(Exception):
         self.current = current
 
 
+_CRASH_AT = os.environ.get(CRASH_ENV)  # read once: a lookup per point costs on the hot path
+
+
 def crashpoint(name: str) -> None:
     """Die by SIGKILL here when the test-only ``MEMKEEPER_CRASH_AT`` names this point."""
-    if os.environ.get(CRASH_ENV) == name:
+    if name == _CRASH_AT:
         import signal
 
         os.kill(os.getpid(), signal.SIGKILL)
@@ -182,11 +186,22 @@ def read_bytes(root: str | os.PathLike[str], relpath: str, *, whole: bool = Fals
         os.close(fd)
         what = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
         raise Invalid(f"{relpath}: is {what} — name a regular file", path=relpath)
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read()
-        if whole and open_for_writing(handle.fileno()):
+    try:
+        data = read_fd(fd)
+        if whole and open_for_writing(fd):
             raise Raced(relpath, data)
         return data
+    finally:
+        os.close(fd)
+
+
+def read_fd(fd: int) -> bytes:
+    """Everything left to read from ``fd`` (not closed): ``os.read`` in a loop, without the
+    buffered file object ``open`` would build around it."""
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def atomic_write(
@@ -197,7 +212,8 @@ def atomic_write(
     expected: bytes | None = None,
     keep: str | None = None,
 ) -> bool:
-    """Replace the file's bytes atomically and durably, keeping its permission bits.
+    """Replace the file's bytes atomically and durably, keeping its permission bits: a
+    ``stage`` (the temp file, fsynced) and its ``finish`` (the rename, the directory fsynced).
 
     Every step happens relative to the directory ``open_directory`` reached, so a directory
     swapped for a symlink mid-write cannot carry the new bytes outside the root; a file
@@ -208,12 +224,168 @@ def atomic_write(
     True when ``keep`` still holds the replaced file afterwards — because a process had it
     open for writing at the rename (or that cannot be told), so a save may yet land in it.
     """
+    return stage(root, relpath, data, expected=expected, keep=keep, sync=True).finish()
+
+
+class Staged:
+    """A replace prepared but not done: the new bytes in a temp file beside the file, the
+    file checked (and linked to ``keep``) as holding what was expected. ``finish`` renames
+    the temp over the file after checking again; ``abandon`` removes the temp.
+
+    Without ``sync`` neither the temp nor the directory is fsynced: the caller has made the
+    bytes durable elsewhere first (the store's commit) and can redo the replace after a crash;
+    ``identity`` (inode, mtime, size of the file replaced; ``None``: there was none) and
+    ``temp_inode`` let it tell afterwards whether the rename happened."""
+
+    __slots__ = (
+        "relpath", "_directory", "name", "temp", "temp_inode", "identity",
+        "_expected", "keep", "_linked", "_sync", "_create_only",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        relpath: str,
+        directory: int,
+        name: str,
+        temp: str,
+        temp_inode: int,
+        identity: tuple[int, int, int] | None,
+        expected: bytes | None,
+        keep: str | None,
+        linked: bool,
+        sync: bool,
+        create: bool,
+    ) -> None:
+        self.relpath, self._directory, self.name, self.temp = relpath, directory, name, temp
+        self.temp_inode, self.identity = temp_inode, identity
+        self._expected, self.keep, self._linked, self._sync = expected, keep, linked, sync
+        self._create_only = create
+
+    def finish(self, base: tuple[str, bytes] | None = None) -> bool:
+        """Rename the temp over the file, if it still holds what was expected (``Raced``
+        otherwise: the temp is removed, nothing changes). A file staged with ``create`` is
+        created by a hard link, so one created meanwhile is never replaced. Returns whether
+        ``keep`` still holds the replaced file (see ``atomic_write``) — with ``base`` (a path
+        and the bytes to write there, should the link be kept) that is decided in the
+        background, off the writer's path, and the answer is True."""
+        directory = self._directory
+        try:
+            if self._create_only:
+                self._create()
+            else:
+                if self._expected is not None:
+                    self._hold_again()
+                os.replace(self.temp, self.name, src_dir_fd=directory, dst_dir_fd=directory)
+        except BaseException:
+            self.abandon()
+            raise
+        try:
+            crashpoint("write.after_rename")
+            if self._sync:
+                os.fsync(directory)
+        finally:
+            self._close()
+        keep = self.keep
+        if not self._linked or keep is None:
+            return False
+        if base is not None:
+            background(_settle_link, keep, self._expected, base)
+            return True
+        return _settle_link(keep, self._expected, None)
+
+    def abandon(self) -> None:
+        """Remove the temp (and the keep link): the replace will not happen."""
+        if self._directory < 0:
+            return
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.temp, dir_fd=self._directory)
+        if self._linked and self.keep is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.keep)
+            self._linked = False
+        self._close()
+
+    def _close(self) -> None:
+        if self._directory >= 0:
+            os.close(self._directory)
+            self._directory = -1
+
+    def _create(self) -> None:
+        directory = self._directory
+        try:
+            os.link(self.temp, self.name, src_dir_fd=directory, dst_dir_fd=directory)
+        except FileExistsError:
+            current = _read_at(directory, self.name)
+            raise Raced(self.relpath, current) from None
+        os.unlink(self.temp, dir_fd=directory)
+
+    def _hold_again(self) -> None:
+        """The check of ``stage``, repeated at the last moment before the rename."""
+        assert self._expected is not None
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+        link = self.keep if self._linked else None
+        try:
+            fd = os.open(link, flags) if link else os.open(self.name, flags, dir_fd=self._directory)
+        except FileNotFoundError:
+            raise Raced(self.relpath, None) from None
+        held: bytes | None
+        try:
+            held, writing = read_fd(fd), open_for_writing(fd)
+            if link and os.fstat(fd).st_nlink < 2:
+                held = _read_at(self._directory, self.name)  # the file was replaced meanwhile
+        finally:
+            os.close(fd)
+        if held != self._expected or writing:
+            raise Raced(self.relpath, held)
+
+
+def _settle_link(keep: str, expected: bytes | None, base: tuple[str, bytes] | None) -> bool:
+    """After the rename: remove the link to the replaced file if nobody can still write into
+    it and nobody did since the check (a whole save can fit in the rename's window) — else
+    keep it (True), with ``base`` written beside it for whoever settles it."""
+    if not _still_writable(keep) and _holds(keep, expected):
+        os.unlink(keep)
+        return False
+    if base is not None:
+        with open(base[0], "wb") as handle:
+            handle.write(base[1])
+    return True
+
+
+def _read_at(directory: int, name: str) -> bytes | None:
+    """The bytes of ``name`` in ``directory`` (``None``: it is gone), never through a link."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+    try:
+        fd = os.open(name, flags, dir_fd=directory)
+    except OSError:
+        return None
+    try:
+        return read_fd(fd)
+    finally:
+        os.close(fd)
+
+
+def stage(
+    root: str | os.PathLike[str],
+    relpath: str,
+    data: bytes,
+    *,
+    expected: bytes | None = None,
+    keep: str | None = None,
+    sync: bool = False,
+    create: bool = False,
+) -> Staged:
+    """Prepare the replace of the file's bytes by ``data`` (see ``Staged``): the temp file
+    written (and fsynced, with ``sync``), the file checked as holding ``expected`` and linked
+    to ``keep`` — or, with ``create``, as absent. ``Raced`` (nothing left behind) when it does
+    not. With neither, whatever the file holds is replaced."""
     directory, name = open_directory(root, relpath)
     try:
         where = os.path.join(root, os.path.dirname(relpath))
-        return _replace(directory, name, relpath, where, data, expected, keep)
-    finally:
+        return _stage(directory, name, relpath, where, data, expected, keep, sync, create)
+    except BaseException:
         os.close(directory)
+        raise
 
 
 def _hold(directory: int, name: str, relpath: str, expected: bytes, keep: str | None) -> bool:
@@ -236,8 +408,10 @@ def _hold(directory: int, name: str, relpath: str, expected: bytes, keep: str | 
     except FileNotFoundError:
         held, writing = None, False
     else:
-        with os.fdopen(fd, "rb") as handle:
-            held, writing = handle.read(), open_for_writing(handle.fileno())
+        try:
+            held, writing = read_fd(fd), open_for_writing(fd)
+        finally:
+            os.close(fd)
     if held != expected or writing:
         if link:
             with contextlib.suppress(FileNotFoundError):
@@ -279,60 +453,154 @@ def _still_writable(path: str) -> bool:
 
 def _holds(path: str, expected: bytes | None) -> bool:
     """Whether the file at ``path`` still holds ``expected``."""
-    with open(path, "rb") as handle:
-        return handle.read() == expected
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    try:
+        return read_fd(fd) == expected
+    finally:
+        os.close(fd)
 
 
-def _replace(
+def _stage(
     directory: int,
     name: str,
     relpath: str,
     where: str,
     data: bytes,
-    expected: bytes | None = None,
-    keep: str | None = None,
-) -> bool:
+    expected: bytes | None,
+    keep: str | None,
+    sync: bool,
+    create: bool,
+) -> Staged:
     try:
-        found = os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode
+        info = os.stat(name, dir_fd=directory, follow_symlinks=False)
+        found = info.st_mode
     except FileNotFoundError:
-        found = stat.S_IFREG | 0o644
+        info, found = None, stat.S_IFREG | 0o644
     if stat.S_ISLNK(found):  # swapped in since it was read: its mode is not the file's
         raise Invalid(
             f"{relpath}: became a symlink since memkeeper read it — memkeeper never writes "
             "through one; restore the regular file",
             path=relpath,
         )
+    if create and info is not None:  # created since memkeeper looked
+        raise Raced(relpath, _read_at(directory, name))
     mode = stat.S_IMODE(found)
     sweep_temps(where, name)
     temp = temp_name(name, os.getpid())
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(temp, flags, 0o600, dir_fd=directory)
+    linked = False
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            crashpoint("write.after_temp_write")
-            os.fchmod(handle.fileno(), mode)
-            os.fsync(handle.fileno())
-        crashpoint("write.after_temp_fsync")
-        kept = False if expected is None else _hold(directory, name, relpath, expected, keep)
         try:
-            os.replace(temp, name, src_dir_fd=directory, dst_dir_fd=directory)
-        except BaseException:
-            if kept and keep is not None:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(keep)
-            raise
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            crashpoint("write.after_temp_write")
+            os.fchmod(fd, mode)
+            if sync:
+                os.fsync(fd)
+            temp_inode = os.fstat(fd).st_ino
+        finally:
+            os.close(fd)
+        identity = None
+        if expected is not None:
+            linked = _hold(directory, name, relpath, expected, keep)
+            now = os.stat(name, dir_fd=directory, follow_symlinks=False)
+            identity = (now.st_ino, now.st_mtime_ns, now.st_size)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp, dir_fd=directory)
+        if linked and keep is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(keep)
         raise
-    crashpoint("write.after_rename")
-    os.fsync(directory)
-    if kept and keep is not None and not _still_writable(keep) and _holds(keep, expected):
-        os.unlink(keep)  # nobody has it open for writing and nobody wrote into it since the
-        return False  # check (a whole save can fit in the rename's window): nothing to keep
-    return kept
+    return Staged(
+        relpath, directory, name, temp, temp_inode, identity, expected, keep, linked, sync, create
+    )
+
+
+_reaper: Any = None  # the queue of ``background``'s thread, started on first use
+
+
+def background(job: Callable[..., object], *args: Any) -> None:
+    """Run ``job(*args)`` in memkeeper's one background thread, in order. For what a writer
+    need not wait for: removing the last link of a file just replaced makes ext4 wait for
+    the writeback its rename started (~0.15 ms). ``drain`` waits for the jobs (at exit too);
+    a job must be safe to never run — a kept link left behind is settled later anyway."""
+    global _reaper
+    if _reaper is None:
+        import atexit
+        import queue
+        import threading
+
+        jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        thread = threading.Thread(target=_work, args=(jobs,), name="memkeeper-background")
+        thread.daemon = True
+        thread.start()
+        atexit.register(drain)
+        _reaper = jobs
+    _reaper.put((job, args))
+
+
+def drain() -> None:
+    """Wait until every ``background`` job so far is done (at most 10 s)."""
+    if _reaper is None:
+        return
+    import threading
+
+    done = threading.Event()
+    _reaper.put((done.set, ()))
+    done.wait(10.0)
+
+
+def _work(jobs: Any) -> None:
+    while True:
+        job, args = jobs.get()
+        with contextlib.suppress(OSError):  # a link someone else settled meanwhile
+            job(*args)
+
+
+def sync_file(root: str | os.PathLike[str], relpath: str) -> None:
+    """fsync the file and its directory: replaces done there without syncs (``Staged``
+    without ``sync``) become durable. A file that is gone is no error: its directory is
+    synced all the same."""
+    directory, name = open_directory(root, relpath)
+    try:
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+        try:
+            fd = os.open(name, flags, dir_fd=directory)
+        except FileNotFoundError:
+            pass
+        else:
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+def identity(root: str | os.PathLike[str], relpath: str) -> tuple[int, int, int] | None:
+    """The file's inode, mtime (ns) and size, not following a symlink (``None``: it is gone):
+    what tells the file a replace left from one another program wrote since."""
+    try:
+        info = os.stat(os.path.join(root, relpath), follow_symlinks=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return info.st_ino, info.st_mtime_ns, info.st_size
+
+
+def temp_exists(root: str | os.PathLike[str], relpath: str, temp: str) -> bool:
+    """Whether the temp file ``temp`` of a replace of ``relpath`` is still beside it (the
+    rename it was written for never happened)."""
+    return os.path.lexists(os.path.join(root, os.path.dirname(relpath), temp))
+
+
+def remove_temp(root: str | os.PathLike[str], relpath: str, temp: str) -> None:
+    """Remove the temp file ``temp`` of a replace of ``relpath`` that will never happen."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(os.path.join(root, os.path.dirname(relpath), temp))
 
 
 def sweep_temps(directory: str, name: str) -> None:

@@ -106,11 +106,9 @@ def _attempt(ws: Workspace, rel: str, ref_key: str, want: _Want) -> PatchResult:
     with ws.locked(rel):
         with ws.editing(rel) as data:
             assert data is not None
-            row = ws.section_row(rel, ref_key)
+            state, row = ws.indexed_section(rel, ref_key)
             _check_owner(ws, rel, row.key)
             warnings = _check_claims(ws, rel, row.key, want.claim)
-            state = ws.store.file_state(rel)
-            assert state is not None
             if want.proposal is not None:
                 open_proposal(ws, want.proposal)  # still open: nobody applied or dropped it
             lost = _compare(rel, row, state, want.expect_rev, want.expect_file_hash)

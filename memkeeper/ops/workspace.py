@@ -18,7 +18,7 @@ from memkeeper import names
 from memkeeper.errors import EnvironmentFailure, Invalid
 from memkeeper.events import digest, iso_utc
 from memkeeper.fs import files, root
-from memkeeper.records import Event, FileState, SectionRow, Verdict
+from memkeeper.records import Event, FileState, PendingWrite, SectionRow, Verdict
 from memkeeper.store.sqlite import Store
 
 TYPE_CHECKING = False
@@ -42,6 +42,8 @@ REFRESH_ATTEMPTS = 10  # looks at a file mid-save before a read answers from the
 
 ORPHAN_S = 30.0  # a kept link whose operation never replaced the file goes after this long
 BASE_SUFFIX = ".base"  # beside a kept link: the file's path, NUL, the bytes it held
+CHECKPOINT_WRITES = 32  # unsynced replaces of one file before the next write fsyncs them …
+CHECKPOINT_S = 10.0  # … or once the oldest of them is this old
 
 
 def _read(path: str) -> bytes:
@@ -52,6 +54,23 @@ def _read(path: str) -> bytes:
 def _unlink(path: str) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
+
+
+class _Replace:
+    """A replace staged in the open transaction: the file, its staged temp, the bytes it
+    replaces (``None``: it creates the file) and the new ones."""
+
+    __slots__ = ("rel", "staged", "old", "new")
+
+    def __init__(self, rel: str, staged: files.Staged, old: bytes | None, new: bytes) -> None:
+        self.rel, self.staged, self.old, self.new = rel, staged, old, new
+
+
+def _lost(ours: bytes, conflicts: list[str] | None = None) -> dict[str, Any]:
+    """A ``save.raced`` event's data when memkeeper's committed bytes could not stay in the
+    file: they are kept here, whole."""
+    text = ours.decode("utf-8", "replace")
+    return {"stage": "commit", "merged": False, "conflicts": conflicts or [], "text": text}
 
 
 class Workspace:
@@ -69,8 +88,12 @@ class Workspace:
         self._ttls: dict[str, tuple[int, int]] = {}
         self._policy_seen: tuple[object, bytes | None, str] | None = None
         self._kept_seen: dict[str, tuple[int, int]] = {}  # kept links read and found unchanged
+        self._staged: list[_Replace] | None = None  # replaces waiting for writing()'s commit
+        self._relpaths: dict[tuple[str, str], str] = {}
+        self._kept_dir: str | None = None  # .memkeeper/kept/, once it is known to exist
 
     def close(self) -> None:
+        files.drain()  # kept links being removed in the background: gone before we return
         if self._db is not None:
             self._db.close()
             self._db = None
@@ -101,8 +124,15 @@ class Workspace:
         return self._db
 
     def relpath(self, user_path: str) -> str:
-        """A user's path (relative to the cwd inside the root, else to the root), confined."""
-        return files.confine(self.top, root.relative_path(self.top, user_path))
+        """A user's path (relative to the cwd inside the root, else to the root), confined.
+        Remembered per path and directory: confinement resolves symlinks (~0.1 ms), and
+        every read and write still walks to the file without following one."""
+        asked = (user_path, os.getcwd())
+        found = self._relpaths.get(asked)
+        if found is None:
+            found = files.confine(self.top, root.relative_path(self.top, user_path))
+            self._relpaths[asked] = found
+        return found
 
     def now(self) -> float:
         if self._clock is not None:
@@ -141,34 +171,169 @@ class Workspace:
         self.settle_kept(rel, min_age=KEEP_S)  # a late save into a replaced file comes back
         exists = not missing_ok or os.path.lexists(os.path.join(self.top, rel))
         data = files.read_bytes(self.top, rel, whole=True) if exists else None
-        with self.store.writing():
+        with self.writing():
             if data is not None:
                 self.index_file(rel, data)
             yield data
 
-    def replace_file(self, rel: str, old: bytes | None, new: bytes, *, index: bool = True) -> None:
-        """Replace a managed file's bytes durably (inside ``editing``) and, with ``index``,
-        index them as memkeeper's own write (no event).
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """One store transaction (``Store.writing``) whose file replaces (``replace_file``)
+        happen after it commits: the store is the write-ahead log of the files, its synced
+        commit the only sync on the write's path. A replace the commit holds but the disk does
+        not (a crash between the two) is redone the next time the file is looked at
+        (``index_file``). Inside another ``writing()``, a part of it."""
+        if self._staged is not None:
+            yield
+            return
+        self._staged = []
+        try:
+            with self.store.writing():
+                yield
+        except BaseException:
+            staged, self._staged = self._staged, None
+            for write in staged:
+                write.staged.abandon()
+            raise
+        staged, self._staged = self._staged, None
+        if staged:
+            files.crashpoint("write.after_commit")  # committed, no file replaced yet
+        for write in staged:
+            self._finish(write)
 
-        ``old`` is what memkeeper read (``None``: the file did not exist). The replace happens
-        only if the file still holds it at the last moment — else ``files.Raced``, nothing is
-        changed and the operation starts over (``retrying``) — and the replaced file is kept
-        by a hard link in ``.memkeeper/kept/`` until ``settle_kept`` has seen that nobody
-        wrote into it (an editor that opened it before the replace and saves after)."""
+    def replace_file(self, rel: str, old: bytes | None, new: bytes, *, index: bool = True) -> None:
+        """Replace a managed file's bytes (inside ``writing``) and, with ``index``, index them
+        as memkeeper's own write (no event).
+
+        ``old`` is what memkeeper read (``None``: the file did not exist). The new bytes go
+        to a temp file now and a ``pending`` row to the store; the rename follows the commit
+        (``_finish``), without fsyncs: the commit made the write durable, and the row lets a
+        replace that never happened be redone. The file must still hold ``old`` now — else
+        ``files.Raced``, nothing is changed and the operation starts over (``retrying``) —
+        and again at the rename (``_superseded`` otherwise). The replaced file is kept by a
+        hard link in ``.memkeeper/kept/`` until ``settle_kept`` has seen that nobody wrote
+        into it (an editor that opened it before the replace and saves after)."""
+        assert self._staged is not None, "replace_file runs inside Workspace.writing()"
+        old_hash = None if old is None else digest(old)
         keep = None
-        if old is not None:
-            kept_dir = os.path.join(self.home, names.KEPT_DIR)
-            os.makedirs(kept_dir, exist_ok=True)
-            keep = os.path.join(kept_dir, names.kept_name(rel, time.time_ns(), digest(old)))
-        elif os.path.lexists(os.path.join(self.top, rel)):  # created since memkeeper looked
-            raise files.Raced(rel, files.read_bytes(self.top, rel))
-        if files.atomic_write(self.top, rel, new, expected=old, keep=keep):
-            assert keep is not None  # a writer may still save into the replaced file:
-            assert old is not None  # keep what it held, to merge its save against
-            with open(keep + BASE_SUFFIX, "wb") as handle:
-                handle.write(rel.encode() + b"\0" + old)
+        if old_hash is not None:
+            keep = os.path.join(self.kept_dir(), names.kept_name(rel, time.time_ns(), old_hash))
+        self._checkpoint(rel)
+        staged = files.stage(self.top, rel, new, expected=old, keep=keep, create=old is None)
+        self._staged.append(_Replace(rel, staged, old, new))
+        old_inode, old_mtime_ns, old_size = staged.identity or (None, None, None)
+        write = PendingWrite(
+            0, rel, old_inode, old_mtime_ns, old_size, old_hash,
+            staged.temp_inode, digest(new), staged.temp, self.now(),
+        )  # fmt: skip
+        self.store.put_pending(write)
         if index:
             self.index_file(rel, new, external=False)
+
+    def kept_dir(self) -> str:
+        """``.memkeeper/kept/``, made if missing (looked for once per workspace)."""
+        if self._kept_dir is None:
+            kept_dir = os.path.join(self.home, names.KEPT_DIR)
+            os.makedirs(kept_dir, exist_ok=True)
+            self._kept_dir = kept_dir
+        return self._kept_dir
+
+    def _checkpoint(self, rel: str) -> None:
+        """Before another replace of ``rel``: once enough earlier ones are pending (or the
+        oldest is old enough), fsync the file they left and forget them. The rows of one file
+        form a chain a power cut may cut anywhere; bounding it keeps the redo's choice (which
+        earlier state the disk holds) small."""
+        count, oldest = self.store.pending_count(rel)
+        if count >= CHECKPOINT_WRITES or (
+            oldest is not None and self.now() - oldest >= CHECKPOINT_S
+        ):
+            files.sync_file(self.top, rel)
+            self.store.drop_pending(rel)
+
+    def checkpoint(self, min_age: float = CHECKPOINT_S) -> list[str]:
+        """Make durable the replaces committed at least ``min_age`` ago (each file's lock taken
+        here): fsync each file that holds what the store committed and forget its pending rows.
+        A file that holds anything else is left to the next look at it (``index_file``, which
+        the daemon makes only once the file is quiet). Returns the paths checkpointed; the
+        daemon calls this on its ticks."""
+        if not self.has_store:
+            return []
+        done = []
+        for rel in self.store.pending_paths(self.now() - min_age):
+            with self.locked(rel):
+                try:
+                    data = files.read_bytes(self.top, rel, whole=True)
+                except (Invalid, files.Raced):
+                    continue  # gone, or mid-save: the next look settles it
+                with self.writing():
+                    state = self.store.file_state(rel)
+                    if state is None or state.file_hash != digest(data):
+                        continue
+                    files.sync_file(self.top, rel)
+                    self.store.drop_pending(rel)
+                done.append(rel)
+        return done
+
+    def _finish(self, write: _Replace) -> None:
+        """The rename of a committed replace; a writer that takes no lock saved the file
+        since the check (``files.Raced``) gets ``_superseded``."""
+        keep, base = write.staged.keep, None
+        if keep is not None and write.old is not None:  # should a writer still save into the
+            base = (keep + BASE_SUFFIX, write.rel.encode() + b"\0" + write.old)  # replaced
+        try:  # file, what it held is kept beside it, to merge the save against
+            write.staged.finish(base)
+        except files.Raced as raced:
+            self._superseded(write, raced.current)
+
+    def _superseded(self, write: _Replace, current: bytes | None) -> None:
+        """The store committed ``write`` but, at the rename, the file held another writer's
+        save (``current``). Its save stays; memkeeper's committed change is merged into it
+        where the two touched different sections — else the save stays alone in the file,
+        memkeeper's bytes are kept in a ``save.raced`` event, and the operation starts over on
+        the file as it is (``files.Raced``, for ``retrying``)."""
+        rel = write.rel
+        for _ in range(RACE_ATTEMPTS):
+            try:
+                with self.writing():
+                    self.store.drop_pending(rel)
+                    if current is None:  # deleted: the deletion is indexed by the next look
+                        self.record("save.raced", rel, None, _lost(write.new), actor="external")
+                        break
+                    if self._take_over(rel, write.old, write.new, current):
+                        return
+                    break
+            except files.Raced as raced:  # saved again meanwhile: merge into that save
+                current = raced.current
+        raise files.Raced(rel, current)
+
+    def _take_over(self, rel: str, base: bytes | None, ours: bytes, theirs: bytes) -> bool:
+        """Inside ``writing``: the file holds ``theirs`` where memkeeper committed ``ours``
+        (made from ``base``; ``None``: unknown). Replace it with ``ours`` merged section by
+        section into ``theirs`` (durably; True), or leave ``theirs`` and keep ``ours`` in a
+        ``save.raced`` event (False); either way, index the file as an edit by ``external``."""
+        from memkeeper.markdown.merge import merge_sections
+
+        merged = None if base is None else merge_sections(base, theirs, ours, rel)
+        detail = {"raced": True}
+        if merged is not None and merged.data is not None:
+            if merged.data != theirs:
+                self._replace_now(rel, theirs, merged.data)
+            self.index_file(rel, merged.data, actor="external", detail=detail)
+            data = {"stage": "commit", "merged": True, "sections": list(merged.theirs)}
+            self.record("save.raced", rel, None, data, actor="external")
+            return True
+        self.index_file(rel, theirs, actor="external", detail=detail)
+        conflicts = [] if merged is None else list(merged.conflicts)
+        self.record("save.raced", rel, None, _lost(ours, conflicts), actor="external")
+        return False
+
+    def _replace_now(self, rel: str, old: bytes, new: bytes) -> None:
+        """Replace the file durably at once (temp and directory fsynced), guarded and kept
+        like any replace: for the rare writes that are not a commit's (a redo, a merge)."""
+        keep = os.path.join(self.kept_dir(), names.kept_name(rel, time.time_ns(), digest(old)))
+        if files.atomic_write(self.top, rel, new, expected=old, keep=keep):
+            with open(keep + BASE_SUFFIX, "wb") as handle:
+                handle.write(rel.encode() + b"\0" + old)
 
     def retrying(self, rel: str, attempt: Callable[[], T]) -> T:
         """Run ``attempt`` (an operation on ``rel`` under its lock) until its replace does not
@@ -246,9 +411,10 @@ class Workspace:
         if not quiet:
             return None  # a writer is mid-save: look again later
         try:
-            rel, _, base = _read(link + BASE_SUFFIX).partition(b"\0")
-        except FileNotFoundError:  # its operation never got as far as the replace
-            if age >= ORPHAN_S:
+            rel, _, base = self._base_of(link).partition(b"\0")
+        except FileNotFoundError:  # its operation never got as far as the replace, or died
+            if age >= ORPHAN_S:  # right after it: what was saved into it goes to an event
+                self._orphan(name, parsed[0], held, lock)
                 _unlink(link)
             return None
         path = rel.decode()
@@ -263,6 +429,28 @@ class Workspace:
             _unlink(link)
         return path
 
+    def _base_of(self, link: str) -> bytes:
+        """What the kept file held before memkeeper replaced it (its ``.base``), waiting for
+        this process's background jobs once if it is not written yet (``files.background``
+        writes it just after the rename)."""
+        try:
+            return _read(link + BASE_SUFFIX)
+        except FileNotFoundError:
+            files.drain()
+            return _read(link + BASE_SUFFIX)
+
+    def _orphan(self, name: str, tag: str, held: bytes, lock: bool) -> None:
+        """A kept link someone saved into whose ``.base`` was never written (its writer died
+        between the rename and that write): the save cannot be merged without it, so its
+        text is kept whole in a ``save.raced`` event of the file the link's tag names."""
+        rel = next((p for p in self.store.indexed_paths() if names.kept_tag(p) == tag), None)
+        if rel is None:
+            return
+        with self.locked(rel) if lock else contextlib.nullcontext(), self.writing():
+            data = {"stage": "after", "merged": False, "conflicts": [], "kept": name}
+            text = held.decode("utf-8", "replace")
+            self.record("save.raced", rel, None, {**data, "text": text}, actor="external")
+
     def _recover(self, rel: str, name: str, base: bytes, theirs: bytes) -> None:
         """A save landed in a file memkeeper had replaced: bring it back."""
         from memkeeper.markdown.merge import merge_sections
@@ -272,7 +460,7 @@ class Workspace:
         except Invalid:
             current = None
         merged = None if current is None else merge_sections(base, theirs, current, rel)
-        with self.store.writing():
+        with self.writing():
             if merged is not None and merged.data is not None:
                 assert current is not None
                 if merged.data != current:  # guarded and kept like any replace: a save
@@ -303,13 +491,11 @@ class Workspace:
             for tries in range(REFRESH_ATTEMPTS):
                 try:
                     data = files.read_bytes(self.top, rel, whole=True)
-                    break
+                    with self.writing():
+                        self.index_file(rel, data, actor=actor, detail=detail)
+                    return
                 except files.Raced:
                     time.sleep(0.01 * (tries + 1))
-            else:
-                return
-            with self.store.writing():
-                self.index_file(rel, data, actor=actor, detail=detail)
 
     def index_file(
         self,
@@ -323,11 +509,20 @@ class Workspace:
         """Index a change memkeeper did not make (``external=False``: one it just wrote, which
         records no event). Its ``section.external_edit`` events name ``actor`` when known (the
         Claude Code hook knows which agent's tool made it), else ``external``, and carry
-        ``detail`` in their data. Call under the file lock, inside writing()."""
+        ``detail`` in their data. A replace the store committed but the file does not show
+        is settled first (``_settle_pending``). Call under the file lock, inside writing()."""
         state = self.store.file_state(rel)
         file_hash = digest(data)
         if state is not None and state.file_hash == file_hash:
             return None
+        if external and state is not None and not self._staging(rel):
+            settled = self._settle_pending(rel, data, file_hash)
+            if settled is None:
+                return None
+            if settled is not data:
+                data, file_hash = settled, digest(settled)
+                if state.file_hash == file_hash:
+                    return None
         from memkeeper.markdown import revisions
         from memkeeper.markdown.sections import split
 
@@ -339,6 +534,46 @@ class Workspace:
         if external and state is not None:
             self._note_external(rel, previous, change, data, actor, detail or {})
         return doc
+
+    def _staging(self, rel: str) -> bool:
+        """Whether a replace of ``rel`` is staged in the open transaction (its row is not a
+        replace to settle: it has not been tried yet)."""
+        return self._staged is not None and any(w.rel == rel for w in self._staged)
+
+    def _settle_pending(self, rel: str, data: bytes, file_hash: str) -> bytes | None:
+        """The file holds ``data``, not what the store committed last: settle the replaces
+        the store holds as pending for it. Returns the bytes to index as a change memkeeper
+        did not make (``None``: settled and indexed here).
+
+        - The file is, untouched, one that a pending replace was to replace (a crash between
+          the commit and the rename; a power cut that lost renames not yet fsynced): the
+          replace is redone, durably, with the committed bytes (event ``write.redone``).
+        - The rename never happened (its temp file is still there) and another program's
+          save is in the file: the save stays, memkeeper's committed bytes go to a
+          ``save.raced`` event (``_take_over``).
+        - Otherwise the replace happened and someone edited the file since: an ordinary
+          external edit."""
+        rows = self.store.pending(rel)
+        if not rows:
+            return data
+        self.store.drop_pending(rel)
+        last = rows[-1]
+        where = files.identity(self.top, rel)
+        committed = b"".join(row.heading + row.body for row in self.store.sections(rel))
+        if digest(committed) != last.new_hash:
+            return data  # the rows are older than the index: nothing of them to settle
+        if where is not None and any(row.replaced(where, file_hash) for row in rows):
+            files.remove_temp(self.top, rel, last.temp)  # its writer is gone: we hold the lock
+            self._replace_now(rel, data, committed)
+            redone = {"hash": last.new_hash, "found": file_hash}
+            self.record("write.redone", rel, None, redone)
+            return committed
+        renamed = where is None or where[0] == last.new_inode
+        if not renamed and files.temp_exists(self.top, rel, last.temp):
+            files.remove_temp(self.top, rel, last.temp)
+            self._take_over(rel, None, committed, data)
+            return None
+        return data
 
     def _note_external(
         self,
@@ -389,6 +624,10 @@ class Workspace:
 
     def section_row(self, rel: str, ref_key: str) -> SectionRow:
         """The present section ``ref_key`` names (exact key or unambiguous suffix)."""
+        return self.indexed_section(rel, ref_key)[1]
+
+    def indexed_section(self, rel: str, ref_key: str) -> tuple[FileState, SectionRow]:
+        """The file's state and the present section ``ref_key`` names, read together."""
         hit = self.store.indexed_section(rel, ref_key)
         if hit is None:
             from memkeeper.markdown import refs
@@ -396,7 +635,7 @@ class Workspace:
             key = refs.resolve_key(rel, ref_key, self.store.section_keys(rel))
             hit = self.store.indexed_section(rel, key)
         assert hit is not None
-        return hit[1]
+        return hit
 
     # -- policy ---------------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from memkeeper.names import LOCKS_DIR, STATE_DB
 from memkeeper.records import Event, FileState, SectionRow
 from memkeeper.store.leasetables import LeaseRows
 from memkeeper.store.netfs import refuse_network_filesystem
+from memkeeper.store.pendingtables import PendingRows
 from memkeeper.store.proposaltables import ProposalRows
 from memkeeper.store.recontables import ReconciliationRows
 
@@ -30,9 +31,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-SCHEMA_VERSION = 4  # 1: files, sections, events, cache; 2: + claims, waiters, counters,
-#                     tallies, reconciliations; 3: + bodies, proposals; 4: + events_by_path
-#                     (each added by re-running the IF NOT EXISTS schema)
+SCHEMA_VERSION = 5  # 1: files, sections, events, cache; 2: + claims, waiters, counters,
+#                     tallies, reconciliations; 3: + bodies, proposals; 4: + events_by_path;
+#                     5: + pending (each added by re-running the IF NOT EXISTS schema)
 BUSY_TIMEOUT_S = 60.0
 WAL_TRIM_BYTES = 1024 * 1024
 EVENTS_HEAD = "events:head"  # cache key: "ID HASH" of the last event appended
@@ -148,6 +149,19 @@ CREATE TABLE IF NOT EXISTS proposals (  -- bodies of merges that could not land
     closed_at TEXT,
     rev INTEGER                    -- applied: the rev it landed as
 );
+CREATE TABLE IF NOT EXISTS pending (  -- file replaces committed before they happen on disk
+    seq INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    old_inode INTEGER,             -- the file replaced (NULL: the write creates it) …
+    old_mtime_ns INTEGER,
+    old_size INTEGER,
+    old_hash TEXT,
+    new_inode INTEGER NOT NULL,    -- … and the temp file renamed over it
+    new_hash TEXT NOT NULL,
+    temp TEXT NOT NULL,
+    at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS pending_by_path ON pending (path, seq);
 """
 
 
@@ -161,7 +175,7 @@ def _row(values: tuple[Any, ...]) -> SectionRow:
     )
 
 
-class Store(LeaseRows, ReconciliationRows, ProposalRows):
+class Store(LeaseRows, ReconciliationRows, ProposalRows, PendingRows):
     """One connection to the memory home's database."""
 
     def __init__(self, connection: sqlite3.Connection, wal: str = "") -> None:
@@ -389,7 +403,8 @@ class Store(LeaseRows, ReconciliationRows, ProposalRows):
         data: dict[str, Any],
     ) -> Event:
         """Chain a new event after the last one. Call inside ``writing()``."""
-        event = ev.make_event(self.last_event(), ts, actor, type, path, section, data)
+        tail = self._db.execute("SELECT id, hash FROM events ORDER BY id DESC LIMIT 1").fetchone()
+        event = ev.next_event(tail, ts, actor, type, path, section, data)
         self._db.execute(
             "INSERT INTO events (id, ts, actor, type, path, section, data, prev, hash) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -33,7 +33,7 @@ SLOW_RUNS = 100
 CLI_RECOVERY_EVERY = 10  # the other rounds recover through the API (the same code, no start-up)
 TEMP = re.compile(r"(^|/)\.[^/]+\.memkeeper-\d+\.tmp$")
 
-WRITES = ("write.after_temp_write", "write.after_temp_fsync", "write.after_rename")
+WRITES = ("write.after_temp_write", "write.after_commit", "write.after_rename")
 CASES = [
     *[("patch", p) for p in ("patch.before_write", *WRITES, "patch.after_write")],
     *[("patch", p) for p in ("patch.before_commit", "patch.after_commit")],
@@ -42,9 +42,16 @@ CASES = [
     ("claim", "claim.before_commit"),
     ("claim", "claim.after_commit"),
 ]
-TEMP_LEFT_AT = {"write.after_temp_write", "write.after_temp_fsync"}  # the next write sweeps it
+# the store is the files' write-ahead log: the temp is written before the commit, renamed after
+TEMP_LEFT_AT = {
+    "write.after_temp_write",
+    "write.after_commit",
+    "patch.after_write",
+    *(f"{op}.before_commit" for op in ("patch", "append", "regen")),
+}  # the next look at the file sweeps it
 OLD_BYTES_AT = {"patch.before_write", *TEMP_LEFT_AT}
-COMMITTED_AT = re.compile(r"\.after_commit$")
+COMMITTED_AT = re.compile(r"\.after_commit$|^write\.after_rename$")
+REDONE_AT = {"write.after_commit"}  # committed, not renamed: the next look redoes the replace
 
 Accepts = Callable[[bytes], bool]
 
@@ -203,6 +210,11 @@ class CrashLoop:
         self.check_files_after(tree, accepts)
         self.check_events(history)
         self.recover(run)
+        if self.committed and accepts is not None:  # what the commit promised is in the file
+            assert self.op.path is not None
+            assert accepts((self.root / self.op.path).read_bytes()), f"{self.point}: not redone"
+        redone = [kind for _, kind, _ in events(self.memory)[len(history) :]]
+        assert ("write.redone" in redone) == (self.point in REDONE_AT)
         self.op.kept(self.memory, run, self.committed)
         assert events(self.memory)[: len(history)] == history  # nothing lost or rewritten
 
@@ -299,7 +311,7 @@ def test_a_temp_file_left_by_a_killed_writer_is_no_memory_file_and_goes_with_the
     root = tmp_path / "repo"
     shutil.copytree(prepared, root)
     memory = Memory.open(root, agent="survivor")
-    crash(root, Append().call(memory, 1), "write.after_temp_fsync")
+    crash(root, Append().call(memory, 1), "write.after_temp_write")
     [temp] = temps(tree_bytes(root))
     assert temp.startswith("memory/")  # where the policy's memory/** glob would take it
 

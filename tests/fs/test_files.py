@@ -218,7 +218,6 @@ def test_an_interrupted_write_keeps_the_old_bytes(
     ("point", "expected"),
     [
         ("write.after_temp_write", b"old"),
-        ("write.after_temp_fsync", b"old"),
         ("write.after_rename", b"new"),
     ],
 )

@@ -92,17 +92,17 @@ def test_a_save_between_the_read_and_the_replace_is_kept_and_the_patch_lands_on_
     memory: Memory, sample: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     section = memory.read("CLAUDE.md#build")
-    real = files.atomic_write
+    real = files.stage
     saved: list[bool] = []
 
-    def editor_saves_first(root: object, rel: str, data: bytes, **kwargs: object) -> bool:
+    def editor_saves_first(root: object, rel: str, data: bytes, **kwargs: object) -> files.Staged:
         if rel == "CLAUDE.md" and not saved:
             text = (sample / "CLAUDE.md").read_text()
             (sample / "CLAUDE.md").write_text(text.replace("## Testing\n", "## Testing\n- mine\n"))
             saved.append(True)
         return real(root, rel, data, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(files, "atomic_write", editor_saves_first)
+    monkeypatch.setattr(files, "stage", editor_saves_first)
     done = memory.patch("CLAUDE.md#build", section.content + "- ours\n", expect_rev=section.rev)
     text = (sample / "CLAUDE.md").read_text()
     assert "- mine\n" in text
@@ -118,9 +118,9 @@ def test_a_save_that_raced_the_patchs_own_section_turns_it_into_a_conflict(
 
     assert memory.workspace.store is not None  # a root with a store: the read indexes
     section = memory.read("CLAUDE.md#build")
-    real = files.atomic_write
+    real = files.stage
 
-    def editor_edits_build(root: object, rel: str, data: bytes, **kwargs: object) -> bool:
+    def editor_edits_build(root: object, rel: str, data: bytes, **kwargs: object) -> files.Staged:
         text = (sample / "CLAUDE.md").read_text()
         if "- the human's\n" not in text:
             (sample / "CLAUDE.md").write_text(
@@ -128,7 +128,7 @@ def test_a_save_that_raced_the_patchs_own_section_turns_it_into_a_conflict(
             )
         return real(root, rel, data, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(files, "atomic_write", editor_edits_build)
+    monkeypatch.setattr(files, "stage", editor_edits_build)
     with pytest.raises(Conflict) as lost:
         memory.patch("CLAUDE.md#build", section.content + "- ours\n", expect_rev=section.rev)
     assert "- the human's\n" in lost.value.current.content
@@ -139,15 +139,15 @@ def test_a_writer_that_never_stops_makes_the_patch_fail_with_nothing_changed(
     memory: Memory, sample: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     section = memory.read("CLAUDE.md#testing")
-    real = files.atomic_write
+    real = files.stage
     count = iter(range(10_000))
 
-    def editor_always_saves(root: object, rel: str, data: bytes, **kwargs: object) -> bool:
+    def editor_always_saves(root: object, rel: str, data: bytes, **kwargs: object) -> files.Staged:
         with open(sample / "CLAUDE.md", "a") as handle:
             handle.write(f"\n<!-- save {next(count)} -->\n")
         return real(root, rel, data, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(files, "atomic_write", editor_always_saves)
+    monkeypatch.setattr(files, "stage", editor_always_saves)
     monkeypatch.setattr(workspace_module, "RACE_ATTEMPTS", 3)
     monkeypatch.setattr(time, "sleep", lambda _: None)
     before = (sample / "CLAUDE.md").read_text().split("<!-- save")[0]
@@ -226,6 +226,7 @@ def test_a_late_save_to_the_same_section_is_kept_whole_in_an_event(
 def test_a_replaced_file_nobody_has_open_is_not_kept(memory: Memory, sample: Path) -> None:
     section = memory.read("CLAUDE.md#build")
     memory.patch("CLAUDE.md#build", section.content + "- ours\n", expect_rev=section.rev)
+    files.drain()  # the link is removed in the background, off the writer's path
     assert kept_links(sample) == [], "no process can write into it: nothing to keep"
     assert events_of(memory, "save.raced") == []
 
