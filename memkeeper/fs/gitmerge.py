@@ -21,16 +21,22 @@ if TYPE_CHECKING:
 MERGE_TIMEOUT_S = 30.0
 
 
-def merge(base: bytes, theirs: bytes, mine: bytes, where: str) -> tuple[Outcome, bytes]:
+def merge(
+    base: bytes, theirs: bytes, mine: bytes, where: str, *, quick: bool = True
+) -> tuple[Outcome, bytes]:
     """Merge the change ``base`` → ``mine`` into ``theirs``: ``("merged", text)``, or
     ``("conflict", b"")`` when the two changes overlap, or ``("unavailable", b"")`` when git
     cannot be run. ``where``: a directory for the temporary files (memkeeper's home, so the
-    texts stay beside the store that holds them)."""
+    texts stay beside the store that holds them). With ``quick``, two sides that only
+    inserted lines are merged here, as git would (``linemerge.insertions``)."""
     if mine in (base, theirs):
         return "merged", theirs
     if theirs == base:
         return "merged", mine
     b, t, m, suffix = linemerge.terminated(base, theirs, mine)
+    found = linemerge.insertions(b, t, m) if quick else None
+    if found is not None:
+        return "merged", found[: -len(suffix)] if suffix else found
     size = linemerge.marker_size(b, t, m)
     labels = ["-L", "theirs", "-L", "base", "-L", "mine"]
     with tempfile.TemporaryDirectory(prefix="merge-", dir=where) as tmp:

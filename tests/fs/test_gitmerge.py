@@ -71,7 +71,8 @@ def test_text_that_looks_like_conflict_markers_is_text(tmp_path: Path) -> None:
 
 def test_no_git_is_unavailable_not_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    theirs, mine = BASE + b"- theirs\n", BASE + b"- mine\n"
+    theirs = BASE.replace(b"- one\n", b"- ONE\n")  # a change, not only insertions: git's
+    mine = BASE.replace(b"- five\n", b"- FIVE\n")  # to merge
     assert merge(BASE, theirs, mine, str(tmp_path)) == ("unavailable", b"")
 
 
@@ -129,3 +130,48 @@ def test_disjoint_edits_commute_and_both_land(
     where = str(tmp_path_factory.mktemp("m"))
     assert merge(base, one, two, where) == ("merged", both)
     assert merge(base, two, one, where) == ("merged", both)
+
+
+LINES = st.sampled_from([b"a\n", b"b\n", b"\n", b"- x\n", b"c\r\n"])
+
+
+@st.composite
+def insertions(draw: st.DrawFn) -> tuple[bytes, bytes, bytes]:
+    """A base of few distinct lines (repeats are likely) and two sides that each insert a
+    run of lines at one place."""
+    base = draw(st.lists(LINES, min_size=1, max_size=8))
+    sides = []
+    for _ in range(2):
+        at = draw(st.integers(0, len(base)))
+        added = draw(
+            st.lists(LINES | st.sampled_from([b"new\n", b"mine\n"]), min_size=1, max_size=3)
+        )
+        sides.append(b"".join(base[:at] + added + base[at:]))
+    return b"".join(base), sides[0], sides[1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=insertions())
+def test_the_quick_merge_of_insertions_is_what_git_gives(
+    texts: tuple[bytes, bytes, bytes], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    base, theirs, mine = texts
+    where = str(tmp_path_factory.mktemp("quick"))
+    quick = merge(base, theirs, mine, where)
+    slow = merge(base, theirs, mine, where, quick=False)
+    assert quick == slow
+
+
+def test_the_quick_merge_answers_the_agents_common_case_without_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: pytest.fail("git was run"))
+    base = b"\n- one\n- two\n\n"
+    theirs = b"\n- one\n- two\n- theirs\n\n"
+    mine = b"\n- one\n- two\n- mine\n\n"
+    assert merge(base, theirs, mine, str(tmp_path)) == (
+        "merged",
+        b"\n- one\n- two\n- theirs\n- mine\n\n",
+    )

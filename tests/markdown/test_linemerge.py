@@ -65,3 +65,21 @@ def test_an_unfinished_conflict_does_not_resolve() -> None:
 def test_crlf_markers_are_markers() -> None:
     merged = conflict(b"t\r\n", b"", b"m\r\n").replace(b" theirs\n", b" theirs\r\n")
     assert resolve(merged, 7) == b"t\r\nm\r\n"
+
+
+def test_insertions_on_both_sides_merge_without_git() -> None:
+    from memkeeper.markdown.linemerge import insertions
+
+    base = b"- one\n- two\n"
+    assert insertions(base, base + b"- t\n", base + b"- m\n") == base + b"- t\n- m\n"
+    assert insertions(base, b"- zero\n" + base, base + b"- m\n") == b"- zero\n" + base + b"- m\n"
+    assert insertions(base, base + b"- same\n", base + b"- same\n") == base + b"- same\n"
+
+
+def test_an_insertion_that_could_slide_or_a_change_is_left_to_git() -> None:
+    from memkeeper.markdown.linemerge import insertions
+
+    base = b"a\n\nb\n"
+    assert insertions(base, b"a\n\nx\n\nb\n", base + b"m\n") is None  # "x\n\n" or "\nx\n"?
+    assert insertions(base, b"A\n\nb\n", base + b"m\n") is None  # a change, not an insertion
+    assert insertions(b"a\nb", b"a\nb\nc", b"a\nb\nd") is None  # no final line ending

@@ -189,8 +189,10 @@ def test_no_git_keeps_the_body_as_a_proposal(
     read = memory.read(REF)
     memory.patch(REF, add_line(read.content, "- theirs"), expect_rev=read.rev)
     monkeypatch.setenv("PATH", str(tmp_path))
+    mine = read.content.replace("Python 3.11", "Python 3.12")  # not only insertions: git's
+    assert mine != read.content
     with pytest.raises(Conflict) as caught:
-        memory.patch(REF, add_line(read.content, "- mine"), expect_rev=read.rev, merge=True)
+        memory.patch(REF, mine, expect_rev=read.rev, merge=True)
     assert caught.value.fields["merge"] == "unavailable"
     assert "git" in caught.value.message
     assert [p.id for p in memory.proposals()] == [caught.value.fields["proposal"]]
