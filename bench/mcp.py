@@ -7,9 +7,12 @@ The SDK's own client (``mcp.client.Client`` over stdio, ``StdioServerParameters`
 ``call_tool`` from the request to the structured result, after start-up and a first call
 (which opens the ``Memory`` of the server's worker thread). In the same loop, in turn with
 each MCP call, the same operation through ``Memory`` in this process (what the tool itself
-costs) and, every tenth round, through the CLI in a subprocess (what an agent without MCP
-runs): the side-by-side columns. ``memory_patch`` alternates two bodies of one section and
-passes the rev the last patch returned, as a careful agent does. Goal (issue 11): median
+costs), through a raw JSON-RPC client (one line written to a second ``memkeeper mcp``'s
+stdin, one line read back: no SDK on the client side, so the difference to the SDK client
+is the client's own share) and, every tenth round, through the CLI in a subprocess (what
+an agent without MCP runs): the side-by-side columns. ``memory_patch`` alternates bodies of
+one section and passes the rev the last patch returned, as a careful agent does (the raw
+client patches the same section, in turn with the SDK client). Goal (issue 11): median
 round trip ≤ 5 ms after start-up. Start-up (spawn → initialized, then → first result) is
 timed over ``--starts`` fresh servers, next to ``python -c pass`` and the SDK's import alone.
 """
@@ -40,6 +43,7 @@ GOAL_MS = 5.0
 REF = "CLAUDE.md#inventory-service/build"  # MCP's section
 OTHER = "CLAUDE.md#inventory-service/testing"  # the in-process and CLI side's, same file
 CLI_EVERY = 10
+PROTOCOL = "2025-11-25"  # the raw client's protocol version
 
 
 # The SDK's floor: its own server with one tool that returns at once, run (like memkeeper's
@@ -57,12 +61,63 @@ server.run("stdio")
 
 
 class Sides(NamedTuple):
-    """Seconds per call, per side, of one operation."""
+    """Seconds per call, per side, of one operation (``raw``: a raw JSON-RPC client)."""
 
     mcp: list[float]
     api: list[float]
     floor: list[float]
     cli: list[float]
+    raw: list[float]
+    raw_floor: list[float]
+
+
+class Raw:
+    """A raw JSON-RPC client: each call one line to the server's stdin and one line back from
+    its stdout, blocking, with nothing of the SDK on this side."""
+
+    def __init__(self, argv: Sequence[str], root: Path, env: Mapping[str, str]) -> None:
+        self.server = subprocess.Popen(
+            argv, cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0
+        )
+        self.last_id = 0
+        hello = {"name": "bench-raw", "version": "1.0"}
+        self.request("initialize", {"protocolVersion": PROTOCOL, "capabilities": {},
+                                    "clientInfo": hello})  # fmt: skip
+        self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self.server.stdin is not None
+        self.server.stdin.write(json.dumps(message).encode() + b"\n")
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        assert self.server.stdout is not None
+        self.last_id += 1
+        self._send({"jsonrpc": "2.0", "id": self.last_id, "method": method, "params": params})
+        answer: dict[str, Any] = json.loads(self.server.stdout.readline())
+        if answer.get("id") != self.last_id or "result" not in answer:
+            raise RuntimeError(f"{method}: {answer}")
+        result: dict[str, Any] = answer["result"]
+        return result
+
+    def call(self, tool: str, **arguments: Any) -> dict[str, Any]:
+        content = self.request("tools/call", {"name": tool, "arguments": arguments})
+        found = content.get("structuredContent")
+        if content.get("isError") or not isinstance(found, dict) or found.get("status") != "ok":
+            raise RuntimeError(f"{tool}: {content}")
+        return found
+
+    def close(self) -> None:
+        assert self.server.stdin is not None
+        assert self.server.stdout is not None
+        self.server.stdin.close()
+        self.server.wait(timeout=30)
+        self.server.stdout.close()
+
+
+def server_argv(floor: bool = False) -> list[str]:
+    """``memkeeper mcp``, or the SDK's own no-op server."""
+    memkeeper = str(Path(sys.executable).parent / "memkeeper")
+    return [sys.executable, "-c", FLOOR] if floor else [memkeeper, "mcp"]
 
 
 def client(root: Path, env: Mapping[str, str], floor: bool = False) -> Client:
@@ -70,8 +125,7 @@ def client(root: Path, env: Mapping[str, str], floor: bool = False) -> Client:
     from mcp.client.stdio import StdioServerParameters
     from mcp_types import Implementation
 
-    memkeeper = str(Path(sys.executable).parent / "memkeeper")
-    command, args = (sys.executable, ["-c", FLOOR]) if floor else (memkeeper, ["mcp"])
+    command, *args = server_argv(floor)
     server = StdioServerParameters(command=command, args=args, cwd=str(root), env=dict(env))
     info = Implementation(name="bench", version="1.0")
     return Client(server, client_info=info, read_timeout_seconds=60)
@@ -110,10 +164,13 @@ async def round_trips(root: Path, env: Mapping[str, str], calls: int) -> dict[st
     from memkeeper import Memory
 
     memory = Memory.open(root, agent="bench-api")
-    reads, patches = Sides([], [], [], []), Sides([], [], [], [])
+    reads, patches = Sides([], [], [], [], [], []), Sides([], [], [], [], [], [])
+    raw, raw_floor = Raw(server_argv(), root, env), Raw(server_argv(floor=True), root, env)
     async with client(root, env) as c, client(root, env, floor=True) as f:
         mine = await call(c, "memory_read", ref=REF)  # warm-up: the worker's Memory opens
         await call(f, "noop", ref=REF)
+        raw.call("memory_read", ref=REF)
+        raw_floor.call("noop", ref=REF)
         base, rev = mine["content"], mine["rev"]
         other = memory.read(OTHER)
         other_base, other_rev = other.content, other.rev
@@ -121,6 +178,8 @@ async def round_trips(root: Path, env: Mapping[str, str], calls: int) -> dict[st
             reads.mcp.append(await clocked(lambda: call(c, "memory_read", ref=REF)))
             reads.api.append(timed(lambda: memory.read(OTHER)))
             reads.floor.append(await clocked(lambda: call(f, "noop", ref=REF)))
+            reads.raw.append(timed(lambda: raw.call("memory_read", ref=REF)))
+            reads.raw_floor.append(timed(lambda: raw_floor.call("noop", ref=REF)))
             body, other_body = f"{base}- {n % 2}\n", f"{other_base}- {n % 2}\n"
             start = time.perf_counter()
             rev = (await call(c, "memory_patch", ref=REF, body=body, expect_rev=rev))["rev"]
@@ -128,13 +187,20 @@ async def round_trips(root: Path, env: Mapping[str, str], calls: int) -> dict[st
             start = time.perf_counter()
             other_rev = memory.patch(OTHER, other_body, expect_rev=other_rev).rev
             patches.api.append(time.perf_counter() - start)
+            start = time.perf_counter()  # the raw client patches MCP's section in turn with it
+            raw_body = f"{base}- raw {n % 2}\n"
+            rev = raw.call("memory_patch", ref=REF, body=raw_body, expect_rev=rev)["rev"]
+            patches.raw.append(time.perf_counter() - start)
             patches.floor.append(reads.floor[-1])  # the floor is the same for both tools
+            patches.raw_floor.append(reads.raw_floor[-1])
             if n % CLI_EVERY == 0:  # the CLI writes the body the next in-process patch replaces
                 reads.cli.append(cli_seconds(root, env, ["read", OTHER, "--json"], ""))
                 argv = ["patch", OTHER, "--expect-rev", str(other_rev), "--body-file", "-"]
                 cli_body = f"{other_base}- {(n + 1) % 2}\n"
                 patches.cli.append(cli_seconds(root, env, [*argv, "--json"], cli_body))
                 other_rev += 1
+    raw.close()
+    raw_floor.close()
     memory.close()
     return {"memory_read": reads, "memory_patch": patches}
 
@@ -169,14 +235,15 @@ def _ms(s: Summary) -> str:
 def figures(result: dict[str, Any]) -> list[Figure]:
     out = []
     for tool, sides in result["round_trips"].items():
-        mcp, api, floor, cli = (summarize(x) for x in sides)
+        mcp, api, floor, cli, raw, raw_floor = (summarize(x) for x in sides)
         what = f"`{tool}` round trip over stdio (SDK client → `memkeeper mcp`), after start-up"
         out.append(
             Figure(
                 what,
                 _ms(mcp),
-                f"`Memory` in process: {_ms(api)}; the SDK's own no-op tool over stdio: "
-                f"{_ms(floor)}; CLI subprocess: {_ms(cli)}",
+                f"`Memory` in process: {_ms(api)}; raw JSON-RPC client → `memkeeper mcp`: "
+                f"{_ms(raw)}; the SDK's own no-op tool over stdio: {_ms(floor)} (raw client: "
+                f"{_ms(raw_floor)}); CLI subprocess: {_ms(cli)}",
                 f"{mcp.median / floor.median:.2f}x no-op; {mcp.median / cli.median:.2f}x CLI",
                 f"median ≤ {GOAL_MS:g} ms",
                 mcp.median * 1e3 <= GOAL_MS,

@@ -7,7 +7,9 @@ call the same operations; orchestrators and tests import this class.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 
 from memkeeper import names
 from memkeeper.fs import root as roots
@@ -16,7 +18,7 @@ from memkeeper.ops.workspace import Workspace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
     from pathlib import Path
     from typing import Any
 
@@ -198,9 +200,9 @@ class Memory:
 
     def reconciliations(self, *, resolved: bool = False) -> list[Reconciliation]:
         """Open reconciliations (hand edits of generated regions); all with ``resolved``."""
-        if not self.workspace.has_store:  # none yet: none, and no store created
-            return []
-        return self.workspace.store.reconciliations(resolved=resolved)
+        from memkeeper.ops import views
+
+        return views.list_reconciliations(self.workspace, resolved=resolved)
 
     def resolve(self, rec_id: int, how: str) -> Reconciliation:
         """Resolve a reconciliation: ``keep-human`` or ``take-generated``."""
@@ -227,6 +229,12 @@ class Memory:
         from memkeeper.ops import views
 
         return views.files(self.workspace)
+
+    def file(self, path: str) -> dict[str, Any] | None:
+        """One managed file as ``files`` lists it (None: not managed), reading only it."""
+        from memkeeper.ops import views
+
+        return views.file(self.workspace, self.workspace.relpath(path))
 
     def history(self, ref: str, limit: int = 50) -> dict[str, Any]:
         """One section's text (as ``read``) and its events, newest first."""
@@ -283,3 +291,36 @@ class Memory:
         from memkeeper.ops.verify import verify
 
         return verify(self.workspace)
+
+
+class Memories:
+    """One ``Memory`` per thread, all on one root: for a server whose handlers run in worker
+    threads (an SQLite connection belongs to the thread that opened it). The MCP server and
+    the dashboard hold one each."""
+
+    def __init__(self, root: str | os.PathLike[str] | None, agent: str | None = None) -> None:
+        self.root, self.agent = root, agent
+        self._local = threading.local()
+        self._all: list[Memory] = []
+        self._lock = threading.Lock()
+
+    def get(self, agent: str | Callable[[], str] | None = None) -> Memory:
+        """This thread's ``Memory``, opened on its first call as ``self.agent``, else as
+        ``agent`` (or the name it returns, asked only then), else as ``Memory.open`` chooses
+        (``$MEMKEEPER_AGENT``, then the default)."""
+        held: Memory | None = getattr(self._local, "memory", None)
+        if held is None:
+            chosen = self.agent or (agent() if callable(agent) else agent)
+            held = Memory.open(self.root, agent=chosen)
+            self._local.memory = held
+            with self._lock:
+                self._all.append(held)
+        return held
+
+    def close(self) -> None:
+        """Close every thread's ``Memory`` (when the server stops: none is used after)."""
+        with self._lock:
+            held, self._all = self._all, []
+        for memory in held:
+            with contextlib.suppress(Exception):  # one that fails must not keep others open
+                memory.close()

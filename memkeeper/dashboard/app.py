@@ -18,7 +18,6 @@ import contextlib
 import hmac
 import html
 import json
-import threading
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +27,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from memkeeper.api import Memory
+from memkeeper.api import Memories, Memory
 from memkeeper.dashboard.stream import Broadcaster
 from memkeeper.errors import Busy, Conflict, Invalid, MemkeeperError, Refused
 
@@ -54,32 +53,6 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
-
-
-class Memories:
-    """One ``Memory`` per worker thread (each with its own connection to the store)."""
-
-    def __init__(self, root: str | None, agent: str) -> None:
-        self.root, self.agent = root, agent
-        self._local = threading.local()
-        self._all: list[Memory] = []
-        self._lock = threading.Lock()
-
-    def get(self) -> Memory:
-        held: Memory | None = getattr(self._local, "memory", None)
-        if held is None:
-            held = Memory.open(self.root, agent=self.agent)
-            self._local.memory = held
-            with self._lock:
-                self._all.append(held)
-        return held
-
-    def close(self) -> None:
-        with self._lock:
-            for memory in self._all:
-                with contextlib.suppress(Exception):
-                    memory.close()
-            self._all.clear()
 
 
 class ApiError(Exception):
@@ -179,9 +152,7 @@ def build(
             "/api/reconciliations",
             guard(api(lambda m, r: {"reconciliations": m.reconciliation_diffs()})),
         ),
-        Route(
-            "/api/metrics", guard(api(lambda m, r: {**m.metrics(), "contention": m.contention()}))
-        ),
+        Route("/api/metrics", guard(api(_metrics))),
         Route("/api/stream", guard(stream)),
         Route(
             "/api/reconciliations/{rec_id}/resolve",
@@ -222,11 +193,11 @@ def _sections(memory: Memory, request: Request) -> dict[str, Any]:
     key = request.query_params.get("key")
     if key is not None:
         return memory.history(f"{path}#{key}")
-    rel = memory.workspace.relpath(path)
-    found = next((f for f in memory.files() if f["path"] == rel), None)
+    found = memory.file(path)
     if found is None:
+        rel = memory.workspace.relpath(path)
         raise ApiError(404, "not_found", f"{rel} is not a managed file")
-    return {"path": rel, "class": found["class"], "sections": found["sections"]}
+    return {"path": found["path"], "class": found["class"], "sections": found["sections"]}
 
 
 def _metrics(memory: Memory, request: Request) -> dict[str, Any]:

@@ -86,10 +86,10 @@ class Broadcaster:
 
     def poll(self) -> list[Event]:
         """One look: the events committed since the last one (and handed out)."""
-        store = self.memory.workspace
-        if not store.has_store:
+        ws = self.memory.workspace
+        if not ws.has_store:
             return []
-        version = store.store.data_version()
+        version = ws.store.data_version()
         if version == self.version:
             return []
         self.version = version

@@ -3,11 +3,12 @@
 
 Each tool is one function of ``memkeeper.mcpserver.tools`` with its input schema spelled here
 (the SDK derives the schema from the annotations, the output schema from the return type).
-The SDK runs a plain function in a worker thread; each worker thread keeps its own ``Memory``
-(an SQLite connection belongs to one thread), opened on first use with the identity the
-session has: ``--agent``, else ``$MEMKEEPER_AGENT``, else ``mcp:`` plus the client's name from
-the initialization. ``memory_claim`` with ``wait`` runs in its own thread and gives its place
-in the queue up as soon as the client cancels the call.
+The SDK runs a plain function in a worker thread; each thread keeps its own ``Memory`` (an
+SQLite connection belongs to one thread), opened on first use with the identity the session
+has: ``--agent``, else ``$MEMKEEPER_AGENT``, else ``mcp:`` plus the client's name from the
+initialization. ``memory_claim`` with ``wait`` runs in its own thread and gives its place in
+the queue up as soon as the client cancels the call. The transport is the SDK's stdio one
+without its thread hops (``memkeeper.mcpserver.stdio``).
 
 No ``from __future__ import annotations`` here: the SDK reads these annotations at run time.
 """
@@ -23,8 +24,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
 from memkeeper import names
-from memkeeper.api import Memory
-from memkeeper.mcpserver import tools
+from memkeeper.api import Memories, Memory
+from memkeeper.mcpserver import stdio, tools
 
 Payload = dict[str, Any]
 INSTRUCTIONS = (
@@ -43,20 +44,17 @@ ClaimId = Annotated[str, Field(description="a claim's id from memory_claim")]
 Ttl = Annotated[float | None, Field(description="seconds (default: the policy's default_ttl)")]
 
 
-class Identities:
-    """One ``Memory`` per worker thread, all with the session's identity."""
+class Server(MCPServer):
+    """The SDK's server on memkeeper's stdio transport, with the session's ``Memories``."""
 
-    def __init__(self, root: str | None, agent: str | None) -> None:
-        self.root = root
-        self.agent = agent or os.environ.get(names.AGENT_ENV) or None
-        self._local = threading.local()
+    def __init__(self, memories: Memories, **settings: Any) -> None:
+        super().__init__("memkeeper", **settings)
+        self.memories = memories
 
-    def memory(self, ctx: Context | None) -> Memory:
-        held: Memory | None = getattr(self._local, "memory", None)
-        if held is None:
-            held = Memory.open(self.root, agent=self.agent or client_agent(ctx))
-            self._local.memory = held
-        return held
+    async def run_stdio_async(self) -> None:
+        low = self._lowlevel_server  # what the SDK's own run_stdio_async runs on its streams
+        async with stdio.stdio() as (read_stream, write_stream):
+            await low.run(read_stream, write_stream, low.create_initialization_options())
 
 
 def client_agent(ctx: Context | None) -> str:
@@ -71,17 +69,18 @@ def client_agent(ctx: Context | None) -> str:
     return f"mcp:{name}"
 
 
-def build(root: str | None = None, agent: str | None = None) -> MCPServer:
+def build(root: str | None = None, agent: str | None = None) -> Server:
     """The server with every tool of §11 registered."""
-    server = MCPServer("memkeeper", instructions=INSTRUCTIONS)
-    who = Identities(root, agent)
+    memories = Memories(root, agent or os.environ.get(names.AGENT_ENV) or None)
+    server = Server(memories, instructions=INSTRUCTIONS)
 
     def run(ctx: Context | None, call: Callable[[Memory], Payload]) -> Payload:
-        return tools.answer(lambda: call(who.memory(ctx)))
+        return tools.answer(lambda: call(memories.get(lambda: client_agent(ctx))))
 
     # The reads answer in well under a millisecond: they run on the event loop, which saves
-    # the hop to a worker thread (~0.3 ms of a ~4 ms round trip). Writes, which sync to disk,
-    # and the check, which parses every file, run in the SDK's worker threads.
+    # the hop to a worker thread and back (0.2-0.4 ms, two wake-ups). Writes, which sync to disk
+    # and may wait for another writer's file lock, and the check, which parses every file,
+    # run in the SDK's worker threads: a slow one never stalls the loop (or a cancellation).
 
     @server.tool()
     async def memory_sections(path: FilePath, ctx: Context) -> Payload:
@@ -199,5 +198,9 @@ def build(root: str | None = None, agent: str | None = None) -> MCPServer:
 
 def serve(root: str | None, agent: str | None) -> int:
     """Serve on stdio until the client closes the connection."""
-    build(root, agent).run("stdio")
+    server = build(root, agent)
+    try:
+        server.run("stdio")
+    finally:
+        server.memories.close()
     return 0

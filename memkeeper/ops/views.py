@@ -2,39 +2,55 @@
 
 ``status`` (root, policy, managed files, open reconciliations, live claims), ``queue`` (live
 claims and the waiters, each with its place in line and whom it waits on), ``files`` (every
-managed file with its sections and who changed each last, and when), ``history`` (one
-section's text and its events), ``reconciliations`` (the open ones with their diffs) and
-``contention`` (who waited on whom, for how long, how it ended). Read-only: none of them
-creates a store where there is none, and none returns a private file's text.
+managed file with its sections and who changed each last, and when; ``file``: one of them),
+``history`` (one section's text and its events), ``reconciliations`` (the open ones with their
+diffs) and ``contention`` (who waited on whom, for how long, how it ended). Read-only: none of
+them creates a store where there is none, and none returns a private file's text.
+
+The dashboard asks for these every few seconds, so the parsed policy is kept, keyed by the
+policy file's bytes (``_policy``). The walk for managed files is not kept: nothing cheap
+tells when a file appears or goes, and a stale list of files would be wrong.
 """
 
 from __future__ import annotations
 
+import functools
+import os
+
 from memkeeper.errors import Refused
 from memkeeper.events import iso_utc
+from memkeeper.fs.walk import managed_files
+from memkeeper.names import POLICY_FILE, temp_pid
+from memkeeper.policy.loader import parse_policy, policy_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
     from memkeeper.ops.workspace import Workspace
-    from memkeeper.records import Event
+    from memkeeper.policy.model import Policy
+    from memkeeper.records import Event, Reconciliation
 
 HISTORY_LIMIT = 50  # events of one section that ``history`` returns, newest first
 CONTENTION_TYPES = ("claim.queued", "claim.granted", "claim.aborted")
 
 
 def status(ws: Workspace) -> dict[str, Any]:
-    """As ``memkeeper status --json`` (without ``status``)."""
-    from memkeeper.ops.setup import status as describe
+    """As ``memkeeper status --json`` (without ``status``): ``ops.setup.status``'s root,
+    policy and files (each file described as ``init`` describes it), from the kept policy."""
+    from memkeeper.ops.setup import _describe as describe  # setup.status parses anew
 
-    payload = describe(ws)
-    payload["reconciliations"] = [
-        {k: v for k, v in r.to_json().items() if k not in ("human", "generated")}
-        for r in _open_reconciliations(ws)
-    ]
-    payload["claims"] = queue(ws)["claims"]
-    return payload
+    data, policy = _policy(ws)
+    return {
+        "root": str(ws.root),
+        "policy": None if data is None else POLICY_FILE,
+        "files": describe(ws, policy),
+        "reconciliations": [
+            {k: v for k, v in r.to_json().items() if k not in ("human", "generated")}
+            for r in list_reconciliations(ws)
+        ],
+        "claims": queue(ws)["claims"],
+    }
 
 
 def queue(ws: Workspace) -> dict[str, Any]:
@@ -65,20 +81,16 @@ def files(ws: Workspace) -> list[dict[str, Any]]:
     """Every managed file with its class and its sections, each with ``last``: the event
     that changed it last (``actor``, ``ts``, ``type``; None before any). Private files come
     without sections: memkeeper never indexes them."""
-    from memkeeper.ops.read import sections
-    from memkeeper.ops.setup import status as describe
+    _, policy = _policy(ws)
+    return [_entry(ws, rel, rule.file_class) for rel, rule in managed_files(policy, ws.top)]
 
-    out = []
-    for found in describe(ws)["files"]:
-        entry: dict[str, Any] = {"path": found["path"], "class": found["class"], "sections": []}
-        if found["class"] != "private":
-            last = ws.store.last_events(found["path"]) if ws.has_store else {}
-            entry["last"] = _who(last.get(None))
-            entry["sections"] = [
-                {**s.to_json(), "last": _who(last.get(s.key))} for s in sections(ws, found["path"])
-            ]
-        out.append(entry)
-    return out
+
+def file(ws: Workspace, rel: str) -> dict[str, Any] | None:
+    """The root-relative ``rel`` as ``files`` lists it — None when ``files`` would not list
+    it — reading only that file: what one file's page needs."""
+    _, policy = _policy(ws)
+    rule = policy.classify(rel) if _walk_reaches(policy, ws.top, rel) else None
+    return None if rule is None else _entry(ws, rel, rule.file_class)
 
 
 def history(ws: Workspace, ref: str, limit: int = HISTORY_LIMIT) -> dict[str, Any]:
@@ -102,7 +114,13 @@ def reconciliations(ws: Workspace) -> list[dict[str, Any]]:
     """The open reconciliations, each with its diff (generated → human)."""
     from memkeeper.ops.reconcile import diff
 
-    return [{**r.to_json(), "diff": diff(r)} for r in _open_reconciliations(ws)]
+    return [{**r.to_json(), "diff": diff(r)} for r in list_reconciliations(ws)]
+
+
+def list_reconciliations(ws: Workspace, *, resolved: bool = False) -> list[Reconciliation]:
+    """The open reconciliations by id (all of them with ``resolved``); none where there is
+    no store yet (none is created to say so)."""
+    return ws.store.reconciliations(resolved=resolved) if ws.has_store else []
 
 
 def contention(ws: Workspace, window_s: float | None = None) -> list[dict[str, Any]]:
@@ -142,8 +160,62 @@ def contention(ws: Workspace, window_s: float | None = None) -> list[dict[str, A
     return sorted(waits.values(), key=lambda w: str(w["ts"]), reverse=True)
 
 
-def _open_reconciliations(ws: Workspace) -> list[Any]:
-    return ws.store.reconciliations() if ws.has_store else []
+def _entry(ws: Workspace, rel: str, file_class: str) -> dict[str, Any]:
+    """A managed file as ``files`` lists it. Its sections are read (and the file indexed, if
+    it changed) before its last events, so an edit noticed now is among them."""
+    from memkeeper.ops.read import sections
+
+    entry: dict[str, Any] = {"path": rel, "class": file_class, "sections": []}
+    if file_class == "private":
+        return entry
+    found = sections(ws, rel)
+    last = ws.store.last_events(rel) if ws.has_store else {}
+    entry["last"] = _who(last.get(None))
+    entry["sections"] = [{**s.to_json(), "last": _who(last.get(s.key))} for s in found]
+    return entry
+
+
+def _walk_reaches(policy: Policy, top: str, rel: str) -> bool:
+    """Whether the walk of ``managed_files`` (``fs.walk``) finds ``rel``, by its own rule:
+    down directories it enters (``walks_into``: no ``.venv``, ``node_modules`` …), never
+    through a symlink, to a regular file that is no killed writer's temp — each step named
+    exactly as its directory lists it (on a case-insensitive disk ``claude.md`` opens
+    ``CLAUDE.md``, which the walk lists as ``CLAUDE.md`` only). Looks at one directory per
+    level, not at the whole tree."""
+    *dirs, name = rel.split("/")
+    if not all(policy.walks_into(d) for d in dirs) or temp_pid(name) is not None:
+        return False
+    here = top
+    for part in dirs:
+        step = _listed(here, part)
+        if step is None or not step.is_dir(follow_symlinks=False):
+            return False
+        here = step.path
+    found = _listed(here, name)
+    return found is not None and found.is_file(follow_symlinks=False)
+
+
+def _listed(directory: str, name: str) -> os.DirEntry[str] | None:
+    """The entry ``directory`` lists as ``name`` (None: none, or it cannot be listed)."""
+    try:
+        with os.scandir(directory) as scan:
+            return next((entry for entry in scan if entry.name == name), None)
+    except OSError:  # removed or unreadable: the walk finds nothing there either
+        return None
+
+
+def _policy(ws: Workspace) -> tuple[bytes | None, Policy]:
+    """The policy file's bytes (None: there is none) and the policy they parse to. The
+    bytes are read every time (one small read); parsing them is most of what a listing
+    costs, and the same bytes parse to the same policy, so that is kept (``_parsed``)."""
+    data = policy_bytes(ws.top)
+    return data, _parsed(data)
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed(data: bytes | None) -> Policy:
+    """``parse_policy``, kept per policy text (an invalid one raises again each time)."""
+    return parse_policy(data)
 
 
 def _who(event: Event | None) -> dict[str, Any] | None:

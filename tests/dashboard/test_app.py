@@ -130,6 +130,70 @@ def test_files_and_a_section_with_its_history(client: TestClient, root: Path) ->
     ]
 
 
+def test_one_file_answers_as_the_listing_shows_it(client: TestClient, root: Path) -> None:
+    memory = Memory.open(root, agent="a2")
+    ref = "memory/architecture.md#storage"
+    read = memory.read(ref)
+    memory.patch(ref, read.content + "- more\n", expect_rev=read.rev)
+    listed = client.get("/api/files", headers=AUTH).json()["files"]
+    assert len(listed) >= 6
+    for entry in listed:
+        one = client.get(f"/api/sections?path={entry['path']}", headers=AUTH).json()
+        assert one == {"status": "ok", **{k: entry[k] for k in ("path", "class", "sections")}}
+
+
+# Paths a policy glob (``memory/**``) matches that the walk for managed files never reaches.
+WALK_SKIPS = [
+    ("memory/node_modules/notes.md", "file"),
+    ("memory/.venv/notes.md", "file"),
+    ("memory/__pycache__/notes.md", "file"),
+    ("memory/.notes.md.memkeeper-123.tmp", "file"),  # a killed writer's temp
+    ("memory/link.md", "symlink"),
+    ("memory/alias/notes.md", "through a symlinked directory"),
+    ("README.md", "unmanaged"),
+]
+
+
+@pytest.mark.parametrize(("rel", "how"), WALK_SKIPS)
+def test_a_path_the_walk_skips_is_not_a_managed_file(
+    client: TestClient, root: Path, rel: str, how: str
+) -> None:
+    target = root / rel
+    if how == "file":
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("# Notes\n\nhere\n")
+    elif how == "symlink":
+        target.symlink_to("architecture.md")
+    elif how == "through a symlinked directory":
+        (root / "memory/real").mkdir()
+        (root / "memory/real/notes.md").write_text("# Notes\n\nhere\n")
+        (root / "memory/alias").symlink_to("real", target_is_directory=True)
+    assert target.is_file()
+    listed = [f["path"] for f in client.get("/api/files", headers=AUTH).json()["files"]]
+    assert rel not in listed
+    answer = client.get(f"/api/sections?path={rel}", headers=AUTH)
+    assert answer.status_code == 404, answer.text
+    assert answer.json() == {"status": "not_found", "message": f"{rel} is not a managed file"}
+
+
+def test_a_new_file_and_a_policy_change_show_at_once(client: TestClient, root: Path) -> None:
+    def listed(endpoint: str) -> set[str]:
+        return {f["path"] for f in client.get(endpoint, headers=AUTH).json()["files"]}
+
+    assert "memory/new.md" not in listed("/api/files")
+    (root / "memory/new.md").write_text("# New\n\nhere\n")
+    assert "memory/new.md" in listed("/api/files") & listed("/api/status")
+    policy = root / ".memkeeper.yaml"
+    rule = "  - path: memory/**\n    class: section-owned\n"
+    assert rule in policy.read_text()
+    policy.write_text(policy.read_text().replace(rule, ""))
+    for endpoint in ("/api/files", "/api/status"):
+        assert {"memory/new.md", "memory/architecture.md"}.isdisjoint(listed(endpoint))
+        assert "memory/decisions.md" in listed(endpoint)
+    gone = client.get("/api/sections?path=memory/new.md", headers=AUTH)
+    assert gone.status_code == 404
+
+
 def test_events_page_through_the_log(client: TestClient, root: Path) -> None:
     for n in range(3):
         assert run_main(root, "emit", "test.ping", "--data", json.dumps({"n": n})).code == 0

@@ -26,7 +26,6 @@ Where the shapes come from (/work/shared/agent-hooks/cline.md §2 and §3, after
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +33,16 @@ from typing import Any, Literal
 
 import pytest
 
-from tests.conftest import SAMPLE_REPO, run_cli
+from tests.conftest import run_cli
+from tests.e2e.hooktables import (
+    Reasons,
+    fill,
+    hold_build,
+    initialised,
+    last_event,
+    module_repo,
+    rename_build_step,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -138,30 +146,11 @@ def denied(reason: str) -> str:
     return json.dumps({"cancel": True, "errorMessage": message}, ensure_ascii=False) + "\n"
 
 
-CLAUDE = (
-    "CLAUDE.md is section-owned: a whole-file write replaces the file and would undo other agents' "
-    "changes made since you read it. Change one section at a time: list its sections with "
-    "`memkeeper sections CLAUDE.md --agent {agent}`, read one with `memkeeper read "
-    "'CLAUDE.md#KEY' --json --agent {agent}` (its body and rev N), then replace its body with "
-    "`memkeeper patch 'CLAUDE.md#KEY' --expect-rev N --body-file F --agent {agent}`. An edit "
-    "of just the lines you change is allowed too."
-)
-HISTORY = (
-    "memory/decisions.md is append-only: this edit changes line 7 of its history, which stays "
-    "as written. Add a new entry at the end instead: `memkeeper append memory/decisions.md "
-    "--entry-file F --agent {agent}` (or --text 'ENTRY')."
-)
-REGION = (
-    "memory/status.md: this edit would change generated region 'claims' (lines 8-9). "
-    "memkeeper renders the text between the markers: change the text outside them, and run "
-    "`memkeeper regen memory/status.md --agent {agent}` to re-render the regions (a hand edit "
-    "inside is not kept: it opens a reconciliation and fails `memkeeper check`)."
-)
-APPEND = (
-    "memory/decisions.md is append-only: `>>` adds text by hand, without the entry template, "
-    "the event log or claim checks. Add a new entry at the end instead: `memkeeper append "
-    "memory/decisions.md --text 'ENTRY' --agent {agent}` (or --entry-file F)."
-)
+SAY = Reasons("{agent}")  # the reasons as templates: each shape is its own agent (AGENT)
+CLAUDE = SAY.write_claude()
+HISTORY = SAY.history()
+REGION = SAY.region()
+APPEND = SAY.shell_append()
 SEARCH_SQLITE = f"------- SEARCH\n{SQLITE}=======\nUse Postgres for everything.\n+++++++ REPLACE\n"
 CASES = [
     # -- a whole-file write of CLAUDE.md ----------------------------------------------------
@@ -293,26 +282,7 @@ ROWS = [(case, shape) for case in CASES for shape in case.shapes]
 AGENT = {"vscode": f"cline:{VSCODE_TASK}", "cli": f"cline:{CLI_TASK}"}
 
 
-def filled(value: Any, root: Path) -> Any:
-    if isinstance(value, str):
-        return value.replace("{root}", str(root))
-    if isinstance(value, list):
-        return [filled(v, root) for v in value]
-    if isinstance(value, dict):
-        return {k: filled(v, root) for k, v in value.items()}
-    return value
-
-
-def initialised(root: Path) -> Path:
-    shutil.copytree(SAMPLE_REPO, root)
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    assert run_cli(root, "init").code == 0
-    return root
-
-
-@pytest.fixture(scope="module")
-def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return initialised(tmp_path_factory.mktemp("cline") / "repo")
+repo = module_repo("cline")
 
 
 def test_the_table_covers_every_acceptance_row_in_both_runners() -> None:
@@ -326,7 +296,7 @@ def test_the_table_covers_every_acceptance_row_in_both_runners() -> None:
 @pytest.mark.parametrize(("case", "shape"), ROWS, ids=[f"{c.name} [{s}]" for c, s in ROWS])
 def test_each_call_gets_its_exact_answer(repo: Path, case: Case, shape: Shape) -> None:
     before = {p: p.read_bytes() for p in repo.rglob("*.md")}
-    got = hook(repo, payload(shape, repo, case.tool, filled(case.raw, repo)))
+    got = hook(repo, payload(shape, repo, case.tool, fill(case.raw, repo)))
     if case.reason is None:
         assert got == (0, ALLOW, "")
     else:
@@ -339,8 +309,7 @@ def test_each_call_gets_its_exact_answer(repo: Path, case: Case, shape: Shape) -
 
 def test_an_advisory_claim_is_a_wait_in_the_models_next_turn(tmp_path: Path) -> None:
     root = initialised(tmp_path / "repo")
-    target = "CLAUDE.md#inventory-service/build"
-    assert run_cli(root, "claim", target, "--agent", "agent-a", "--ttl", "600").code == 0
+    hold_build(root, "agent-a", "--ttl", "600")
     raw = {"path": str(root / "CLAUDE.md"), "old_text": "make build", "new_text": "make wheel"}
     for body in (vscode(root, "editor", raw), cli_payload(root, "editor", raw)):
         code, out, err = hook(root, body)
@@ -402,16 +371,9 @@ def test_other_events_are_answered_with_the_allow(repo: Path) -> None:
 # -- post-tool events: the change indexed as the task's agent -----------------------------------
 
 
-def last_event(root: Path) -> dict[str, Any]:
-    lines = run_cli(root, "events", "--json").stdout.splitlines()
-    event: dict[str, Any] = json.loads(lines[-1])
-    return event
-
-
 def test_a_post_tool_event_indexes_the_change_as_the_vscode_task(tmp_path: Path) -> None:
     root = initialised(tmp_path / "repo")
-    claude = root / "CLAUDE.md"
-    claude.write_text(claude.read_text().replace("make build", "make wheel"))  # the tool ran
+    claude = rename_build_step(root)  # the tool ran
     raw = {"path": str(claude), "old_text": "make build", "new_text": "make wheel"}
     assert hook(root, vscode(root, "editor", raw, "PostToolUse")) == (0, ALLOW, "")
     event = last_event(root)

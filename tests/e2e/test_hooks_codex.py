@@ -17,15 +17,21 @@ answers are §3's: the deny object, and nothing at all for an allow.
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.conftest import SAMPLE_REPO, run_cli, tree_bytes
+from tests.conftest import run_cli, tree_bytes
+from tests.e2e.hooktables import (
+    Reasons,
+    assert_allowed_because,
+    hold_build,
+    initialised,
+    last_event,
+    module_repo,
+    rename_build_step,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -64,57 +70,19 @@ def deny(reason: str) -> str:
     return json.dumps({"hookSpecificOutput": out}) + "\n"
 
 
-def cmd(*words: str) -> str:
-    return "`memkeeper " + " ".join(words) + f" --agent {AGENT}`"
-
-
-def section_steps(path: str) -> str:
-    """How a refusal says to change one section of ``path`` (``gate/messages.py``)."""
-    return (
-        f"list its sections with {cmd('sections', path)}, read one with "
-        f"{cmd('read', repr(path + '#KEY'), '--json')} (its body and rev N), then replace its "
-        f"body with {cmd('patch', repr(path + '#KEY'), '--expect-rev N', '--body-file F')}"
-    )
-
-
-WRITE_CLAUDE = (
-    "CLAUDE.md is section-owned: a whole-file write replaces the file and would undo other agents' "
-    f"changes made since you read it. Change one section at a time: {section_steps('CLAUDE.md')}. "
-    "An edit of just the lines you change is allowed too."
-)
-APPEND = cmd("append", "memory/decisions.md", "--text", "'ENTRY'")
-APPEND_TEXT = f"Add a new entry at the end instead: {APPEND} (or --entry-file F)."
-HISTORY = (
-    "memory/decisions.md is append-only: this edit changes line 7 of its history, which stays "
-    "as written. Add a new entry at the end instead: "
-    f"{cmd('append', 'memory/decisions.md', '--entry-file F')} (or --text 'ENTRY')."
-)
-REGION = (
-    "memory/status.md: this edit would change generated region 'claims' (lines 8-9). "
-    "memkeeper renders the text between the markers: change the text outside them, and run "
-    f"{cmd('regen', 'memory/status.md')} to re-render the regions (a hand edit inside is not "
-    "kept: it opens a reconciliation and fails `memkeeper check`)."
-)
-SHELL_APPEND = (
-    "memory/decisions.md is append-only: `>>` adds text by hand, without the entry template, "
-    f"the event log or claim checks. {APPEND_TEXT}"
-)
-DELETE_HISTORY = (
-    "memory/decisions.md is append-only history: `rm` would delete it and every entry in it. "
-    f"History is only ever extended: to correct or retire an entry, add one. {APPEND_TEXT}"
-)
+SAY = Reasons(AGENT)
+WRITE_CLAUDE = SAY.write_claude()
+HISTORY = SAY.history()
+REGION = SAY.region()
+SHELL_APPEND = SAY.shell_append()
+DELETE_HISTORY = SAY.delete_history()
 MOVE_CLAUDE = (
     "CLAUDE.md is section-owned: `mv` would move it, and the sections agents keep, away from "
     "the path memkeeper manages, other agents' included. Leave the file in place; to change or "
-    f"empty one section, {section_steps('CLAUDE.md')}. Whether a shared memory file goes is for "
-    "a human to decide (in .memkeeper.yaml too)."
+    f"empty one section, {SAY.section_steps('CLAUDE.md')}. Whether a shared memory file goes is "
+    "for a human to decide (in .memkeeper.yaml too)."
 )
-OWNED = (
-    "A human has to approve this change, and a Codex hook cannot ask one, so memkeeper denied "
-    "it: ask the user to make it. CLAUDE.md#inventory-service/release-process belongs to human "
-    f"(policy .memkeeper.yaml); {AGENT} is not an owner, so `memkeeper patch` would refuse "
-    "this change. Approve it only if you are, or speak for, human."
-)
+OWNED = SAY.owned("Codex")
 
 LAST_DECISION = " Use SQLite for the local cache; Postgres stays the system of record.\n"
 ADD_CLAUDE = "*** Add File: CLAUDE.md\n+# Project memory\n+\n+Rewritten from scratch.\n"
@@ -259,17 +227,7 @@ ROWS = [
 ]
 
 
-def make_repo(base: Path) -> Path:
-    root = base / "repo"
-    shutil.copytree(SAMPLE_REPO, root)
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    assert run_cli(root, "init").code == 0
-    return root
-
-
-@pytest.fixture(scope="module")
-def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_repo(tmp_path_factory.mktemp("codex"))
+repo = module_repo("codex")
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
@@ -301,15 +259,12 @@ def test_a_malformed_payload_is_allowed_with_the_reason_on_stderr(
     repo: Path, stdin: str, says: str
 ) -> None:
     done = run_cli(repo, "hook", "codex", stdin=stdin)
-    assert (done.code, done.stdout) == (0, "")
-    assert done.stderr.startswith(f"memkeeper hook codex: cannot read the hook input ({says}")
-    assert done.stderr.endswith("; allowed\n")
+    assert_allowed_because(done, "codex", "", f"cannot read the hook input ({says}")
 
 
 def test_an_advisory_claim_is_a_notice_for_the_model(tmp_path: Path) -> None:
-    root = make_repo(tmp_path)
-    held = run_cli(root, "claim", "CLAUDE.md#inventory-service/build", "--agent", "claude-code:s9")
-    assert held.code == 0, held.stderr
+    root = initialised(tmp_path / "repo")
+    hold_build(root, "claude-code:s9")
     body = patch(
         "*** Update File: CLAUDE.md\n@@\n",
         "-- `make build` produces the wheel in `dist/`.\n",
@@ -326,16 +281,9 @@ def test_an_advisory_claim_is_a_notice_for_the_model(tmp_path: Path) -> None:
     assert done.stdout == json.dumps(out) + "\n"
 
 
-def last_event(root: Path) -> dict[str, Any]:
-    done = run_cli(root, "events", "--json")
-    found: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
-    return found
-
-
 def test_post_tool_use_indexes_the_patch_as_the_codex_session(tmp_path: Path) -> None:
-    root = make_repo(tmp_path)
-    claude = root / "CLAUDE.md"
-    claude.write_text(claude.read_text().replace("make build", "make wheel"))  # what it applied
+    root = initialised(tmp_path / "repo")
+    rename_build_step(root)  # what it applied
     body = json.loads(
         payload(
             root,
@@ -362,7 +310,7 @@ def test_post_tool_use_indexes_the_patch_as_the_codex_session(tmp_path: Path) ->
 
 
 def test_post_tool_use_in_a_sub_agent_is_attributed_to_it(tmp_path: Path) -> None:
-    root = make_repo(tmp_path)
+    root = initialised(tmp_path / "repo")
     notes = root / "memory" / "architecture.md"
     notes.write_text(notes.read_text() + "\nOne more line.\n")
     body = json.loads(

@@ -27,17 +27,21 @@ Answers (copilot.md §3): deny ``{"permissionDecision": "deny", "permissionDecis
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from memkeeper.api import Memory
-from memkeeper.ops.setup import init
-from tests.conftest import SAMPLE_REPO, run_cli
+from tests.conftest import run_cli
+from tests.e2e.hooktables import (
+    Reasons,
+    assert_allowed_because,
+    events,
+    fill,
+    initialised,
+    module_repo,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -82,37 +86,12 @@ def deny(reason: str) -> str:
 
 
 ALLOW = "{}\n"
-OPT = f"--agent {AGENT}"
-WRITE_CLAUDE = deny(
-    "CLAUDE.md is section-owned: a whole-file write replaces the file and would undo other agents' "
-    "changes made since you read it. Change one section at a time: list its sections with "
-    f"`memkeeper sections CLAUDE.md {OPT}`, read one with "
-    f"`memkeeper read 'CLAUDE.md#KEY' --json {OPT}` (its body and rev N), then replace its "
-    f"body with `memkeeper patch 'CLAUDE.md#KEY' --expect-rev N --body-file F {OPT}`. An edit "
-    "of just the lines you change is allowed too."
-)
-REWRITE_ENTRY = deny(
-    "memory/decisions.md is append-only: this edit changes line 7 of its history, which stays "
-    "as written. Add a new entry at the end instead: "
-    f"`memkeeper append memory/decisions.md --entry-file F {OPT}` (or --text 'ENTRY')."
-)
-IN_REGION = deny(
-    "memory/status.md: this edit would change generated region 'claims' (lines 8-9). memkeeper "
-    "renders the text between the markers: change the text outside them, and run "
-    f"`memkeeper regen memory/status.md {OPT}` to re-render the regions (a hand edit inside is "
-    "not kept: it opens a reconciliation and fails `memkeeper check`)."
-)
-SHELL_APPEND = deny(
-    "memory/decisions.md is append-only: `>>` adds text by hand, without the entry template, "
-    "the event log or claim checks. Add a new entry at the end instead: "
-    f"`memkeeper append memory/decisions.md --text 'ENTRY' {OPT}` (or --entry-file F)."
-)
-DELETE_HISTORY = deny(
-    "memory/decisions.md is append-only history: `rm` would delete it and every entry in it. "
-    "History is only ever extended: to correct or retire an entry, add one. Add a new entry at "
-    f"the end instead: `memkeeper append memory/decisions.md --text 'ENTRY' {OPT}` "
-    "(or --entry-file F)."
-)
+SAY = Reasons(AGENT)
+WRITE_CLAUDE = deny(SAY.write_claude())
+REWRITE_ENTRY = deny(SAY.history())
+IN_REGION = deny(SAY.region())
+SHELL_APPEND = deny(SAY.shell_append())
+DELETE_HISTORY = deny(SAY.delete_history())
 
 
 @dataclass(frozen=True)
@@ -123,7 +102,6 @@ class Row:
     argv: tuple[str, ...] = PRE
     stderr: str = ""
     code: int = 0
-    extra: dict[str, str] = field(default_factory=dict)
 
 
 ROWS = [
@@ -255,36 +233,16 @@ ROWS = [
 ]
 
 
-def fill(value: Any, root: Path) -> Any:
-    if isinstance(value, str):
-        return value.replace("{root}", str(root))
-    if isinstance(value, list):
-        return [fill(v, root) for v in value]
-    if isinstance(value, dict):
-        return {k: fill(v, root) for k, v in value.items()}
-    return value
-
-
 def body(payload: dict[str, Any] | bytes, root: Path) -> bytes:
     return payload if isinstance(payload, bytes) else json.dumps(fill(payload, root)).encode()
 
 
-def initialised(root: Path) -> Path:
-    shutil.copytree(SAMPLE_REPO, root)
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    init(Memory.open(root).workspace, None)  # as `memkeeper init` leaves it
-    return root
-
-
-@pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One initialised sample repository for the rows (the pre-tool gate only reads)."""
-    return initialised(tmp_path_factory.mktemp("copilot") / "repo")
+repo = module_repo("copilot")
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
-def test_each_payload_gets_copilots_exact_answer(shared: Path, row: Row) -> None:
-    done = run_cli(shared, *row.argv, stdin=body(row.payload, shared))
+def test_each_payload_gets_copilots_exact_answer(repo: Path, row: Row) -> None:
+    done = run_cli(repo, *row.argv, stdin=body(row.payload, repo))
     assert (done.stdout, done.stderr, done.code) == (row.stdout, row.stderr, row.code)
 
 
@@ -303,18 +261,13 @@ def test_the_table_covers_the_acceptance_cases() -> None:
     ids=["camelCase create", "camelCase bash", "PascalCase Write", "PascalCase Bash"],
 )
 def test_copilot_payloads_sent_to_the_claude_code_hook_get_copilots_answer(
-    shared: Path, row: Row
+    repo: Path, row: Row
 ) -> None:
-    done = run_cli(shared, "hook", "claude-code", stdin=body(row.payload, shared))
+    done = run_cli(repo, "hook", "claude-code", stdin=body(row.payload, repo))
     assert (done.stdout, done.stderr, done.code) == (row.stdout, "", 0)
 
 
 # -- post-tool: the change is indexed as copilot:SESSION ---------------------------------------
-
-
-def events(root: Path) -> list[dict[str, Any]]:
-    lines = run_cli(root, "events", "--json").stdout.splitlines()
-    return [json.loads(line) for line in lines]
 
 
 def test_post_tool_use_indexes_the_change_as_the_copilot_session(tmp_path: Path) -> None:
@@ -361,7 +314,5 @@ def test_a_failure_of_the_gate_answers_the_allow_with_exit_0(tmp_path: Path) -> 
     root = initialised(tmp_path / "repo")
     (root / ".memkeeper.yaml").write_text("version: 1\nfiles: [{path: x, class: nonsense}]\n")
     done = run_cli(root, *PRE, stdin=body(ROWS[0].payload, root))
-    assert (done.stdout, done.code) == (ALLOW, 0)
-    assert done.stderr.startswith("memkeeper hook copilot: the gate failed (")
+    assert_allowed_because(done, "copilot", ALLOW, "the gate failed (")
     assert ".memkeeper.yaml" in done.stderr
-    assert done.stderr.endswith("; allowed\n")

@@ -17,7 +17,6 @@ import json
 import os
 import shutil
 import sqlite3
-import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,7 +26,8 @@ from typing import Any
 import pytest
 
 from memkeeper.gate import agents
-from tests.conftest import SAMPLE_REPO, Run, run_cli
+from tests.conftest import Run, run_cli
+from tests.e2e.hooktables import module_repo
 
 pytestmark = pytest.mark.e2e
 
@@ -206,22 +206,12 @@ FAULT_IDS = [
 ]
 
 
-def initialised(root: Path) -> Path:
-    shutil.copytree(SAMPLE_REPO, root)
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    assert run_cli(root, "init").code == 0
-    return root
-
-
-@pytest.fixture(scope="module")
-def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One initialised repository: the calls that change nothing run in it, and each test
-    that breaks something breaks a copy."""
-    return initialised(tmp_path_factory.mktemp("fail-open") / "repo")
+repo = module_repo("fail-open")  # the calls that change nothing run in it
 
 
 @pytest.fixture
 def fresh(repo: Path, tmp_path: Path) -> Path:
+    """A copy of ``repo``, for a test that breaks something."""
     return Path(shutil.copytree(repo, tmp_path / "repo", symlinks=True))
 
 

@@ -16,15 +16,23 @@ new_string}``, ``run_shell_command {command, description, dir_path}``:
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import SAMPLE_REPO, run_cli, tree_bytes
+from tests.conftest import run_cli, tree_bytes
+from tests.e2e.hooktables import (
+    Reasons,
+    assert_allowed_because,
+    fill,
+    hold_build,
+    initialised,
+    last_event,
+    module_repo,
+    rename_build_step,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -51,47 +59,12 @@ def deny(reason: str) -> str:
     return json.dumps({"decision": "deny", "reason": reason}) + "\n"
 
 
-def cmd(*words: str) -> str:
-    return "`memkeeper " + " ".join(words) + f" --agent {AGENT}`"
-
-
-def section_steps(path: str) -> str:
-    """How a refusal says to change one section of ``path`` (``gate/messages.py``)."""
-    return (
-        f"list its sections with {cmd('sections', path)}, read one with "
-        f"{cmd('read', repr(path + '#KEY'), '--json')} (its body and rev N), then replace its "
-        f"body with {cmd('patch', repr(path + '#KEY'), '--expect-rev N', '--body-file F')}"
-    )
-
-
-WRITE_CLAUDE = (
-    "CLAUDE.md is section-owned: a whole-file write replaces the file and would undo other agents' "
-    f"changes made since you read it. Change one section at a time: {section_steps('CLAUDE.md')}. "
-    "An edit of just the lines you change is allowed too."
-)
-HISTORY = (
-    "memory/decisions.md is append-only: this edit changes line 7 of its history, which stays "
-    "as written. Add a new entry at the end instead: "
-    f"{cmd('append', 'memory/decisions.md', '--entry-file F')} (or --text 'ENTRY')."
-)
-REGION = (
-    "memory/status.md: this edit would change generated region 'claims' (lines 8-9). "
-    "memkeeper renders the text between the markers: change the text outside them, and run "
-    f"{cmd('regen', 'memory/status.md')} to re-render the regions (a hand edit inside is not "
-    "kept: it opens a reconciliation and fails `memkeeper check`)."
-)
-APPEND = cmd("append", "memory/decisions.md", "--text", "'ENTRY'")
-SHELL_APPEND = (
-    "memory/decisions.md is append-only: `>>` adds text by hand, without the entry template, "
-    f"the event log or claim checks. Add a new entry at the end instead: {APPEND} (or "
-    "--entry-file F)."
-)
-OWNED = (
-    "A human has to approve this change, and a Gemini CLI hook cannot ask one, so memkeeper "
-    "denied it: ask the user to make it. CLAUDE.md#inventory-service/release-process belongs "
-    f"to human (policy .memkeeper.yaml); {AGENT} is not an owner, so `memkeeper patch` would "
-    "refuse this change. Approve it only if you are, or speak for, human."
-)
+SAY = Reasons(AGENT)
+WRITE_CLAUDE = SAY.write_claude()
+HISTORY = SAY.history()
+REGION = SAY.region()
+SHELL_APPEND = SAY.shell_append()
+OWNED = SAY.owned("Gemini CLI")
 
 LAST_DECISION = "Use SQLite for the local cache; Postgres stays the system of record.\n"
 
@@ -193,24 +166,14 @@ ROWS = [
 ]
 
 
-def make_repo(base: Path) -> Path:
-    root = base / "repo"
-    shutil.copytree(SAMPLE_REPO, root)
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    assert run_cli(root, "init").code == 0
-    return root
-
-
-@pytest.fixture(scope="module")
-def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_repo(tmp_path_factory.mktemp("gemini"))
+repo = module_repo("gemini")
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
 def test_each_gemini_call_gets_its_exact_answer(repo: Path, row: Row) -> None:
-    tool_input = json.loads(json.dumps(row.tool_input).replace("{root}", str(repo)))
+    stdin = payload(repo, row.tool, fill(row.tool_input, repo))
     before = tree_bytes(repo)
-    done = run_cli(repo, "hook", "gemini", stdin=payload(repo, row.tool, tool_input))
+    done = run_cli(repo, "hook", "gemini", stdin=stdin)
     assert (done.code, done.stdout, done.stderr) == (0, row.stdout, "")
     assert tree_bytes(repo) == before  # the gate changed nothing it judged
 
@@ -231,15 +194,13 @@ def test_a_malformed_payload_is_allowed_with_the_reason_on_stderr(
     repo: Path, stdin: str, says: str
 ) -> None:
     done = run_cli(repo, "hook", "gemini", stdin=stdin)
-    assert (done.code, done.stdout) == (0, ALLOW)  # JSON on stdout: Gemini reads no stderr
-    assert done.stderr.startswith(f"memkeeper hook gemini: cannot read the hook input ({says}")
-    assert done.stderr.endswith("; allowed\n")
+    why = f"cannot read the hook input ({says}"
+    assert_allowed_because(done, "gemini", ALLOW, why)  # JSON on stdout: Gemini reads no stderr
 
 
 def test_an_advisory_claim_is_a_notice_for_the_user(tmp_path: Path) -> None:
-    root = make_repo(tmp_path)
-    held = run_cli(root, "claim", "CLAUDE.md#inventory-service/build", "--agent", "claude-code:s9")
-    assert held.code == 0, held.stderr
+    root = initialised(tmp_path / "repo")
+    hold_build(root, "claude-code:s9")
     body = replace("CLAUDE.md", "`make build` produces", "`make wheel` produces")
     done = run_cli(root, "hook", "gemini", stdin=payload(root, "replace", body))
     assert (done.code, done.stderr) == (0, "")
@@ -249,16 +210,9 @@ def test_an_advisory_claim_is_a_notice_for_the_user(tmp_path: Path) -> None:
     assert done.stdout == json.dumps(out) + "\n"
 
 
-def last_event(root: Path) -> dict[str, Any]:
-    done = run_cli(root, "events", "--json")
-    found: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
-    return found
-
-
 def test_after_tool_indexes_the_change_as_the_gemini_session(tmp_path: Path) -> None:
-    root = make_repo(tmp_path)
-    claude = root / "CLAUDE.md"
-    claude.write_text(claude.read_text().replace("make build", "make wheel"))  # what it did
+    root = initialised(tmp_path / "repo")
+    claude = rename_build_step(root)  # what it did
     body = json.loads(
         payload(
             root,
@@ -284,7 +238,7 @@ def test_after_tool_indexes_the_change_as_the_gemini_session(tmp_path: Path) -> 
 
 
 def test_after_tool_of_a_shell_command_in_dir_path(tmp_path: Path) -> None:
-    root = make_repo(tmp_path)
+    root = initialised(tmp_path / "repo")
     notes = root / "memory" / "architecture.md"
     notes.write_text(notes.read_text() + "\nOne more line.\n")
     tool_input = {"command": "echo One more line. >> architecture.md", "dir_path": "memory"}
