@@ -5,7 +5,9 @@
 Measures, in one run and each pair interleaved (A, B, A, B…) so both sides see the same noise:
 
 1. CLI wall time: ``memkeeper read`` and ``memkeeper patch`` vs ``python -c pass``;
-2. in-process ``Memory.patch`` rate vs a raw temp + fsync + rename + directory fsync loop;
+2. in-process ``Memory.patch`` rate vs a raw temp + fsync + rename + directory fsync loop —
+   one writer, then ``--threads`` writers in one process, each on its own file (their commits
+   share syncs: group commit), against as many threads of the raw loop;
 3. ``Memory.patch`` latency on a 1 MB / 10,000-section file vs a 10 KB / 100-section one.
 
 Prints the machine, the command and a Markdown table (or one JSON object with ``--json``).
@@ -153,7 +155,74 @@ def rate_row(root: Path, batches: int, batch_size: int) -> Row:
         "ops/s",
         summarize(patches),
         summarize(writes),
-        0.5,
+        1.0,
+        "higher",
+    )
+
+
+THREAD_REFS = (
+    REF,
+    "AGENTS.md#handoff-rules",
+    "memory/architecture.md#storage",
+    "memory/bench.md#log",
+)
+
+
+class Together:
+    """``threads`` threads each running its own step ``batch`` times at once; every
+    operation's share of the wall time (the aggregate rate's reciprocal), per operation."""
+
+    def __init__(self, steps: Sequence[Callable[[], object]], batch: int) -> None:
+        self.steps, self.batch = steps, batch
+
+    def __call__(self) -> list[float]:
+        import threading
+
+        gate = threading.Barrier(len(self.steps) + 1)
+
+        def run(step: Callable[[], object]) -> None:
+            gate.wait()
+            for _ in range(self.batch):
+                step()
+
+        threads = [threading.Thread(target=run, args=(step,)) for step in self.steps]
+        for thread in threads:
+            thread.start()
+        gate.wait()
+        start = time.perf_counter()
+        for thread in threads:
+            thread.join()
+        total = len(self.steps) * self.batch
+        return [(time.perf_counter() - start) / total] * total
+
+
+def threads_row(root: Path, threads: int, batches: int, batch_size: int) -> Row:
+    """``threads`` writers in one process, each patching its own file, vs as many threads
+    of raw durable writes, each to its own file: the aggregate rates, interleaved."""
+    (root / "memory" / "bench.md").write_text("# Bench\n\n## Log\n\nNothing yet.\n")
+    memories = [Memory.open(root, agent=f"bench-{n}") for n in range(threads)]
+    try:
+        ours = [
+            MemPatch(m, THREAD_REFS[n % len(THREAD_REFS)], BODIES) for n, m in enumerate(memories)
+        ]
+        versions = [(root / ref.partition("#")[0]).read_bytes() for ref in THREAD_REFS]
+        raws = [
+            RawWrites(root / f"bench-raw-{n}.md", [versions[n % len(versions)], b"x\n"], 1)
+            for n in range(threads)
+        ]
+        patches, writes = interleave(
+            [Together(ours, batch_size), Together(raws, batch_size)], batches, warmup=2
+        )
+    finally:
+        for memory in memories:
+            memory.close()
+    return Row(
+        f"`Memory.patch` rate, {threads} threads in one process (each its own file)",
+        f"{threads} threads of temp+fsync+rename+dir fsync, each its own file",
+        "ops/s",
+        summarize(patches),
+        summarize(writes),
+        1.0,
         "higher",
     )
 
@@ -187,6 +256,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         rows = cli_rows(shell, work, args.runs)
         _progress(f"in-process: {args.batches} rounds of {args.batch_size} patches, writes")
         rows.append(rate_row(shell.root, args.batches, args.batch_size))
+        _progress(f"in-process, {args.threads} threads: {args.batches} rounds of both")
+        rows.append(threads_row(shell.root, args.threads, args.batches, args.batch_size))
         _progress(f"size: {args.runs} rounds of big, small")
         rows.append(size_row(shell.root, args.runs))
         facts = machine.describe(str(work))
@@ -200,7 +271,7 @@ def _command(args: argparse.Namespace) -> str:
     as_is = " --env-as-is" if args.env_as_is else ""
     return (
         f".venv/bin/python -m bench.core --runs {args.runs} --batches {args.batches} "
-        f"--batch-size {args.batch_size}{as_is}"
+        f"--batch-size {args.batch_size} --threads {args.threads}{as_is}"
     )
 
 
@@ -223,6 +294,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("--runs", type=int, default=100, help="rounds of the CLI and size comparisons (100)")
     add("--batches", type=int, default=30, help="rounds of in-process batches (30)")
     add("--batch-size", type=int, default=10, help="patches (and raw writes) per batch (10)")
+    add("--threads", type=int, default=4, help="writers in one process, for group commit (4)")
     add("--dir", help="parent of the temp repository (default: $TMPDIR or /tmp)")
     add("--keep", action="store_true", help="keep the temp repository")
     add(

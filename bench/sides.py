@@ -77,9 +77,10 @@ def memkeeper_pair(memory: Memory) -> Side:
     settings = (
         f"`Memory.claim({TARGET!r}, mode='write', ttl={TTL_S})` + `Memory.release(id)` on one "
         "`Memory` in a temp copy of sample-repo: each one SQLite transaction (`BEGIN IMMEDIATE`, "
-        "WAL) that also sweeps expired claims, serves the queue and appends a hash-chained "
-        "event; the grant commits with `synchronous=FULL` (its token survives a power cut), "
-        "the release with `synchronous=NORMAL`; the token is a counter bumped in the grant"
+        "WAL) that reads the claims and the queue in one statement, sweeps expired claims, "
+        "serves the queue and appends a hash-chained event; the grant's commit is synced "
+        "before it returns (its token survives a power cut), the release's is not; the token "
+        "is a counter bumped in the grant"
     )
     return Side("memkeeper", settings, "0 round trips, 1 fsync (WAL)", None, pair)
 

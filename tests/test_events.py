@@ -210,3 +210,13 @@ def test_parse_utc_refuses_what_is_not_a_stamp() -> None:
 
     with pytest.raises(ValueError, match="not a memkeeper timestamp"):
         parse_utc("2026-12-01T10:00:00")
+
+
+def test_digest_without_openssl_loaded_is_the_same_hash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A small file's hash uses CPython's own sha256 until something has loaded hashlib."""
+    import sys
+
+    expected = "sha256:" + hashlib.sha256(b"abc").hexdigest()
+    monkeypatch.delitem(sys.modules, "hashlib")
+    assert digest(b"abc") == expected
+    assert "hashlib" not in sys.modules  # a small input loads nothing

@@ -166,8 +166,11 @@ def _ahead(order: tuple[Request, ...], request: Request) -> tuple[Request, ...]:
 
 
 def grantable(live: tuple[Claim, ...], waiters: tuple[Request, ...], request: Request) -> bool:
-    """No live claim blocks ``request`` and no conflicting waiter is ahead of it."""
-    return not blockers(live, request) and not waiters_ahead(live, waiters, request)
+    """No live claim blocks ``request`` and no conflicting waiter is ahead of it (with an
+    empty queue, nobody is: the common case needs no queue order)."""
+    if blockers(live, request):
+        return False
+    return not waiters or not waiters_ahead(live, waiters, request)
 
 
 def _joined(waiters: tuple[Request, ...], request: Request) -> tuple[Request, ...]:

@@ -1,16 +1,19 @@
 """Claims (docs/reference.md §4): the shell that stores what ``leases`` decides and wakes waiters.
 
-Every operation is one ``writing()`` transaction that first settles the table — expired claims
-go, each leaving ``claim.expired``; waits whose process is gone go too — then acts, then
-serves the queue again: it grants each waiter that has become grantable, in queue order, and
-aborts deadlock victims (``claim.aborted``, reason ``deadlock``) until neither is left. When
-anything changed it pokes every waiter's FIFO after the commit (``fs.wakeups``). Fencing tokens
-come from a counter stored in the grant's transaction: they never repeat, whatever crashes.
+Every operation is one ``writing()`` transaction that reads the claims and the queue once,
+settles them — expired claims go, each leaving ``claim.expired``; waits whose process is gone
+go too — then acts, then serves the queue again: it grants each waiter that has become
+grantable, in queue order, and aborts deadlock victims (``claim.aborted``, reason
+``deadlock``) until neither is left. Every change goes to the store and to the transaction's
+copy of the table alike, so no step reads the table twice. When anything changed it pokes
+every waiter's FIFO after the commit (``fs.wakeups``). Fencing tokens come from a counter
+stored in the grant's transaction: they never repeat, whatever crashes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 from dataclasses import replace
@@ -64,10 +67,30 @@ class LeaseTable:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
         self.store = ws.store
-        self.default_ttl, self.max_ttl = ws.lease_ttls()
         self.changed = False
         self.swept: list[Claim] = []
+        # the transaction's copy of the table, read once at its start (nobody else writes
+        # until it commits): the live claims in token order, the queue's rows in arrival order
+        self.held: list[Claim] = []
+        self.rows: list[WaiterRow] = []
         self.me: str | None = None  # the request this process waits on: it needs no poke
+        self._ttls: tuple[int, int] | None = None
+
+    @property
+    def ttls(self) -> tuple[int, int]:
+        """The policy's default and maximum TTL, read once an operation needs one (a release
+        that lets nobody in never does)."""
+        if self._ttls is None:
+            self._ttls = self.ws.lease_ttls()
+        return self._ttls
+
+    @property
+    def default_ttl(self) -> int:
+        return self.ttls[0]
+
+    @property
+    def max_ttl(self) -> int:
+        return self.ttls[1]
 
     @contextlib.contextmanager
     def transaction(self, *, durable: bool = True) -> Iterator[float]:
@@ -78,7 +101,7 @@ class LeaseTable:
         self.changed, failure = False, None
         with self.store.writing(durable=durable):
             now = self.ws.now()
-            self.swept = self._sweep(now)
+            self._sweep(now)
             if self.changed:  # else the queue is as the last transaction's serve left it
                 self._serve(now)
             try:
@@ -86,8 +109,9 @@ class LeaseTable:
             except (Invalid, Refused) as exc:
                 failure = exc
             left = self._serve(now) if self.changed else []
-            pokes = [w.request.id for w in left]
-        waiting.notify(self.ws.home, (i for i in pokes if i != self.me))
+            pokes = [w.request.id for w in left if w.request.id != self.me]
+        if pokes:
+            waiting.notify(self.ws.home, pokes)
         if failure is not None:
             raise failure
 
@@ -120,8 +144,7 @@ class LeaseTable:
                 outcome: Claim | Busy | None = self._enter(request, now)
                 if outcome is None and wait:
                     inbox = waiting.Inbox(self.ws.home, request.id)  # before the row shows
-                    row = WaiterRow(request, os.getpid(), now + wait, "waiting", None)
-                    self.store.put_waiter(row)
+                    self._enqueue(WaiterRow(request, os.getpid(), now + wait, "waiting", None))
                     self._queued(request, wait)
                     self.changed = True  # a new wait may close a cycle: serve the queue
                 elif outcome is None:
@@ -137,7 +160,8 @@ class LeaseTable:
         if isinstance(outcome, Busy):
             raise outcome
         assert outcome is not None
-        return replace(outcome, warnings=ttl_warnings(request.ttl, self.max_ttl))
+        warnings = ttl_warnings(request.ttl, self.max_ttl)
+        return replace(outcome, warnings=warnings) if warnings else outcome
 
     def renew(self, claim_id: str, ttl: float | None) -> Claim:
         with self.transaction() as now:
@@ -145,6 +169,7 @@ class LeaseTable:
             ttl = self.default_ttl if ttl is None else ttl
             claim = leases.renew(held, self.ws.agent, ttl, now, self.max_ttl)
             self.store.put_claim(claim)
+            self.held = [claim if c.id == claim.id else c for c in self.held]
             self._event("claim.renewed", claim, {"previous_expires_at": iso_utc(held.expires_at)})
         return replace(claim, warnings=ttl_warnings(ttl, self.max_ttl))
 
@@ -163,7 +188,7 @@ class LeaseTable:
     def live(self) -> tuple[list[Claim], list[WaiterRow], float]:
         """The live claims and the queued requests, after a sweep."""
         with self.transaction() as now:
-            return self.store.claim_rows(), self._waiting(), now
+            return list(self.held), self._waiting(), now
 
     def sweep(self) -> list[Claim]:
         """Expire what is due (the daemon calls this); the claims that expired."""
@@ -175,7 +200,7 @@ class LeaseTable:
             since, count = iso_utc(now - METRICS_WINDOW_S), self.store.count_events
             return {
                 "window_s": int(METRICS_WINDOW_S),
-                "claims_held": len(self.store.claim_rows()),
+                "claims_held": len(self.held),
                 "queue_depth": len(self._waiting()),
                 "claims_granted": count("claim.granted", since),
                 "deadlocks_broken": count("claim.aborted", since, "deadlock"),
@@ -211,23 +236,23 @@ class LeaseTable:
     def _step(self, request: Request) -> Claim | Busy | float:
         """Collect the outcome of our wait, or how long to sleep before looking again."""
         with self.transaction() as now:
-            row = next((w for w in self.store.waiter_rows() if w.request.id == request.id), None)
+            row = next((w for w in self.rows if w.request.id == request.id), None)
             if row is not None and row.state == "waiting" and now < row.deadline:
-                soonest = self.store.earliest_expiry(now) or math.inf
+                soonest = min((c.expires_at for c in self.held), default=math.inf)  # all live
                 return min(row.deadline, soonest, now + WAKE_CAP_S) - now + _SLACK_S
             if row is not None:
-                self.store.drop_waiter(request.id)
+                self._unqueue(request.id)
                 self.changed = True  # a request left the queue: others may move up
             if row is not None and row.state == "waiting":  # its wait ran out
                 self._abort(request, "timeout", settle=False)
             if row is not None and row.state == "granted":
-                return self.store.claim_row(request.id) or self._busy(request, now, "expired")
+                return self._held(request.id) or self._busy(request, now, "expired")
             return self._busy(request, now, _busy_reason(row))
 
     def _forget(self, request_id: str) -> None:
         """Leave the queue on an interruption; give back a grant nobody collected."""
         with self.transaction() as now:
-            for row in self.store.waiter_rows():
+            for row in list(self.rows):
                 if row.request.id == request_id:
                     self._abandon(row, now, "interrupted")
 
@@ -235,38 +260,39 @@ class LeaseTable:
         """Grant what has become grantable and abort deadlock victims until neither is left;
         the waiter rows that remain (whom to poke)."""
         while True:
-            rows = self.store.waiter_rows()
-            queued = tuple(w.request for w in rows if w.state == "waiting")
+            queued = tuple(w.request for w in self.rows if w.state == "waiting")
             if not queued:
-                return rows  # nobody to grant, no cycle to break
-            live = tuple(self.store.claim_rows())
+                return list(self.rows)  # nobody to grant, no cycle to break
+            live = tuple(self.held)
             order = leases.queue_order(live, queued)
             ready = next((r for r in order if leases.grantable(live, queued, r)), None)
             if ready is not None:
                 self._grant(ready, now)
-                self.store.settle_waiter(ready.id, "granted")
+                self._settle(ready.id, "granted")
                 continue
             victim = leases.deadlock_victim(live, queued)
             if victim is None:
-                return rows
+                return list(self.rows)
             self._abort(next(r for r in queued if r.id == victim), "deadlock")
 
-    def _sweep(self, now: float) -> list[Claim]:
-        expired = self.store.claim_rows(expired_by=now)
-        for claim in expired:
+    def _sweep(self, now: float) -> None:
+        """Read the table (one statement) into this transaction's copy and settle it: expired
+        claims go (``swept``), then the waits nobody is left to collect."""
+        stored, self.rows = self.store.lease_table()
+        self.held = [c for c in stored if c.is_live(now)]
+        self.swept = [c for c in stored if not c.is_live(now)]
+        for claim in self.swept:
             self.store.drop_claim(claim.id)
             self._event("claim.expired", claim, {})
-        for row in self.store.waiter_rows():
-            if _abandoned(row, now):
-                self._abandon(row, now, "abandoned")
-        self.changed |= bool(expired)
-        return expired
+        for row in [w for w in self.rows if _abandoned(w, now)]:
+            self._abandon(row, now, "abandoned")
+        self.changed |= bool(self.swept)
 
     def _abandon(self, row: WaiterRow, now: float, why: str) -> None:
-        self.store.drop_waiter(row.request.id)
+        self._unqueue(row.request.id)
         if row.pid != os.getpid():
             waiting.discard(self.ws.home, row.request.id)
-        claim = self.store.claim_row(row.request.id) if row.state == "granted" else None
+        claim = self._held(row.request.id) if row.state == "granted" else None
         if claim is not None:
             self._drop(claim, now, why)
         elif row.state == "waiting":
@@ -278,19 +304,21 @@ class LeaseTable:
     def _grant(self, request: Request, now: float) -> Claim:
         claim = leases.grant(request, self.store.bump("token"), now, self.max_ttl)
         self.store.put_claim(claim)
+        self.held.append(claim)  # the highest token yet: the copy stays in token order
         self._event("claim.granted", claim, {})
         self.changed = True
         return claim
 
     def _drop(self, claim: Claim, now: float, reason: str | None) -> None:
         self.store.drop_claim(claim.id)
+        self.held = [c for c in self.held if c.id != claim.id]
         extra: dict[str, Any] = {"held_s": round(now - claim.granted_at, 3)}
         self._event("claim.released", claim, {**extra, "reason": reason} if reason else extra)
         self.changed = True
 
     def _abort(self, request: Request, reason: str, *, settle: bool = True) -> None:
         if settle:
-            self.store.settle_waiter(request.id, "aborted", reason)
+            self._settle(request.id, "aborted", reason)
         data: dict[str, Any] = {"reason": reason, "mode": request.mode}
         data |= {"targets": list(request.targets), "priority": request.priority}
         self.ws.record("claim.aborted", None, None, {"id": request.id, **data}, request.agent)
@@ -299,28 +327,47 @@ class LeaseTable:
     def _queued(self, request: Request, wait: float) -> None:
         """``claim.queued``: who now waits on whom (the contention audit pairs it with the
         wait's end: ``claim.granted`` or ``claim.aborted`` of the same id)."""
-        live = tuple(self.store.claim_rows())
         data: dict[str, Any] = {"id": request.id, "mode": request.mode}
         data |= {"targets": list(request.targets), "priority": request.priority, "wait_s": wait}
-        blocking = leases.blockers(live, request)
+        blocking = leases.blockers(self.held, request)
         data["waiting_on"] = [{"id": c.id, "agent": c.agent} for c in blocking]
         self.ws.record("claim.queued", None, None, data, request.agent)
 
     def _event(self, type: str, claim: Claim, extra: dict[str, Any]) -> None:
         self.ws.record(type, None, None, {**claim_data(claim), **extra}, claim.agent)
 
-    # -- reading the table -----------------------------------------------------------------------
+    # -- the queue's rows, in the store and in the copy alike ---------------------------------
+
+    def _enqueue(self, row: WaiterRow) -> None:
+        self.store.put_waiter(row)
+        self.rows.append(row)  # the latest arrival yet: the copy stays in arrival order
+
+    def _settle(self, request_id: str, state: str, reason: str | None = None) -> None:
+        self.store.settle_waiter(request_id, state, reason)
+        self.rows = [
+            w._replace(state=state, reason=reason) if w.request.id == request_id else w
+            for w in self.rows
+        ]
+
+    def _unqueue(self, request_id: str) -> None:
+        self.store.drop_waiter(request_id)
+        self.rows = [w for w in self.rows if w.request.id != request_id]
+
+    # -- reading the table (the transaction's copy) ----------------------------------------------
 
     def _table(self) -> tuple[tuple[Claim, ...], tuple[Request, ...]]:
         """Live claims (call after a sweep) and the requests still waiting."""
-        return tuple(self.store.claim_rows()), tuple(w.request for w in self._waiting())
+        return tuple(self.held), tuple(w.request for w in self._waiting())
 
     def _waiting(self) -> list[WaiterRow]:
-        return [w for w in self.store.waiter_rows() if w.state == "waiting"]
+        return [w for w in self.rows if w.state == "waiting"]
+
+    def _held(self, claim_id: str) -> Claim | None:
+        return next((c for c in self.held if c.id == claim_id), None)
 
     def _find(self, claim_id: str) -> Claim:
         """A stored claim, or one this transaction's sweep just expired; else ``Invalid``."""
-        found = self.store.claim_row(claim_id)
+        found = self._held(claim_id)
         found = found or next((c for c in self.swept if c.id == claim_id), None)
         if found is not None:
             return found
@@ -389,11 +436,18 @@ def resolve_target(ws: Workspace, target: str) -> str:
     ``inventory-service/build``), resolved against the file as it is now."""
     path, key = refs.split_ref(target)
     if key is None:
-        rel = roots.relative_path(ws.root, path)
+        rel = _relative(ws.top, path, os.getcwd())
         return rel + "/" if path.endswith("/") else rel
     rel = ws.relpath(path)
     keys = [(row.key, row.base) for row in present_rows(ws, rel)]  # a private file: unstored
     return f"{rel}#{refs.resolve_key(rel, key, keys)}"
+
+
+@functools.lru_cache(maxsize=1024)
+def _relative(top: str, path: str, cwd: str) -> str:
+    """``roots.relative_path``, remembered per root, path and directory as ``Workspace.relpath``
+    remembers it: resolving the root and the directory costs more than the rest of a claim."""
+    return roots.relative_path(top, path, cwd)
 
 
 def write_decision(

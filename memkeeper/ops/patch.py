@@ -213,12 +213,11 @@ def _apply(
         patched = patching.apply_dmp(row.body.decode("utf-8"), dmp, f"{rel}#{row.key}")
         new_body = patched.encode("utf-8")
     assert new_body is not None
-    start = ws.store.bytes_before(rel, row.ord)
+    start, following = ws.store.splice_context(rel, row.ord)
     cut = patching.splice(data, start, row.heading, row.body, new_body, row.level > 0)
     if ws.rule(rel).file_class == "generated":
         _check_regions(ws, rel, row.key, data, cut.data)
     heading, body = cut.heading, cut.body
-    following = ws.store.heading_at(rel, row.ord + 1)
     if not patching.body_is_inert(row.body, body, row.heading, following):
         _check_structure(ws, rel, data, cut.data, row.key, cut.body_start, cut.body_end)
     if heading + body == row.heading + row.body:
@@ -226,7 +225,9 @@ def _apply(
             rel, row.key, row.rev, row.hash or "", state.file_rev, state.file_hash, 0
         )._replace(base_rev=base_rev)
     fsio.crashpoint("patch.before_write")
-    ws.replace_file(rel, data, cut.data, index=False)  # the index is updated row by row below
+    new_state = FileState(state.file_rev + 1, digest(cut.data))
+    hashes = (state.file_hash, new_state.file_hash)  # the index holds ``data``'s: it indexed it
+    ws.replace_file(rel, data, cut.data, index=False, hashes=hashes)  # rows are put below
     fsio.crashpoint("patch.after_write")
     new_row = row._replace(
         rev=row.rev + 1,
@@ -235,7 +236,6 @@ def _apply(
         body=body,
         lines=count_lines(heading + body),
     )
-    new_state = FileState(state.file_rev + 1, digest(cut.data))
     ws.store.put_sections(rel, [new_row])
     ws.store.put_file(rel, new_state)
     event_data = {"rev": new_row.rev, "hash": new_row.hash, "file_rev": new_state.file_rev}

@@ -90,6 +90,7 @@ class Workspace:
         self._kept_seen: dict[str, tuple[int, int]] = {}  # kept links read and found unchanged
         self._staged: list[_Replace] | None = None  # replaces waiting for writing()'s commit
         self._relpaths: dict[tuple[str, str], str] = {}
+        self._unsynced: dict[str, tuple[int, float]] = {}  # replaces since a checkpoint here
         self._kept_dir: str | None = None  # .memkeeper/kept/, once it is known to exist
 
     def close(self) -> None:
@@ -201,7 +202,15 @@ class Workspace:
         for write in staged:
             self._finish(write)
 
-    def replace_file(self, rel: str, old: bytes | None, new: bytes, *, index: bool = True) -> None:
+    def replace_file(
+        self,
+        rel: str,
+        old: bytes | None,
+        new: bytes,
+        *,
+        index: bool = True,
+        hashes: tuple[str, str] | None = None,
+    ) -> None:
         """Replace a managed file's bytes (inside ``writing``) and, with ``index``, index them
         as memkeeper's own write (no event).
 
@@ -212,9 +221,14 @@ class Workspace:
         ``files.Raced``, nothing is changed and the operation starts over (``retrying``) —
         and again at the rename (``_superseded`` otherwise). The replaced file is kept by a
         hard link in ``.memkeeper/kept/`` until ``settle_kept`` has seen that nobody wrote
-        into it (an editor that opened it before the replace and saves after)."""
+        into it (an editor that opened it before the replace and saves after). ``hashes``:
+        those of ``old`` and ``new``, when the caller has them."""
         assert self._staged is not None, "replace_file runs inside Workspace.writing()"
-        old_hash = None if old is None else digest(old)
+        old_hash: str | None = None
+        if hashes is not None:
+            old_hash, new_hash = hashes
+        else:
+            old_hash, new_hash = None if old is None else digest(old), digest(new)
         keep = None
         if old_hash is not None:
             keep = os.path.join(self.kept_dir(), names.kept_name(rel, time.time_ns(), old_hash))
@@ -224,7 +238,7 @@ class Workspace:
         old_inode, old_mtime_ns, old_size = staged.identity or (None, None, None)
         write = PendingWrite(
             0, rel, old_inode, old_mtime_ns, old_size, old_hash,
-            staged.temp_inode, digest(new), staged.temp, self.now(),
+            staged.temp_inode, new_hash, staged.temp, self.now(),
         )  # fmt: skip
         self.store.put_pending(write)
         if index:
@@ -242,13 +256,16 @@ class Workspace:
         """Before another replace of ``rel``: once enough earlier ones are pending (or the
         oldest is old enough), fsync the file they left and forget them. The rows of one file
         form a chain a power cut may cut anywhere; bounding it keeps the redo's choice (which
-        earlier state the disk holds) small."""
-        count, oldest = self.store.pending_count(rel)
-        if count >= CHECKPOINT_WRITES or (
-            oldest is not None and self.now() - oldest >= CHECKPOINT_S
-        ):
-            files.sync_file(self.top, rel)
-            self.store.drop_pending(rel)
+        earlier state the disk holds) small. Counted in this process (the store is asked only
+        when a checkpoint is due): another process's replaces of the file add to the chain,
+        each process bounding its own."""
+        count, oldest = self._unsynced.get(rel, (0, self.now()))
+        if count >= CHECKPOINT_WRITES or self.now() - oldest >= CHECKPOINT_S:
+            if self.store.pending_count(rel)[0]:
+                files.sync_file(self.top, rel)
+                self.store.drop_pending(rel)
+            count, oldest = 0, self.now()
+        self._unsynced[rel] = (count + 1, oldest)
 
     def checkpoint(self, min_age: float = CHECKPOINT_S) -> list[str]:
         """Make durable the replaces committed at least ``min_age`` ago (each file's lock taken
@@ -627,13 +644,16 @@ class Workspace:
         return self.indexed_section(rel, ref_key)[1]
 
     def indexed_section(self, rel: str, ref_key: str) -> tuple[FileState, SectionRow]:
-        """The file's state and the present section ``ref_key`` names, read together."""
-        hit = self.store.indexed_section(rel, ref_key)
-        if hit is None:
-            from memkeeper.markdown import refs
+        """The file's state and the present section ``ref_key`` names, read together: one
+        statement when the reference names one section (the rest: ``refs.resolve_key``)."""
+        found = self.store.section_candidates(rel, ref_key)
+        exact = [hit for hit in found if hit[1].key == ref_key]
+        if exact or len(found) == 1:
+            return (exact or found)[0]
+        from memkeeper.markdown import refs
 
-            key = refs.resolve_key(rel, ref_key, self.store.section_keys(rel))
-            hit = self.store.indexed_section(rel, key)
+        key = refs.resolve_key(rel, ref_key, self.store.section_keys(rel))  # raises, mostly
+        hit = self.store.indexed_section(rel, key)
         assert hit is not None
         return hit
 

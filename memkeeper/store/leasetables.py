@@ -46,6 +46,17 @@ class LeaseRows:
         row = self._db.execute(sql, (claim_id,)).fetchone()
         return None if row is None else _claim(row)
 
+    def lease_table(self) -> tuple[list[Claim], list[WaiterRow]]:
+        """Every stored claim (token order) and every queued request (arrival order), in one
+        statement: each lease operation starts by reading both, and the queue is mostly empty."""
+        claims, waiters = [], []
+        for row in self._db.execute(_TABLE_SQL).fetchall():
+            if row[0] == 0:
+                claims.append(_claim(row[1:11]))
+            else:
+                waiters.append(_waiter(row[1:]))
+        return claims, waiters
+
     def put_claim(self, c: Claim) -> None:
         head = (c.id, c.token, c.agent, c.mode, json.dumps(c.targets), c.priority)
         self._db.execute(
@@ -96,6 +107,13 @@ _CLAIM_COLUMNS = (
 _WAITER_COLUMNS = (
     "id, arrival, agent, mode, targets, priority, strict, ttl, objective, pid, deadline, "
     "state, reason"
+)
+
+# Both tables as one: a 0 or 1 first, then the claim's columns padded to the waiter's 13 (the
+# third column is the token of a claim, the arrival of a request: the order of each).
+_TABLE_SQL = (
+    f"SELECT 0, {_CLAIM_COLUMNS}, NULL, NULL, NULL FROM claims "
+    f"UNION ALL SELECT 1, {_WAITER_COLUMNS} FROM waiters ORDER BY 1, 3"
 )
 
 

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
     from memkeeper.records import SectionRow
 
-KEEP_BODIES = 100  # bodies kept per section: revs N-99 … N
+KEEP_BODIES = 100  # bodies kept per section: revs N-99 … N, at least
+PRUNE_EVERY = 16  # revs between prunes of a section's old bodies
 
 
 class ProposalRows:
@@ -26,17 +27,18 @@ class ProposalRows:
 
     def keep_bodies(self, path: str, rows: Iterable[SectionRow]) -> None:
         """Remember the body of each present row at its rev, forgetting those more than
-        ``KEEP_BODIES`` revs older."""
+        ``KEEP_BODIES`` revs older — every ``PRUNE_EVERY`` revs (one statement less per
+        write), so between ``KEEP_BODIES`` and ``KEEP_BODIES + PRUNE_EVERY - 1`` are kept."""
         kept = [(path, r.key, r.rev, r.body) for r in rows if r.present]
         if not kept:
             return
         self._db.executemany(
             "INSERT OR IGNORE INTO bodies (path, key, rev, body) VALUES (?, ?, ?, ?)", kept
         )
-        self._db.executemany(
-            "DELETE FROM bodies WHERE path = ? AND key = ? AND rev <= ?",
-            [(path, key, rev - KEEP_BODIES) for path, key, rev, _ in kept if rev > KEEP_BODIES],
-        )
+        old = [(p, k, rev - KEEP_BODIES) for p, k, rev, _ in kept if rev > KEEP_BODIES]
+        due = [entry for entry in old if entry[2] % PRUNE_EVERY == 0]
+        if due:
+            self._db.executemany("DELETE FROM bodies WHERE path = ? AND key = ? AND rev <= ?", due)
 
     def body_at(self, path: str, key: str, rev: int) -> bytes | None:
         """The section's body at ``rev``, if it is still kept."""

@@ -4,7 +4,9 @@ The interface is a set of domain operations (no SQL leaves this module), so anot
 can implement the same methods. Every writing operation runs inside ``writing()``, one
 ``BEGIN IMMEDIATE`` transaction (a deferred read-then-write fails at once with
 SQLITE_BUSY_SNAPSHOT); reads that need a consistent snapshot run inside ``reading()``.
-WAL mode with ``synchronous=FULL``: a successful patch is a promise to an agent.
+WAL mode; a durable commit returns once the log is synced (``store.walsync``: commits with
+``synchronous=NORMAL``, then one shared ``fdatasync`` of the log for every commit made before
+it — group commit). A successful patch is a promise to an agent.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from memkeeper.errors import EnvironmentFailure
 from memkeeper.fs import files as fsio
 from memkeeper.names import LOCKS_DIR, STATE_DB
 from memkeeper.records import Event, FileState, SectionRow
+from memkeeper.store import walsync
 from memkeeper.store.leasetables import LeaseRows
 from memkeeper.store.netfs import refuse_network_filesystem
 from memkeeper.store.pendingtables import PendingRows
@@ -198,7 +201,7 @@ class Store(LeaseRows, ReconciliationRows, ProposalRows, PendingRows):
                 check_same_thread=False,
             )
             try:
-                db.execute("PRAGMA synchronous=FULL")
+                db.execute("PRAGMA synchronous=NORMAL")  # the log's sync: walsync, shared
                 store = cls(db, os.path.join(home, STATE_DB + "-wal"))
                 if first or db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
                     store._migrate(home)
@@ -235,6 +238,7 @@ class Store(LeaseRows, ReconciliationRows, ProposalRows, PendingRows):
             if self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0] != "wal":
                 raise EnvironmentFailure("the state store cannot use WAL mode on this filesystem")
             self._create_or_upgrade()
+            self._sync_log()  # a schema counts no changes: synced here, not by writing()
 
     def _create_or_upgrade(self) -> None:
         with self.writing():
@@ -259,22 +263,28 @@ class Store(LeaseRows, ReconciliationRows, ProposalRows, PendingRows):
 
     @contextlib.contextmanager
     def writing(self, *, durable: bool = True) -> Iterator[None]:
-        """One ``BEGIN IMMEDIATE`` transaction: committed on success, rolled back on error.
+        """One ``BEGIN IMMEDIATE`` transaction: committed on success, rolled back on error;
+        a durable one returns once the log holding its commit is synced (``walsync``, shared
+        with the commits of other threads made meanwhile).
 
-        ``durable=False`` commits without waiting for the disk (``synchronous=NORMAL`` for
-        this one transaction): a power cut may undo it — never a crash of the process, and
-        never once a later durable commit has synced the log, which holds it first. For what
-        can be redone or only ages out: a claim's release (the claim lives until its TTL)."""
-        if durable:
-            with self._transaction("BEGIN IMMEDIATE"):
-                yield
-            return
-        self._db.execute("PRAGMA synchronous=NORMAL")
+        ``durable=False`` commits without waiting for the disk: a power cut may undo it —
+        never a crash of the process, and never once a later durable commit has synced the
+        log, which holds it first. For what can be redone or only ages out: a claim's release
+        (the claim lives until its TTL)."""
+        changes = self._db.total_changes
+        with self._transaction("BEGIN IMMEDIATE"):
+            yield
+        if durable and self._db.total_changes != changes:  # one that wrote nothing has
+            self._sync_log()  # nothing to sync
+
+    def _sync_log(self) -> None:
         try:
-            with self._transaction("BEGIN IMMEDIATE"):
-                yield
-        finally:
-            self._db.execute("PRAGMA synchronous=FULL")
+            walsync.for_log(self._wal).sync()
+        except OSError as exc:
+            raise EnvironmentFailure(
+                f"state store: cannot sync its log {self._wal}: {exc.strerror} — the last "
+                "change may not survive a power cut; check the disk"
+            ) from exc
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[None]:
@@ -322,6 +332,29 @@ class Store(LeaseRows, ReconciliationRows, ProposalRows, PendingRows):
             (path, key),
         ).fetchone()
         return None if row is None else (FileState(row[0], row[1]), _row(row[2:]))
+
+    def section_candidates(self, path: str, ref: str) -> list[tuple[FileState, SectionRow]]:
+        """The file's state and each present section ``ref`` may name — its key, its base,
+        or its key's last segment — in one statement (``refs.resolve_key`` decides)."""
+        rows = self._db.execute(
+            f"SELECT f.file_rev, f.file_hash, {', '.join('s.' + c for c in _COLS)} "
+            "FROM files f JOIN sections s ON s.path = f.path "
+            "WHERE f.path = ? AND s.present AND (s.key = ? OR s.base = ? OR "
+            "substr(s.key, -?) = ?) ORDER BY s.ord",
+            (path, ref, ref, len(ref) + 1, "/" + ref),
+        ).fetchall()
+        return [(FileState(row[0], row[1]), _row(row[2:])) for row in rows]
+
+    def splice_context(self, path: str, ord_: int) -> tuple[int, bytes | None]:
+        """What a patch of the section at ``ord_`` needs around it, in one statement: the
+        size of the present sections before it and the heading of the one after (None)."""
+        size, heading = self._db.execute(
+            "SELECT (SELECT COALESCE(SUM(size), 0) FROM sections "
+            "WHERE path = ? AND present AND ord < ?), "
+            "(SELECT heading FROM sections WHERE path = ? AND present AND ord = ?)",
+            (path, ord_, path, ord_ + 1),
+        ).fetchone()
+        return int(size), None if heading is None else bytes(heading)
 
     def section_keys(self, path: str) -> list[tuple[str, str]]:
         """``(key, base)`` of the file's present sections in document order."""
@@ -408,9 +441,12 @@ class Store(LeaseRows, ReconciliationRows, ProposalRows, PendingRows):
         self._db.execute(
             "INSERT INTO events (id, ts, actor, type, path, section, data, prev, hash) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (*event[:6], json.dumps(event.data, ensure_ascii=False, sort_keys=True), *event[7:]),
+            (event.id, ts, actor, type, path, section, _DATA.encode(data), event.prev, event.hash),
         )
-        self.cache(EVENTS_HEAD, f"{event.id} {event.hash}")
+        self._db.execute(  # inside writing(): cache() without its own transaction
+            "INSERT OR REPLACE INTO cache (key, value) VALUES (?, ?)",
+            (EVENTS_HEAD, f"{event.id} {event.hash}"),
+        )
         return event
 
     def events_head(self) -> tuple[int, str] | None:
@@ -484,8 +520,8 @@ class Store(LeaseRows, ReconciliationRows, ProposalRows, PendingRows):
                 "INSERT OR REPLACE INTO cache (key, value) VALUES (?, ?)", (key, value)
             )
             return
-        with self.writing():
-            self.cache(key, value)
+        with self.writing(durable=False):  # derived: a power cut that undoes it costs a
+            self.cache(key, value)  # recomputation
 
     def last_claim_event(self, claim_id: str) -> Event | None:
         """The latest event that ended claim ``claim_id`` (released, expired or aborted)."""
@@ -507,6 +543,7 @@ class Store(LeaseRows, ReconciliationRows, ProposalRows, PendingRows):
 
 
 _COLS = _ROW_COLUMNS.split(", ")
+_DATA = json.JSONEncoder(ensure_ascii=False, sort_keys=True)  # an event's data as stored
 _EVENT_COLUMNS = "id, ts, actor, type, path, section, data, prev, hash"
 
 

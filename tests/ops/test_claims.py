@@ -6,6 +6,7 @@ Waits run in threads; a test knows a waiter is queued when it blocks on its FIFO
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -587,21 +588,51 @@ def test_metrics_count_the_last_hour(
     assert b.metrics() == expected | later
 
 
-def test_a_release_commits_without_waiting_for_the_disk_a_grant_does_not(memory: Memory) -> None:
+def test_a_release_commits_without_waiting_for_the_disk_a_grant_does_not(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Issue 14 item 4: one synced commit per claim+release pair; the grant's (its fencing
     token) is the synced one."""
+    memory.release(memory.claim("CLAUDE.md#build", ttl=60).id)  # the file indexed, verdicts cached
+    synced: list[int] = []
+    real = os.fdatasync
+
+    def fdatasync(fd: int) -> None:
+        synced.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(os, "fdatasync", fdatasync)
+    claim = memory.claim("CLAUDE.md#build", ttl=60)
+    assert len(synced) == 1  # the grant waited for the log's sync
+    memory.release(claim.id)
+    assert len(synced) == 1  # the release did not
+    assert [e.type for e in memory.events()[-2:]] == ["claim.granted", "claim.released"]
+
+
+def test_each_operation_reads_the_lease_table_once(memory: Memory) -> None:
+    """Issue 14 item 4: a transaction reads the claims and the queue in one statement and
+    works on that copy: no step reads them again, not even after its own writes."""
     statements: list[str] = []
     store = memory.workspace.store
     store._db.set_trace_callback(statements.append)
     try:
-        claim = memory.claim("CLAUDE.md#build", ttl=60)
-        granted, statements[:] = list(statements), []
+        claim = memory.claim("src/inventory/", ttl=60)
         memory.release(claim.id)
-        released = list(statements)
     finally:
         store._db.set_trace_callback(None)
-    assert not any("synchronous" in s for s in granted)
-    assert released[0] == "PRAGMA synchronous=NORMAL"
-    assert released[-1] == "PRAGMA synchronous=FULL"
-    assert store._db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL again
-    assert [e.type for e in memory.events()[-2:]] == ["claim.granted", "claim.released"]
+    reads = [s for s in statements if s.startswith("SELECT") and " FROM claims" in s]
+    assert len(reads) == 2, reads  # one per transaction
+    assert all(" FROM waiters" in s for s in reads)  # the queue in the same statement
+    assert sum(" FROM waiters" in s for s in statements) == 2
+
+
+def test_a_path_target_is_resolved_against_the_directory_claimed_from(
+    agents: Callable[[str], Memory], sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = agents("a")
+    monkeypatch.chdir(sample.parent)  # outside the root: relative to the root
+    assert a.claim("inventory/").targets == ("inventory/",)
+    monkeypatch.chdir(sample / "src")
+    assert a.claim("inventory/").targets == ("src/inventory/",)
+    monkeypatch.chdir(sample)
+    assert a.claim("inventory/").targets == ("inventory/",)

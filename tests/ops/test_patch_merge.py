@@ -103,6 +103,7 @@ def test_a_base_no_longer_kept_is_a_plain_conflict(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(proposaltables, "KEEP_BODIES", 2)
+    monkeypatch.setattr(proposaltables, "PRUNE_EVERY", 1)
     read = memory.read(REF)
     for n in range(3):
         now = memory.read(REF)
@@ -118,6 +119,7 @@ def test_bodies_are_kept_for_the_last_revs_only(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(proposaltables, "KEEP_BODIES", 3)
+    monkeypatch.setattr(proposaltables, "PRUNE_EVERY", 1)
     for n in range(5):
         now = memory.read(REF)
         memory.patch(REF, add_line(now.content, f"- step {n}"), expect_rev=now.rev)
@@ -126,6 +128,22 @@ def test_bodies_are_kept_for_the_last_revs_only(
     assert key is not None
     kept = [rev for rev in range(1, 7) if store.body_at("CLAUDE.md", key, rev)]
     assert kept == [4, 5, 6]
+
+
+def test_old_bodies_are_pruned_in_steps_never_below_the_kept_count(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(proposaltables, "KEEP_BODIES", 5)
+    monkeypatch.setattr(proposaltables, "PRUNE_EVERY", 4)
+    store, counts = memory.workspace.store, []
+    for n in range(20):
+        now = memory.read(REF)
+        memory.patch(REF, add_line(now.content, f"- step {n}"), expect_rev=now.rev)
+        key = memory.read(REF).key
+        assert key is not None
+        counts.append(sum(bool(store.body_at("CLAUDE.md", key, r)) for r in range(1, 30)))
+    assert min(counts[5:]) >= 5
+    assert max(counts) <= 5 + 4 - 1 + 1  # the kept ones, those awaiting a prune, and the new
 
 
 def test_a_rev_from_the_future_is_no_base(memory: Memory) -> None:

@@ -175,6 +175,37 @@ def test_a_dropped_waiter_is_gone(store: Store) -> None:
     assert store.waiter_rows() == []
 
 
+# -- the whole table in one read ----------------------------------------------------------------
+
+
+def test_the_lease_table_is_both_tables_in_their_orders(store: Store) -> None:
+    assert store.lease_table() == ([], [])
+    with store.writing():
+        for id, token in [("b", 5), ("a", 9), ("gone", 1)]:
+            store.put_claim(claim(id, token, NOW + 60 if id != "gone" else NOW - 1))
+        for id, arrival in [("w3", 3), ("w1", 1)]:
+            store.put_waiter(waiter(id, arrival))
+        store.settle_waiter("w1", "aborted", "deadlock")
+    claims, waiters = store.lease_table()
+    assert claims == store.claim_rows()  # expired ones too: the caller sweeps them
+    assert [c.id for c in claims] == ["gone", "b", "a"]
+    assert waiters == store.waiter_rows()
+    assert [(w.request.id, w.state, w.reason) for w in waiters] == [
+        ("w1", "aborted", "deadlock"),
+        ("w3", "waiting", None),
+    ]
+
+
+def test_the_lease_table_with_claims_only_or_waiters_only(store: Store) -> None:
+    with store.writing():
+        store.put_waiter(waiter("w1", 1))
+    assert store.lease_table() == ([], [waiter("w1", 1)])
+    with store.writing():
+        store.drop_waiter("w1")
+        store.put_claim(claim("c1", 1, NOW + 60))
+    assert store.lease_table() == ([claim("c1", 1, NOW + 60)], [])
+
+
 # -- tallies ---------------------------------------------------------------------------------
 
 
