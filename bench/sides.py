@@ -45,7 +45,7 @@ class RedisSetup(NamedTuple):
 BUILT_IN = "redis-server's built-in defaults (no config file)"
 REDIS = (
     RedisSetup("redis-always", ("--appendonly", "yes", "--appendfsync", "always"),
-               f"{BUILT_IN} + `--appendonly yes --appendfsync always`", "3 fsyncs (AOF)", 1.0),
+               f"{BUILT_IN} + `--appendonly yes --appendfsync always`", "3 fsyncs (AOF)", 1.5),
     RedisSetup("redis-everysec", ("--appendonly", "yes", "--appendfsync", "everysec"),
                f"{BUILT_IN} + `--appendonly yes --appendfsync everysec`",
                "0 fsyncs (one a second, in a background thread)", None),
