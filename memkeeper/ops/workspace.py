@@ -199,8 +199,13 @@ class Workspace:
         staged, self._staged = self._staged, None
         if staged:
             files.crashpoint("write.after_commit")  # committed, no file replaced yet
-        for write in staged:
-            self._finish(write)
+        for done, write in enumerate(staged):
+            try:
+                self._finish(write)
+            except BaseException:  # the replaces not tried are redone by the next look
+                for left in staged[done + 1 :]:  # at their files (their rows are committed)
+                    left.staged.abandon()
+                raise
 
     def replace_file(
         self,
