@@ -140,10 +140,20 @@ class Gateway:
     # -- keys ----------------------------------------------------------------------------
 
     def range(
-        self, key: bytes, range_end: bytes | None = None, *, revision: int = 0, limit: int = 0
+        self,
+        key: bytes,
+        range_end: bytes | None = None,
+        *,
+        revision: int = 0,
+        limit: int = 0,
+        descending: bool = False,
+        sort_target: str = "KEY",
+        keys_only: bool = False,
     ) -> tuple[int, list[KeyValue]]:
         """The revision of the answer and the keys in ``[key, range_end)`` (``key`` alone
-        without ``range_end``), at ``revision`` (0: the latest)."""
+        without ``range_end``), at ``revision`` (0: the latest); at most ``limit`` (0: all),
+        by key (or ``sort_target`` ``MOD``, ``CREATE``, ``VERSION``), last first with
+        ``descending``; without their values with ``keys_only``."""
         body: dict[str, Any] = {"key": b64(key)}
         if range_end is not None:
             body["range_end"] = b64(range_end)
@@ -151,6 +161,11 @@ class Gateway:
             body["revision"] = str(revision)
         if limit:
             body["limit"] = str(limit)
+        if descending or sort_target != "KEY":
+            body["sort_order"] = "DESCEND" if descending else "ASCEND"
+            body["sort_target"] = sort_target
+        if keys_only:
+            body["keys_only"] = True
         answer = self.call("/v3/kv/range", body)
         kvs = [KeyValue(kv) for kv in answer.get("kvs", [])]
         return int(answer.get("header", {}).get("revision", 0)), kvs

@@ -47,39 +47,78 @@ class Txn:
         self.seen: dict[bytes, int] = {}  # key -> mod_revision when read (0: absent)
         self.ranges: list[tuple[bytes, bytes]] = []
         self.cache: dict[bytes, bytes | None] = {}
+        self.mods: dict[bytes, int] = {}  # key -> mod_revision of every key fetched
         self.writes: dict[bytes, bytes | None] = {}  # None: delete
+        self.deleted: list[tuple[bytes, bytes]] = []  # ranges deleted whole: [start, end)
         self.leases: dict[bytes, int] = {}
 
-    def get(self, key: bytes) -> bytes | None:
+    def get(self, key: bytes, *, track: bool = True) -> bytes | None:
+        """The key's value at the snapshot (or as this transaction wrote it). ``track=False``
+        leaves it out of the commit's comparisons: for keys that never change once written."""
         if key in self.writes:
             return self.writes[key]
-        if key in self.cache:
-            return self.cache[key]
-        revision, found = self.gateway.range(key, revision=self.snapshot)
-        self._at(revision)
-        value = found[0].value if found else None
-        self.seen[key] = found[0].mod_revision if found else 0
-        self.cache[key] = value
-        return value
+        if self.range_deleted(key):
+            return None
+        if key not in self.cache:
+            revision, found = self.gateway.range(key, revision=self.snapshot)
+            self._at(revision)
+            self.cache[key] = found[0].value if found else None
+            self.mods[key] = found[0].mod_revision if found else 0
+        if track:
+            self.seen.setdefault(key, self.mods.get(key, 0))
+        return self.cache[key]
 
     def range(self, prefix: bytes) -> list[tuple[bytes, bytes]]:
         """Every key starting with ``prefix`` and its value, this transaction's writes
         included, in key order."""
-        end = etcdgw.prefix_end(prefix)
-        revision, found = self.gateway.range(prefix, end, revision=self.snapshot)
+        return self.scan(prefix, etcdgw.prefix_end(prefix))
+
+    def scan(
+        self,
+        start: bytes,
+        end: bytes,
+        *,
+        per_key: bool = True,
+        limit: int = 0,
+        descending: bool = False,
+    ) -> list[tuple[bytes, bytes]]:
+        """The keys of ``[start, end)`` and their values, this transaction's writes included,
+        in key order (last first with ``descending``), at most ``limit`` (0: all).
+
+        The commit compares the whole range (a key added or changed in it aborts it). With
+        ``per_key`` it also compares each key found, which is what catches a key deleted from
+        the range; ``per_key=False`` keeps a big range to one comparison (etcd allows 128 a
+        transaction) and leaves deletions to the caller (a key every deleter writes)."""
+        mine = any(start <= k < end for k in self.writes) or any(
+            s < end and start < e for s, e in self.deleted
+        )
+        revision, found = self.gateway.range(
+            start,
+            end,
+            revision=self.snapshot,
+            limit=0 if mine else limit,
+            descending=descending,
+        )
         self._at(revision)
-        self.ranges.append((prefix, end))
+        if (start, end) not in self.ranges:
+            self.ranges.append((start, end))
         merged: dict[bytes, bytes | None] = {}
         for kv in found:
-            self.seen.setdefault(kv.key, kv.mod_revision)
+            if per_key:
+                self.seen.setdefault(kv.key, kv.mod_revision)
+            self.mods.setdefault(kv.key, kv.mod_revision)
             self.cache.setdefault(kv.key, kv.value)
-            merged[kv.key] = kv.value
+            if not self.range_deleted(kv.key):
+                merged[kv.key] = kv.value
         for key, value in self.writes.items():
-            if key.startswith(prefix):
+            if start <= key < end:
                 merged[key] = value
-        return sorted((k, v) for k, v in merged.items() if v is not None)
+        out = sorted(((k, v) for k, v in merged.items() if v is not None), reverse=descending)
+        return out[:limit] if limit else out
 
     def put(self, key: bytes, value: bytes, lease: int = 0) -> None:
+        if self.range_deleted(key):  # etcd refuses a put inside a range the same txn
+            self._carve(key)  # deletes: delete around it instead
         self.writes[key] = value
         if lease:
             self.leases[key] = lease
@@ -90,10 +129,18 @@ class Txn:
         self.writes[key] = None
         self.leases.pop(key, None)
 
+    def delete_range(self, start: bytes, end: bytes) -> None:
+        """Delete every key of ``[start, end)`` at commit (one operation, whatever it holds);
+        this transaction's own writes there are dropped (a later put there is kept)."""
+        for key in [k for k in self.writes if start <= k < end]:
+            del self.writes[key]
+            self.leases.pop(key, None)
+        self.deleted.append((start, end))
+
     def commit(self) -> int:
         """Apply the writes if nothing read has changed; the revision after it. ``Retry``
         otherwise (nothing was written)."""
-        if not self.writes:
+        if not self.writes and not self.deleted:
             return self.snapshot
         compare = [
             Compare(key, "MOD", "EQUAL", rev) if rev else Compare(key, "VERSION", "EQUAL", 0)
@@ -101,7 +148,8 @@ class Txn:
         ]
         if self.snapshot:
             compare += [RangeCompare(start, end, self.snapshot + 1) for start, end in self.ranges]
-        ops = [
+        ops = [etcdgw.delete(start, end) for start, end in self.deleted]
+        ops += [
             etcdgw.delete(key) if value is None else etcdgw.put(key, value, self.leases.get(key, 0))
             for key, value in self.writes.items()
         ]
@@ -109,6 +157,40 @@ class Txn:
         if not done.succeeded:
             raise Retry()
         return done.revision
+
+    def landed(self) -> int:
+        """After a commit that failed: the revision at which this transaction's puts all
+        stand, with its values, written together after its snapshot — a commit that did land,
+        whose answer was lost and that the gateway sent again to another member (whose
+        comparisons then failed against it). 0: it did not land. Every key written by one
+        etcd transaction has that transaction's revision as ``mod_revision``."""
+        puts = [(key, value) for key, value in self.writes.items() if value is not None]
+        if not puts or not self.snapshot:
+            return 0
+        found = self.gateway.txn([], [etcdgw.get(key) for key, _ in puts]).responses
+        revisions = set()
+        for (_, value), kvs in zip(puts, found, strict=True):
+            if not kvs or kvs[0].value != value:
+                return 0
+            revisions.add(kvs[0].mod_revision)
+        landed = revisions.pop()
+        return landed if not revisions and landed > self.snapshot else 0
+
+    def _carve(self, key: bytes) -> None:
+        """Take ``key`` out of the deleted ranges: ``[s, e)`` becomes ``[s, key)`` and
+        ``[key + NUL, e)`` (nothing sorts between a key and itself followed by NUL)."""
+        after = key + b"\0"
+        pieces = []
+        for start, end in self.deleted:
+            if start <= key < end:
+                pieces += [(s, e) for s, e in ((start, key), (after, end)) if s < e]
+            else:
+                pieces.append((start, end))
+        self.deleted = pieces
+
+    def range_deleted(self, key: bytes) -> bool:
+        """Whether ``key`` lies in a range this transaction deletes."""
+        return any(start <= key < end for start, end in self.deleted)
 
     def _at(self, revision: int) -> None:
         if not self.snapshot:
