@@ -1,6 +1,6 @@
 """The state store on etcd (issue 12): the domain methods of ``store.sqlite.Store`` for files,
-sections, bodies, events, the cache, tallies, reconciliations, proposals and pending writes —
-claims, waiters and counters come next, on etcd leases.
+sections, bodies, events, the cache, tallies, claims, queued requests, counters,
+reconciliations, proposals and pending writes.
 
 Transactions. ``writing()`` runs its block in one ``etcdstm.Txn``: every read sees one
 snapshot (the revision of its first read), every write is buffered (and seen by the block's
@@ -32,7 +32,30 @@ order is numeric order; values are compact JSON:
 - ``P/rec/<id>``: a reconciliation; ``P/reco/<path>\\0<region>``: the id of the open one;
 - ``P/prop/<id>``: a proposal;
 - ``P/pend/<path>\\0<seq>``: a pending write; ``P/gen/pend`` changes on every drop;
-- ``P/seq/<name>``: the last id handed out (``rec``, ``prop``, ``pend``).
+- ``P/seq/<name>``: the last id handed out (``rec``, ``prop``, ``pend``);
+- ``P/lease/claim\\0<id>``: a claim, ``[token, agent, mode, targets, priority, strict,
+  granted_at, expires_at, objective]``;
+- ``P/lease/wait\\0<id>``: a queued request and its wait, ``[arrival, agent, mode, targets,
+  priority, strict, ttl, objective, pid, deadline, state, reason]``;
+- ``P/lease/claim\\0`` and ``P/lease/wait\\0`` (the empty id: claim and request ids are
+  never empty): a random value, changed by every drop of a claim / a waiter;
+- ``P/ctr/<name>``: a counter of ``bump`` (``token``: the highest fencing token ever issued;
+  ``request``: the last arrival number).
+
+The lease tables. Claims and queued requests share the prefix ``P/lease/`` (not a ``P/claim/``
+and a ``P/wait/`` table of their own) so that ``lease_table()`` — the first read of every lease
+operation — is one range and, in a ``writing()`` block, one comparison: a claim or a wait
+another block puts (or settles) in the meantime fails it, and so does a drop, since every drop
+also changes its table's marker key, which lies inside the range (a deletion alone would pass a
+range's comparison). Rows are keyed by id and ordered after reading, as SQLite's ``ORDER BY``:
+claims by token, waiters by arrival (the queue's priority order is ``leases.queue_order``'s).
+``bump`` reads and writes its counter key in the block, so two stores granting at once conflict
+on ``P/ctr/token`` and one retries: tokens strictly increase across every store of the prefix.
+Expiry is as in SQLite: a claim carries ``expires_at`` and memkeeper's claims code sweeps what
+its clock says is due; etcd leases per claim (a claim key that goes by itself when its holder
+stops renewing) are a later step. Unlike SQLite's keys, a put of an existing waiter id replaces
+it, and a second claim with a token already used is stored, rather than refused: ids and tokens
+come from ``bump``.
 
 Why the section rows of a file share one key, not one key each (the brief's first design):
 every change of a section changes its file's ``file_rev`` and ``file_hash`` too, so two writes
@@ -49,8 +72,8 @@ The chain: ``append_event`` reads the head key inside the transaction and writes
 two concurrent appends conflict on it and one of them retries: ids 1, 2, 3… without gap or
 fork, one chain for every writer of the prefix. Events never change once written, so reading
 them is left out of the commit's comparisons (etcd allows 128 a transaction); ranges read are
-compared as one each (``Txn.scan(per_key=False)``) and the tables that delete (pending) change
-a key on every delete that their range reads also read.
+compared as one each (``Txn.scan(per_key=False)``) and the tables that delete (pending, the
+lease tables) change a key on every delete that their range reads also read.
 
 Limits: etcd takes at most 128 operations and 128 comparisons per transaction and requests of
 1.5 MiB. A typical patch is 7 to 10 operations. A block that would exceed either limit — an
@@ -87,6 +110,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from typing import Any
 
+    from memkeeper.leases.decisions import Claim
+    from memkeeper.leases.waiters import WaiterRow
+
 EVENTS_HEAD = "events:head"  # as in store.sqlite: the cache key of the chain's head
 MAX_TXN_OPS = 128  # etcd's --max-txn-ops default: operations, and comparisons, per txn
 MAX_REQUEST_BYTES = 1536 * 1024  # etcd's --max-request-bytes default
@@ -95,6 +121,7 @@ OP_OVERHEAD = 32  # bytes a put costs beyond its key and value
 AUTOCOMMIT_ATTEMPTS = 50
 _CLAIM_ENDS = ("claim.released", "claim.expired", "claim.aborted")
 _N = "{:020d}"
+_CLAIMS, _WAITERS = "claim", "wait"  # the two tables under P/lease/
 
 
 class StoreRetry(Exception):
@@ -549,6 +576,98 @@ class EtcdStore:
         end = etcdgw.prefix_end(self._key("tally", kind, ""))
         return sum(1 for _, v in self._scan(start, end) if float(v) >= since)
 
+    # -- claims, the queue and counters ---------------------------------------------------------
+
+    def bump(self, counter: str) -> int:
+        """Add one to a persistent counter and return it: no value is ever handed out twice
+        (concurrent bumps read and write one key: one of them retries)."""
+        result: int = self._alone(self._bump, counter)
+        return result
+
+    def _bump(self, counter: str) -> int:
+        key = self._key("ctr", counter)
+        last = self._get(key)
+        value = 1 if last is None else int(last) + 1
+        self._put(key, str(value).encode())
+        return value
+
+    def any_live_claim(self, now: float) -> bool:
+        """The cheap question a patch asks before loading any claim."""
+        return any(c.expires_at > now for c in self._lease_rows(_CLAIMS)[0])
+
+    def claim_rows(self, expired_by: float | None = None) -> list[Claim]:
+        """Every stored claim (expired ones stay until swept), or those expired by then, in
+        token order."""
+        claims = self._lease_rows(_CLAIMS)[0]
+        return [c for c in claims if expired_by is None or c.expires_at <= expired_by]
+
+    def claim_row(self, claim_id: str) -> Claim | None:
+        raw = self._get(self._key("lease", _CLAIMS, claim_id))
+        return None if raw is None else _claim(claim_id, raw)
+
+    def lease_table(self) -> tuple[list[Claim], list[WaiterRow]]:
+        """Every stored claim (token order) and every queued request (arrival order), in one
+        range: each lease operation starts by reading both."""
+        return self._lease_rows("")
+
+    def _lease_rows(self, table: str) -> tuple[list[Claim], list[WaiterRow]]:
+        """The claims and the waiters under ``P/lease/`` (only ``table``'s, when given)."""
+        prefix = self._key("lease", table, "") if table else self._key("lease", "")
+        claims, waiters = [], []
+        for key, raw in self._scan_prefix(prefix):
+            kind, _, ident = key[len(self.prefix) + len(b"lease/") :].decode().partition("\0")
+            if not ident:  # a table's drop marker
+                continue
+            if kind == _CLAIMS:
+                claims.append(_claim(ident, raw))
+            elif kind == _WAITERS:
+                waiters.append(_waiter(ident, raw))
+        claims.sort(key=lambda c: c.token)
+        waiters.sort(key=lambda w: w.request.arrival)
+        return claims, waiters
+
+    def put_claim(self, c: Claim) -> None:
+        """Insert or replace claim ``c.id`` (its token is not checked for uniqueness: tokens
+        come from ``bump``)."""
+        fields = [c.token, c.agent, c.mode, list(c.targets), c.priority, c.strict]
+        value = _json([*fields, c.granted_at, c.expires_at, c.objective])
+        self._alone(self._put, self._key("lease", _CLAIMS, c.id), value)
+
+    def drop_claim(self, claim_id: str) -> None:
+        self._alone(self._drop_lease_row, _CLAIMS, claim_id)
+
+    def _drop_lease_row(self, table: str, ident: str) -> None:
+        self._delete(self._key("lease", table, ident))
+        self._put(self._key("lease", table, ""), os.urandom(8).hex().encode())  # the marker
+
+    def earliest_expiry(self, now: float) -> float | None:
+        """The soonest ``expires_at`` after ``now`` of the stored claims; None: none."""
+        found = [c.expires_at for c in self._lease_rows(_CLAIMS)[0] if c.expires_at > now]
+        return min(found, default=None)
+
+    def put_waiter(self, w: WaiterRow) -> None:
+        """Queue a request (ids come from ``bump``: a row of the same id is replaced, where
+        SQLite's primary key would refuse it)."""
+        self._alone(self._put, self._key("lease", _WAITERS, w.request.id), _waiter_json(w))
+
+    def waiter_rows(self) -> list[WaiterRow]:
+        """Every queued request, in arrival order."""
+        return self._lease_rows(_WAITERS)[1]
+
+    def settle_waiter(self, request_id: str, state: str, reason: str | None = None) -> None:
+        """Record a queued request's outcome (none: nothing happens)."""
+        self._alone(self._settle_waiter, request_id, state, reason)
+
+    def _settle_waiter(self, request_id: str, state: str, reason: str | None) -> None:
+        key = self._key("lease", _WAITERS, request_id)
+        raw = self._get(key)
+        if raw is not None:
+            settled = _waiter(request_id, raw)._replace(state=state, reason=reason)
+            self._put(key, _waiter_json(settled))
+
+    def drop_waiter(self, request_id: str) -> None:
+        self._alone(self._drop_lease_row, _WAITERS, request_id)
+
     # -- reconciliations ------------------------------------------------------------------------
 
     def open_reconciliation(
@@ -747,3 +866,32 @@ def _about(section: str | None) -> str:
 
 def _at(seconds: float) -> str:
     return f"{seconds:020.6f}"
+
+
+def _claim(claim_id: str, raw: bytes) -> Claim:
+    from memkeeper.leases.decisions import Claim  # not on the read/patch path
+
+    token, agent, mode, targets, priority, strict, granted, expires, objective = json.loads(raw)
+    return Claim(
+        claim_id, int(token), agent, mode, tuple(targets), int(priority), bool(strict),
+        float(granted), float(expires), objective,
+    )  # fmt: skip
+
+
+def _waiter_json(w: WaiterRow) -> bytes:
+    r = w.request
+    request = [r.arrival, r.agent, r.mode, list(r.targets), r.priority, r.strict, r.ttl]
+    return _json([*request, r.objective, w.pid, w.deadline, w.state, w.reason])
+
+
+def _waiter(request_id: str, raw: bytes) -> WaiterRow:
+    from memkeeper.leases.decisions import Request
+    from memkeeper.leases.waiters import WaiterRow  # not on the read/patch path
+
+    arrival, agent, mode, targets, priority, strict, ttl, objective, *rest = json.loads(raw)
+    request = Request(
+        request_id, agent, mode, tuple(targets), int(priority), bool(strict), float(ttl),
+        objective, int(arrival),
+    )  # fmt: skip
+    pid, deadline, state, reason = rest
+    return WaiterRow(request, int(pid), float(deadline), state, reason)

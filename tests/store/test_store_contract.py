@@ -5,9 +5,11 @@ a conflict when what a block read changed, ``store_unavailable`` when the cluste
 
 from __future__ import annotations
 
+import functools
 import itertools
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,8 @@ import pytest
 
 from memkeeper import events as ev
 from memkeeper.errors import EnvironmentFailure
+from memkeeper.leases.decisions import Claim, Request
+from memkeeper.leases.waiters import WaiterRow
 from memkeeper.records import Event, FileState, PendingWrite, SectionRow
 from memkeeper.store.etcdgw import Compare, Gateway, TxnResult
 from memkeeper.store.etcdstore import EtcdStore, StoreRetry
@@ -261,6 +265,210 @@ def test_tallies_count_and_forget(store: AnyStore) -> None:
     assert store.tally_count("late", 0) == 2
 
 
+# -- claims, the queue and counters (as tests/store/test_leasetables.py) ------------------
+
+NOW = 1_700_000_000.0
+
+
+def claim(id: str, token: int, expires_at: float, targets: tuple[str, ...] = ()) -> Claim:
+    targets = targets or ("src/api/", "CLAUDE.md#inventory-service/build")
+    return Claim(id, token, "agent-a", "write", targets, 0, False, NOW, expires_at, "")
+
+
+def waiter(id: str, arrival: int, priority: int = 5) -> WaiterRow:
+    request = Request(id, "agent-b", "read", ("docs/",), priority, True, 90.0, "review", arrival)
+    return WaiterRow(request, 4242, NOW + 30, "waiting", None)
+
+
+def test_bump_counts_each_counter_up_from_one(store: AnyStore) -> None:
+    with store.writing():
+        assert [store.bump("token") for _ in range(3)] == [1, 2, 3]
+        assert store.bump("request") == 1
+        assert store.bump("token") == 4
+    with store.writing():
+        assert store.bump("token") == 5
+    assert store.bump("request") == 2  # outside a block: committed alone
+
+
+def test_bump_dropped_with_its_block_hands_the_value_out_again(store: AnyStore) -> None:
+    with store.writing():
+        store.bump("token")
+
+    def bump_then_fail() -> None:
+        with store.writing():
+            assert store.bump("token") == 2
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        bump_then_fail()
+    with store.writing():
+        assert store.bump("token") == 2
+
+
+def test_a_claim_round_trips_field_for_field(store: AnyStore) -> None:
+    stored = replace(claim("c1", 7, NOW + 120), strict=True, priority=3, objective="fix it é")
+    with store.writing():
+        store.put_claim(stored)
+        assert store.claim_row("c1") == stored  # read-your-writes
+    found = store.claim_row("c1")
+    assert found == stored
+    assert found is not None
+    assert (found.targets, found.strict, type(found.expires_at)) == (stored.targets, True, float)
+    assert store.claim_row("nope") is None
+
+
+def test_claim_rows_come_in_token_order(store: AnyStore) -> None:
+    with store.writing():
+        for id, token in [("b", 5), ("a", 9), ("c", 1), ("c10", 10)]:
+            store.put_claim(claim(id, token, NOW + 60))
+    assert [c.id for c in store.claim_rows()] == ["c", "b", "a", "c10"]
+
+
+def test_claim_rows_expired_by_a_time_lists_only_those_due(store: AnyStore) -> None:
+    with store.writing():
+        store.put_claim(claim("due", 1, NOW))
+        store.put_claim(claim("live", 2, NOW + 60))
+        store.put_claim(claim("long-due", 3, NOW - 600))
+    assert [c.id for c in store.claim_rows(expired_by=NOW)] == ["due", "long-due"]
+    assert len(store.claim_rows()) == 3  # expired ones stay until swept
+
+
+def test_putting_a_claim_again_replaces_it(store: AnyStore) -> None:
+    with store.writing():
+        store.put_claim(claim("c1", 1, NOW + 60))
+        store.put_claim(claim("c1", 1, NOW + 600))
+    (only,) = store.claim_rows()
+    assert only.expires_at == NOW + 600
+    store.put_claim(claim("c1", 1, NOW + 900))  # outside a block: committed alone
+    assert store.claim_rows() == [claim("c1", 1, NOW + 900)]
+
+
+def test_a_dropped_claim_is_gone(store: AnyStore) -> None:
+    with store.writing():
+        store.put_claim(claim("c1", 1, NOW + 60))
+        store.put_claim(claim("c2", 2, NOW + 60))
+        store.drop_claim("c1")
+        assert [c.id for c in store.claim_rows()] == ["c2"]
+    assert [c.id for c in store.claim_rows()] == ["c2"]
+    assert store.claim_row("c1") is None
+    store.drop_claim("c2")
+    store.drop_claim("never")  # nothing to drop: nothing happens
+    assert store.claim_rows() == []
+    assert store.lease_table() == ([], [])
+
+
+def test_any_live_claim_counts_a_claim_until_its_expiry(store: AnyStore) -> None:
+    assert store.any_live_claim(NOW) is False
+    with store.writing():
+        store.put_claim(claim("c1", 1, NOW + 60))
+    assert store.any_live_claim(NOW) is True
+    assert store.any_live_claim(NOW + 59.9) is True
+    assert store.any_live_claim(NOW + 60) is False
+
+
+def test_earliest_expiry_is_the_soonest_live_one(store: AnyStore) -> None:
+    assert store.earliest_expiry(NOW) is None
+    with store.writing():
+        store.put_claim(claim("late", 1, NOW + 300))
+        store.put_claim(claim("soon", 2, NOW + 30))
+        store.put_claim(claim("past", 3, NOW - 1))
+    assert store.earliest_expiry(NOW) == NOW + 30
+    assert store.earliest_expiry(NOW + 30) == NOW + 300
+    assert store.earliest_expiry(NOW + 300) is None
+
+
+def test_a_waiter_round_trips_with_its_request(store: AnyStore) -> None:
+    stored = waiter("w1", 1)
+    with store.writing():
+        store.put_waiter(stored)
+    (loaded,) = store.waiter_rows()
+    assert loaded == stored
+    assert loaded.request.targets == ("docs/",)
+    assert loaded.request.strict is True
+    assert type(loaded.request.ttl) is float
+
+
+def test_waiters_come_in_arrival_order_whatever_their_priority(store: AnyStore) -> None:
+    with store.writing():
+        for id, arrival, priority in [("w3", 3, 9), ("w1", 1, 0), ("w10", 10, 1), ("w2", 2, 5)]:
+            store.put_waiter(waiter(id, arrival, priority))
+    assert [w.request.id for w in store.waiter_rows()] == ["w1", "w2", "w3", "w10"]
+
+
+def test_settling_a_waiter_records_its_outcome_and_reason(store: AnyStore) -> None:
+    with store.writing():
+        store.put_waiter(waiter("w1", 1))
+        store.put_waiter(waiter("w2", 2))
+        store.settle_waiter("w1", "aborted", "deadlock")
+        store.settle_waiter("w2", "granted")
+        store.settle_waiter("nope", "granted")  # no such wait: nothing happens
+    settled = {w.request.id: (w.state, w.reason) for w in store.waiter_rows()}
+    assert settled == {"w1": ("aborted", "deadlock"), "w2": ("granted", None)}
+    store.settle_waiter("w2", "aborted", "timeout")  # outside a block: committed alone
+    assert store.waiter_rows()[1] == waiter("w2", 2)._replace(state="aborted", reason="timeout")
+
+
+def test_a_dropped_waiter_is_gone(store: AnyStore) -> None:
+    with store.writing():
+        store.put_waiter(waiter("w1", 1))
+        store.put_waiter(waiter("w2", 2))
+        store.drop_waiter("w1")
+    assert store.waiter_rows() == [waiter("w2", 2)]
+    store.drop_waiter("w2")
+    assert store.waiter_rows() == []
+
+
+def test_the_lease_table_is_both_tables_in_their_orders(store: AnyStore) -> None:
+    assert store.lease_table() == ([], [])
+    with store.writing():
+        for id, token in [("b", 5), ("a", 9), ("gone", 1)]:
+            store.put_claim(claim(id, token, NOW + 60 if id != "gone" else NOW - 1))
+        for id, arrival in [("w3", 3), ("w1", 1)]:
+            store.put_waiter(waiter(id, arrival))
+        store.settle_waiter("w1", "aborted", "deadlock")
+    claims, waiters = store.lease_table()
+    assert claims == store.claim_rows()  # expired ones too: the caller sweeps them
+    assert [c.id for c in claims] == ["gone", "b", "a"]
+    assert waiters == store.waiter_rows()
+    assert [(w.request.id, w.state, w.reason) for w in waiters] == [
+        ("w1", "aborted", "deadlock"),
+        ("w3", "waiting", None),
+    ]
+    with store.reading():
+        assert store.lease_table() == (claims, waiters)
+
+
+def test_the_lease_table_with_claims_only_or_waiters_only(store: AnyStore) -> None:
+    with store.writing():
+        store.put_waiter(waiter("w1", 1))
+    assert store.lease_table() == ([], [waiter("w1", 1)])
+    with store.writing():
+        store.drop_waiter("w1")
+        store.put_claim(claim("c1", 1, NOW + 60))
+        assert store.lease_table() == ([claim("c1", 1, NOW + 60)], [])  # read-your-writes
+    assert store.lease_table() == ([claim("c1", 1, NOW + 60)], [])
+
+
+def test_a_lease_block_that_raises_leaves_nothing(store: AnyStore) -> None:
+    with store.writing():
+        store.put_claim(claim("kept", 1, NOW + 60))
+        store.put_waiter(waiter("w1", 1))
+
+    def everything_then_fail() -> None:
+        with store.writing():
+            store.bump("token")
+            store.put_claim(claim("c2", 2, NOW + 60))
+            store.drop_claim("kept")
+            store.settle_waiter("w1", "granted")
+            store.put_waiter(waiter("w2", 2))
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        everything_then_fail()
+    assert store.lease_table() == ([claim("kept", 1, NOW + 60)], [waiter("w1", 1)])
+    assert store.bump("token") == 1
+
+
 # -- reconciliations, proposals, pending --------------------------------------------------
 
 
@@ -435,6 +643,115 @@ def test_a_block_whose_read_changed_retries_and_applies_nothing(
     assert one.sections("CLAUDE.md")[-1].body == b"theirs\n"
     assert one.events() == []
     assert one.body_at("CLAUDE.md", "testing", 1) == b"text\n"  # archived by theirs
+    one.close()
+    other.close()
+
+
+def _retrying(store: EtcdStore, work: Any) -> Any:
+    """``work()`` in a ``writing()`` block of ``store``, run again while it conflicts."""
+    while True:
+        try:
+            with store.writing():
+                return work()
+        except StoreRetry:
+            continue
+
+
+@etcd_only
+def test_concurrent_grants_from_two_stores_get_tokens_one_to_n(
+    cluster: Cluster, prefix: bytes
+) -> None:
+    per_thread, errors = 15, []
+
+    def granter(actor: str) -> None:
+        mine = _etcd(cluster, prefix)
+
+        def grant(n: int) -> None:
+            mine.lease_table()  # as every lease operation starts
+            token = mine.bump("token")
+            mine.put_claim(claim(f"{actor}{n}", token, NOW + 60, (f"{actor}/{n}.md",)))
+
+        try:
+            for n in range(per_thread):
+                _retrying(mine, functools.partial(grant, n))
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+        finally:
+            mine.close()
+
+    threads = [threading.Thread(target=granter, args=(name,)) for name in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == []
+    reader = _etcd(cluster, prefix)
+    claims = reader.claim_rows()
+    assert [c.token for c in claims] == list(range(1, 2 * per_thread + 1))  # no gap, no twice
+    assert sorted(c.id for c in claims) == sorted(
+        f"{actor}{n}" for actor in "ab" for n in range(per_thread)
+    )
+    for actor in "ab":  # each store's grants in its own order
+        mine = [c for c in claims if c.id.startswith(actor)]
+        assert [c.id for c in mine] == [f"{actor}{n}" for n in range(per_thread)]
+    assert reader.bump("token") == 2 * per_thread + 1
+    reader.close()
+
+
+@etcd_only
+def test_a_claim_of_a_target_another_store_claims_meanwhile_retries_and_sees_it(
+    cluster: Cluster, prefix: bytes
+) -> None:
+    one, other = _etcd(cluster, prefix), _etcd(cluster, prefix)
+    target = ("CLAUDE.md#build",)
+    attempts: list[list[Claim]] = []
+
+    def claim_unless_held(store: EtcdStore, id: str, interleave: bool) -> Claim | None:
+        held, _ = store.lease_table()
+        attempts.append(held)
+        if any(set(c.targets) & set(target) for c in held):
+            return None  # busy: somebody holds it
+        if interleave and len(attempts) == 1:  # another machine claims it meanwhile
+            assert _retrying(other, lambda: claim_unless_held(other, "theirs", False))
+        granted = claim(id, store.bump("token"), NOW + 60, target)
+        store.put_claim(granted)
+        return granted
+
+    with pytest.raises(StoreRetry), one.writing():
+        claim_unless_held(one, "mine", True)
+    assert [c.id for c in one.claim_rows()] == ["theirs"]  # nothing of "mine" was applied
+    assert _retrying(one, lambda: claim_unless_held(one, "mine", True)) is None
+    assert [[c.id for c in held] for held in attempts] == [[], [], ["theirs"]]
+    assert one.claim_rows() == [claim("theirs", 1, NOW + 60, target)]
+    assert one.bump("token") == 2  # the lost block's token was never handed out
+    one.close()
+    other.close()
+
+
+@etcd_only
+@pytest.mark.parametrize("meanwhile", ["drop_claim", "drop_waiter", "settle_waiter"])
+def test_a_change_of_the_table_meanwhile_fails_a_block_that_read_it(
+    cluster: Cluster, prefix: bytes, meanwhile: str
+) -> None:
+    one, other = _etcd(cluster, prefix), _etcd(cluster, prefix)
+    one.put_claim(claim("c1", 1, NOW + 60))
+    one.put_waiter(waiter("w1", 1))
+    changes: dict[str, Callable[[], None]] = {
+        "drop_claim": lambda: other.drop_claim("c1"),  # deletions: seen by the range's marker
+        "drop_waiter": lambda: other.drop_waiter("w1"),
+        "settle_waiter": lambda: other.settle_waiter("w1", "granted"),
+    }
+    change = changes[meanwhile]
+
+    def queue_behind_what_it_read() -> None:
+        with one.writing():
+            assert one.lease_table() == ([claim("c1", 1, NOW + 60)], [waiter("w1", 1)])
+            change()
+            one.put_waiter(waiter("w2", 2))  # queued behind a table that changed
+
+    with pytest.raises(StoreRetry):
+        queue_behind_what_it_read()
+    assert all(w.request.id != "w2" for w in one.waiter_rows())
     one.close()
     other.close()
 
