@@ -333,14 +333,6 @@ class EtcdStore:
         rows = [r for r in self._rows(path).values() if with_absent or r.present]
         return sorted(rows, key=lambda r: (not r.present, r.ord, r.key))
 
-    def bytes_before(self, path: str, ord_: int) -> int:
-        """Total size of the present sections before position ``ord_``."""
-        return self.splice_context(path, ord_)[0]
-
-    def heading_at(self, path: str, ord_: int) -> bytes | None:
-        """The heading of the present section at position ``ord_``, if there is one."""
-        return next((r.heading for r in self._present(path) if r.ord == ord_), None)
-
     def indexed_paths(self) -> list[str]:
         start = self._key("file", "")
         return [k[len(start) :].decode() for k, _ in self._scan_prefix(start)]

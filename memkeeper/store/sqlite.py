@@ -371,21 +371,6 @@ class Store(LeaseRows, ReconciliationRows, ProposalRows, PendingRows):
         ).fetchall()
         return [_row(r) for r in rows]
 
-    def bytes_before(self, path: str, ord_: int) -> int:
-        """Total size of the present sections before position ``ord_``."""
-        row = self._db.execute(
-            "SELECT COALESCE(SUM(size), 0) FROM sections WHERE path = ? AND present AND ord < ?",
-            (path, ord_),
-        ).fetchone()
-        return int(row[0])
-
-    def heading_at(self, path: str, ord_: int) -> bytes | None:
-        """The heading of the present section at position ``ord_``, if there is one."""
-        row = self._db.execute(
-            "SELECT heading FROM sections WHERE path = ? AND present AND ord = ?", (path, ord_)
-        ).fetchone()
-        return None if row is None else bytes(row[0])
-
     def indexed_paths(self) -> list[str]:
         return [r[0] for r in self._db.execute("SELECT path FROM files ORDER BY path")]
 

@@ -283,13 +283,13 @@ def test_put_sections_replaces_a_row_by_key(indexed: Store) -> None:
     assert (back[1].rev, back[1].body, back[1].present) == (2, b"back\n", True)
 
 
-def test_bytes_before_sums_present_sections_before_an_ord(indexed: Store) -> None:
+def test_splice_context_sums_present_sections_before_an_ord(indexed: Store) -> None:
     heading = len(b"## a\n")
-    assert indexed.bytes_before("a.md", 0) == 0
-    assert indexed.bytes_before("a.md", 1) == heading
-    assert indexed.bytes_before("a.md", 2) == heading + len(b"## b/c\ncc\n")
-    assert indexed.bytes_before("a.md", 99) == heading + len(b"## b/c\ncc\n## d\ndddd\n")
-    assert indexed.bytes_before("missing.md", 5) == 0
+    assert indexed.splice_context("a.md", 0)[0] == 0
+    assert indexed.splice_context("a.md", 1)[0] == heading
+    assert indexed.splice_context("a.md", 2)[0] == heading + len(b"## b/c\ncc\n")
+    assert indexed.splice_context("a.md", 99) == (heading + len(b"## b/c\ncc\n## d\ndddd\n"), None)
+    assert indexed.splice_context("missing.md", 5) == (0, None)
 
 
 # -- events ---------------------------------------------------------------------------------

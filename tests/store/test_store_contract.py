@@ -121,10 +121,10 @@ def test_candidates_and_splice_context(store: AnyStore) -> None:
     assert all(state == STATE for state, _ in by_base)
     assert store.section_candidates("CLAUDE.md", "gone") == []
     sizes = [len(r.heading) + len(r.body) for r in ROWS[:5]]
-    assert store.bytes_before("CLAUDE.md", 3) == sum(sizes[:3])
-    assert store.bytes_before("CLAUDE.md", 0) == 0
-    assert store.heading_at("CLAUDE.md", 2) == b"# project/build\n"
-    assert store.heading_at("CLAUDE.md", 9) is None
+    assert store.splice_context("CLAUDE.md", 3)[0] == sum(sizes[:3])
+    assert store.splice_context("CLAUDE.md", 0)[0] == 0
+    assert store.splice_context("CLAUDE.md", 1)[1] == b"# project/build\n"
+    assert store.splice_context("CLAUDE.md", 8)[1] is None
     assert store.splice_context("CLAUDE.md", 2) == (sum(sizes[:2]), b"# project/build-2\n")
     assert store.splice_context("CLAUDE.md", 4) == (sum(sizes[:4]), None)
 
