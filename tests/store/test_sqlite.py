@@ -439,3 +439,15 @@ def test_processes_creating_the_store_at_once_all_succeed(tmp_path: Path, round_
         assert sorted(e.actor for e in store.events()) == [f"w{i:02}" for i in range(12)]
     finally:
         store.close()
+
+
+def test_data_version_moves_with_another_connections_commit(home: Path, store: Store) -> None:
+    """The dashboard's change signal: SQLite counts the commits of other connections."""
+    before = store.data_version()
+    other = Store.open(str(home))
+    try:
+        with other.writing():
+            other.put_file("a.md", FileState(1, "sha256:a"))
+    finally:
+        other.close()
+    assert store.data_version() > before

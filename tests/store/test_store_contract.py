@@ -780,12 +780,13 @@ def test_a_commit_resent_after_its_answer_was_lost_counts_once(
 
 
 @etcd_only
-def test_data_version_moves_with_a_write(store: AnyStore) -> None:
-    if not isinstance(store, EtcdStore):
-        pytest.skip("SQLite's data_version counts only other connections' commits")
+def test_data_version_moves_with_a_write(cluster: Cluster, prefix: bytes) -> None:
+    """(SQLite's counts only other connections' commits: tests/store/test_sqlite.py.)"""
+    store = _etcd(cluster, prefix)
     before = store.data_version()
     store.cache("k", "v")
     assert store.data_version() > before
+    store.close()
 
 
 @etcd_only
