@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 
 from memkeeper import names
 from memkeeper.fs import root as roots
@@ -299,6 +298,8 @@ class Memories:
     the dashboard hold one each."""
 
     def __init__(self, root: str | os.PathLike[str] | None, agent: str | None = None) -> None:
+        import threading  # here, not at the top: the CLI and the gate never need it
+
         self.root, self.agent = root, agent
         self._local = threading.local()
         self._all: list[Memory] = []

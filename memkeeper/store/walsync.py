@@ -11,14 +11,16 @@ connection of this process (and every other process's too: an fdatasync flushes 
 
 from __future__ import annotations
 
+import _thread
 import os
-import threading
 
 
 class WalSync:
     """The syncs of one ``-wal`` file, shared by this process's connections to its database."""
 
     def __init__(self, path: str) -> None:
+        import threading  # here: a command that writes nothing durable never loads it
+
         self.path = path
         self._cond = threading.Condition(threading.Lock())
         self._committed = 0  # commits that asked for a sync …
@@ -63,7 +65,7 @@ class WalSync:
 
 
 _SYNCS: dict[str, WalSync] = {}
-_SYNCS_LOCK = threading.Lock()
+_SYNCS_LOCK = _thread.allocate_lock()  # ``threading`` costs a read's start-up ~1 ms
 
 
 def for_log(path: str) -> WalSync:

@@ -207,7 +207,7 @@ def test_lazily_imported_verb_groups_match_the_commands_their_modules_declare() 
     assert sorted(subparsers.choices) == sorted(declared)  # type: ignore[arg-type]
 
 
-HEAVY = ("markdown_it", "ruamel.yaml", "pathspec", "typing", "dataclasses", "pathlib")
+HEAVY = ("markdown_it", "ruamel.yaml", "pathspec", "typing", "dataclasses", "pathlib", "threading")
 
 
 def test_a_read_of_an_indexed_file_imports_no_parser_and_no_heavy_stdlib(sample: Path) -> None:
@@ -336,7 +336,15 @@ def test_a_hook_call_imports_neither_argparse_nor_typing_nor_a_parser(sample: Pa
         "tool_name": "Write",
         "tool_input": {"file_path": str(sample / "CLAUDE.md"), "content": "x\n"},
     }
-    heavy = ("argparse", "typing", "dataclasses", "markdown_it", "ruamel.yaml", "pathspec")
+    heavy = (
+        "argparse",
+        "typing",
+        "dataclasses",
+        "markdown_it",
+        "ruamel.yaml",
+        "pathspec",
+        "threading",
+    )
     probe = (
         "import sys, io; from memkeeper.cli.main import main; "
         "code = main(['hook', 'claude-code', '--agent', 'a1']); "
