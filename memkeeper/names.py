@@ -18,6 +18,7 @@ ERROR_LOG = "error.log"  # tracebacks of unexpected errors, in the home (cli.bou
 
 AGENT_ENV = "MEMKEEPER_AGENT"  # who is acting, when --agent is not given
 ROOT_ENV = "MEMKEEPER_ROOT"  # the root, when --root is not given
+STORE_ENV = "MEMKEEPER_STORE"  # a shared store for a fleet (etcd://…): not built yet
 DEFAULT_AGENT = "human"
 
 TEMP_TAG = ".memkeeper-"  # an atomic write's temp file: .NAME.memkeeper-PID.tmp, beside NAME

@@ -58,6 +58,8 @@ def _events(p: dict[str, Any]) -> str:
 
 def _files(p: dict[str, Any]) -> str:
     head = [f"root: {p['root']}", f"policy: {p.get('policy') or '(none: nothing is managed)'}"]
+    if "store" in p:
+        head.append(f"store: {p['store']['kind']} ({p['store']['path']})")
     if p.get("policy_created"):
         head.append(f"created {p['policy']} from preset {p['preset']!r}")
     head += _howto(p.get("howto", ()))

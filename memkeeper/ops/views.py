@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import os
 
+from memkeeper import names
 from memkeeper.errors import Refused
 from memkeeper.events import iso_utc
 from memkeeper.fs.walk import managed_files
@@ -44,6 +45,7 @@ def status(ws: Workspace) -> dict[str, Any]:
     return {
         "root": str(ws.root),
         "policy": None if data is None else POLICY_FILE,
+        "store": {"kind": "sqlite", "path": f"{names.HOME_DIR}/{names.STATE_DB}"},
         "files": describe(ws, policy),
         "reconciliations": [
             {k: v for k, v in r.to_json().items() if k not in ("human", "generated")}

@@ -56,6 +56,20 @@ def _unlink(path: str) -> None:
         os.unlink(path)
 
 
+def refuse_shared_store(setting: str | None) -> None:
+    """``Invalid`` for a ``MEMKEEPER_STORE`` this memkeeper cannot honour: every store but the
+    local SQLite one (the etcd store of docs/reference.md §13 is not built yet). Ignoring the
+    setting would let agents on several machines believe they share revisions and claims."""
+    if not setting:
+        return
+    raise Invalid(
+        f"{names.STORE_ENV}={setting}: this memkeeper keeps its state in the local SQLite store "
+        "(.memkeeper/state.db) only — the etcd store for fleets across machines is not built "
+        f"yet, so agents elsewhere would not see these revisions or claims; unset "
+        f"{names.STORE_ENV} to use the local store"
+    )
+
+
 class _Replace:
     """A replace staged in the open transaction: the file, its staged temp, the bytes it
     replaces (``None``: it creates the file) and the new ones."""
@@ -80,6 +94,7 @@ class Workspace:
         self, root: str | os.PathLike[str], agent: str, clock: Clock | None = None
     ) -> None:
         self.top = os.fspath(root)  # the root as a str: pathlib costs start-up time
+        refuse_shared_store(os.environ.get(names.STORE_ENV))
         self.agent = agent
         self.home = names.home_of(self.top)
         self._clock = clock

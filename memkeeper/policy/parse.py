@@ -90,6 +90,13 @@ class _Parser:
         self.fail(pos, f"bad YAML: {problem}", "fix the YAML syntax")
 
     def known_keys(self, node: CommentedMap, allowed: tuple[str, ...], where: str) -> None:
+        if where == "at the top level" and "store" in node:  # §13's key, not built yet
+            self.fail(
+                node.lc.key("store"),
+                "'store' names a shared store (etcd, for fleets across machines), which this "
+                "memkeeper does not have yet",
+                "remove the key: the state stays in the local SQLite store (.memkeeper/state.db)",
+            )
         for key in node:
             if key not in allowed:
                 hint = _did_you_mean(key, allowed)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from diff_match_patch import diff_match_patch
 
-from tests.conftest import run_main, tree_bytes
+from tests.conftest import run_cli, run_main, tree_bytes
 
 pytestmark = pytest.mark.e2e
 
@@ -641,3 +641,29 @@ def test_bad_input_is_refused_and_changes_nothing(case: Case, sample: Path) -> N
 def test_the_catalogue_is_big_enough_and_names_each_case_once() -> None:
     assert len(CASES) >= 40
     assert len({case.name for case in CASES}) == len(CASES)
+
+
+def test_a_shared_store_this_memkeeper_does_not_have_is_refused_not_ignored(
+    sample: Path,
+) -> None:
+    """§13's MEMKEEPER_STORE / ``store:``: the etcd store is not built yet. Ignoring the
+    setting would let agents on several machines believe they share revisions and claims."""
+    env = {"MEMKEEPER_STORE": "etcd://127.0.0.1:2379/team"}
+    for args in (("status", "--json"), ("read", "CLAUDE.md#build", "--json"), ("init", "--json")):
+        done = run_cli(sample, *args, env=env)
+        assert done.code == 2, args
+        assert "MEMKEEPER_STORE" in done.json["message"]
+        assert "not built yet" in done.json["message"]
+    assert not (sample / ".memkeeper").exists()  # nothing was created
+    policy = sample / ".memkeeper.yaml"
+    policy.write_text(policy.read_text() + "store: etcd://127.0.0.1:2379/team\n")
+    done = run_cli(sample, "status", "--json")
+    assert done.code == 2
+    assert "shared store" in done.json["message"]
+    assert done.json["line"] == policy.read_text().count("\n")
+
+
+def test_status_names_the_store_in_use(sample: Path) -> None:
+    done = run_cli(sample, "status", "--json")
+    assert done.json["store"] == {"kind": "sqlite", "path": ".memkeeper/state.db"}
+    assert "store: sqlite (.memkeeper/state.db)" in run_cli(sample, "status").stdout

@@ -126,7 +126,12 @@ def test_no_events_print_nothing() -> None:
 
 def test_status_names_the_root_the_policy_and_each_managed_file(cli: Cli, sample: Path) -> None:
     lines = people(cli, "status").splitlines()
-    assert lines[:3] == [f"root: {sample.resolve()}", "policy: .memkeeper.yaml", "managed files: 7"]
+    assert lines[:4] == [
+        f"root: {sample.resolve()}",
+        "policy: .memkeeper.yaml",
+        "store: sqlite (.memkeeper/state.db)",
+        "managed files: 7",
+    ]
     assert "  append-only    memory/decisions.md (2 sections)" in lines
     assert "  private        memory/scratch/agent-a.md" in lines
 
