@@ -80,6 +80,12 @@ class _Replace:
         self.rel, self.staged, self.old, self.new = rel, staged, old, new
 
 
+def _base(keep: str, rel: str, old: bytes) -> tuple[str, bytes]:
+    """The ``.base`` beside a kept link, should a writer still save into the replaced file:
+    its path, and the file's path, NUL and what the file held (what to merge a save against)."""
+    return keep + BASE_SUFFIX, rel.encode() + b"\0" + old
+
+
 def _lost(ours: bytes, conflicts: list[str] | None = None) -> dict[str, Any]:
     """A ``save.raced`` event's data when memkeeper's committed bytes could not stay in the
     file: they are kept here, whole."""
@@ -251,7 +257,7 @@ class Workspace:
             old_hash, new_hash = None if old is None else digest(old), digest(new)
         keep = None
         if old_hash is not None:
-            keep = os.path.join(self.kept_dir(), names.kept_name(rel, time.time_ns(), old_hash))
+            keep = self._keep_path(rel, old_hash)
         self._checkpoint(rel)
         staged = files.stage(self.top, rel, new, expected=old, keep=keep, create=old is None)
         self._staged.append(_Replace(rel, staged, old, new))
@@ -314,10 +320,9 @@ class Workspace:
     def _finish(self, write: _Replace) -> None:
         """The rename of a committed replace; a writer that takes no lock saved the file
         since the check (``files.Raced``) gets ``_superseded``."""
-        keep, base = write.staged.keep, None
-        if keep is not None and write.old is not None:  # should a writer still save into the
-            base = (keep + BASE_SUFFIX, write.rel.encode() + b"\0" + write.old)  # replaced
-        try:  # file, what it held is kept beside it, to merge the save against
+        keep = write.staged.keep
+        base = None if keep is None or write.old is None else _base(keep, write.rel, write.old)
+        try:
             write.staged.finish(base)
         except files.Raced as raced:
             self._superseded(write, raced.current)
@@ -367,10 +372,13 @@ class Workspace:
     def _replace_now(self, rel: str, old: bytes, new: bytes) -> None:
         """Replace the file durably at once (temp and directory fsynced), guarded and kept
         like any replace: for the rare writes that are not a commit's (a redo, a merge)."""
-        keep = os.path.join(self.kept_dir(), names.kept_name(rel, time.time_ns(), digest(old)))
-        if files.atomic_write(self.top, rel, new, expected=old, keep=keep):
-            with open(keep + BASE_SUFFIX, "wb") as handle:
-                handle.write(rel.encode() + b"\0" + old)
+        keep = self._keep_path(rel, digest(old))
+        staged = files.stage(self.top, rel, new, expected=old, keep=keep, sync=True)
+        staged.finish(_base(keep, rel, old))
+
+    def _keep_path(self, rel: str, old_hash: str) -> str:
+        """Where a replace of ``rel`` (holding bytes of ``old_hash``) keeps the replaced file."""
+        return os.path.join(self.kept_dir(), names.kept_name(rel, time.time_ns(), old_hash))
 
     def retrying(self, rel: str, attempt: Callable[[], T]) -> T:
         """Run ``attempt`` (an operation on ``rel`` under its lock) until its replace does not

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -308,3 +308,30 @@ def test_a_save_into_a_kept_file_whose_base_was_never_written_is_kept_in_an_even
     assert "- late save\n" in str(raced["text"])
     assert raced["merged"] is False
     assert not link.exists()
+
+
+def test_a_save_racing_the_redo_itself_is_kept_and_the_redo_not_forced(
+    memory: Memory, sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    patch_once(memory, "- before\n")
+    with monkeypatch.context() as m:
+        drop_replaces(m, temp_too=True)
+        patch_once(memory, "- committed\n")
+    real, saved = files.stage, list[bool]()
+
+    def editor_saves_during_the_redo(*args: Any, **kwargs: Any) -> files.Staged:
+        if kwargs.get("sync") and not saved:  # the redo's durable replace is being staged
+            path = sample / "CLAUDE.md"
+            path.write_text(path.read_text().replace("## Testing\n", "## Testing\n- human\n"))
+            saved.append(True)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(files, "stage", editor_saves_during_the_redo)
+    memory.read("CLAUDE.md")
+
+    assert saved == [True]
+    text = (sample / "CLAUDE.md").read_text()
+    assert "## Testing\n- human\n" in text  # their save stays …
+    assert "- committed\n" not in text  # … and is not overwritten by the redo
+    assert not events_of(memory, "write.redone")
+    memory.verify()
