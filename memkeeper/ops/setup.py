@@ -1,4 +1,5 @@
-"""``init`` and ``status``: setting up a memory home and describing it.
+"""``init``: setting up a memory home and describing its files (``describe``, which
+``status`` shows too: ``ops.views``).
 
 ``init --howto`` also gives the agents' instruction files at the root (``CLAUDE.md``,
 ``AGENTS.md``, ``GEMINI.md``) a last section holding a ``howto`` region, rendered at once from
@@ -19,7 +20,7 @@ from memkeeper.markdown.lines import LINE_END, detect_newline
 from memkeeper.names import POLICY_FILE
 from memkeeper.ops import read
 from memkeeper.ops.regen import rule_views
-from memkeeper.policy.loader import load_policy, parse_policy, policy_bytes
+from memkeeper.policy.loader import load_policy, parse_policy
 from memkeeper.policy.presets import preset_bytes
 from memkeeper.regions import markers
 from memkeeper.regions.render import HOWTO, howto
@@ -53,26 +54,14 @@ def init(ws: Workspace, preset: str | None, *, add_howto: bool = False) -> dict[
         "policy": POLICY_FILE,
         "policy_created": created,
         "preset": (preset or "default") if created else None,
-        "files": _describe(ws, policy),
+        "files": describe(ws, policy),
         "howto": guides,
     }
     ws.store.trim_log(0)  # indexing every file leaves a big WAL for the next command
     return payload
 
 
-def status(ws: Workspace) -> dict[str, Any]:
-    """The root, the policy and every managed file with its class and section count."""
-
-    data = policy_bytes(ws.root)
-    policy = parse_policy(data)
-    return {
-        "root": str(ws.root),
-        "policy": None if data is None else POLICY_FILE,
-        "files": _describe(ws, policy),
-    }
-
-
-def _describe(ws: Workspace, policy: Policy) -> list[dict[str, Any]]:
+def describe(ws: Workspace, policy: Policy) -> list[dict[str, Any]]:
     """Managed files with class and section count, indexing any that changed (not private)."""
 
     files = []

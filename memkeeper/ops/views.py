@@ -37,9 +37,10 @@ CONTENTION_TYPES = ("claim.queued", "claim.granted", "claim.aborted")
 
 
 def status(ws: Workspace) -> dict[str, Any]:
-    """As ``memkeeper status --json`` (without ``status``): ``ops.setup.status``'s root,
-    policy and files (each file described as ``init`` describes it), from the kept policy."""
-    from memkeeper.ops.setup import _describe as describe  # setup.status parses anew
+    """As ``memkeeper status --json`` (without ``status``): the root, the policy, the store,
+    the files (each described as ``init`` describes it, from the kept policy), the open
+    reconciliations and the live claims."""
+    from memkeeper.ops.setup import describe
 
     data, policy = _policy(ws)
     return {

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from memkeeper import Invalid, Memory
-from memkeeper.ops.setup import HOWTO_HEADING, init, status
+from memkeeper.ops.setup import HOWTO_HEADING, init
+from memkeeper.ops.views import status
 from memkeeper.policy.presets import preset_bytes
 from memkeeper.regions.markers import parse
 from tests.conftest import tree_bytes
@@ -101,12 +102,15 @@ def test_init_twice_changes_nothing_the_second_time(memory: Memory) -> None:
 
 def test_status_describes_the_files_like_init(memory: Memory) -> None:
     payload = status(memory.workspace)
-    assert payload == {"root": str(memory.root), "policy": POLICY, "files": SAMPLE_FILES}
+    listed = {k: payload[k] for k in ("root", "policy", "files")}
+    assert listed == {"root": str(memory.root), "policy": POLICY, "files": SAMPLE_FILES}
 
 
 def test_status_without_a_policy_manages_nothing(memory: Memory, sample: Path) -> None:
     (sample / POLICY).unlink()
-    assert status(memory.workspace) == {"root": str(memory.root), "policy": None, "files": []}
+    payload = status(memory.workspace)
+    listed = {k: payload[k] for k in ("root", "policy", "files")}
+    assert listed == {"root": str(memory.root), "policy": None, "files": []}
 
 
 def test_status_counts_the_sections_of_a_file_changed_on_disk(memory: Memory, sample: Path) -> None:
