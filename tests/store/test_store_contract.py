@@ -280,6 +280,35 @@ def waiter(id: str, arrival: int, priority: int = 5) -> WaiterRow:
     return WaiterRow(request, 4242, NOW + 30, "waiting", None)
 
 
+def test_tally_counts_occurrences_since_a_time(store: AnyStore) -> None:
+    with store.writing():
+        for at in (NOW, NOW + 10, NOW + 20):
+            store.tally("conflict", at)
+        store.tally("deadlock", NOW + 5)
+    assert store.tally_count("conflict", NOW) == 3
+    assert store.tally_count("conflict", NOW + 10) == 2
+    assert store.tally_count("conflict", NOW + 21) == 0
+    assert store.tally_count("deadlock", 0.0) == 1
+    assert store.tally_count("never", 0.0) == 0
+
+
+def test_a_tally_forgets_its_kinds_entries_older_than_the_window(store: AnyStore) -> None:
+    with store.writing():
+        store.tally("conflict", NOW)
+        store.tally("deadlock", NOW)
+        store.tally("conflict", NOW + 3601)
+    assert store.tally_count("conflict", 0.0) == 1
+    assert store.tally_count("deadlock", 0.0) == 1  # other kinds are left alone
+
+
+def test_a_tally_keeps_what_is_inside_a_custom_window(store: AnyStore) -> None:
+    with store.writing():
+        store.tally("conflict", NOW)
+        store.tally("conflict", NOW + 50, keep_s=60)
+        store.tally("conflict", NOW + 100, keep_s=60)
+    assert store.tally_count("conflict", 0.0) == 2
+
+
 def test_bump_counts_each_counter_up_from_one(store: AnyStore) -> None:
     with store.writing():
         assert [store.bump("token") for _ in range(3)] == [1, 2, 3]
@@ -583,32 +612,50 @@ def test_reading_sees_one_snapshot(store: AnyStore) -> None:
 etcd_only = pytest.mark.skipif(EXE is None, reason=WHY)
 
 
-@etcd_only
-def test_concurrent_appends_make_one_chain(cluster: Cluster, prefix: bytes) -> None:
-    per_thread, errors = 20, []
+def _retrying(store: EtcdStore, work: Any) -> Any:
+    """``work()`` in a ``writing()`` block of ``store``, run again while it conflicts."""
+    while True:
+        try:
+            with store.writing():
+                return work()
+        except StoreRetry:
+            continue
 
-    def appender(actor: str) -> None:
+
+def _race(
+    cluster: Cluster, prefix: bytes, per_thread: int, work: Callable[[EtcdStore, str, int], object]
+) -> None:
+    """Two stores on ``prefix``, ``a`` and ``b``, each in a thread of its own, run
+    ``work(store, actor, n)`` for each ``n`` below ``per_thread``, each in a ``writing()``
+    block retried while it conflicts; nothing may go wrong in either."""
+    errors: list[Exception] = []
+
+    def run(actor: str) -> None:
         mine = _etcd(cluster, prefix)
         try:
             for n in range(per_thread):
-                while True:
-                    try:
-                        with mine.writing():
-                            mine.append_event(TS[n % 10], actor, "emit", "x.md", None, {"n": n})
-                        break
-                    except StoreRetry:
-                        continue
+                _retrying(mine, functools.partial(work, mine, actor, n))
         except Exception as exc:  # pragma: no cover - reported below
             errors.append(exc)
         finally:
             mine.close()
 
-    threads = [threading.Thread(target=appender, args=(name,)) for name in ("a", "b")]
+    threads = [threading.Thread(target=run, args=(actor,)) for actor in ("a", "b")]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(timeout=60)
     assert errors == []
+
+
+@etcd_only
+def test_concurrent_appends_make_one_chain(cluster: Cluster, prefix: bytes) -> None:
+    per_thread = 20
+
+    def append(store: EtcdStore, actor: str, n: int) -> None:
+        store.append_event(TS[n % 10], actor, "emit", "x.md", None, {"n": n})
+
+    _race(cluster, prefix, per_thread, append)
     reader = _etcd(cluster, prefix)
     events = reader.events()
     assert [e.id for e in events] == list(range(1, 2 * per_thread + 1))
@@ -647,44 +694,18 @@ def test_a_block_whose_read_changed_retries_and_applies_nothing(
     other.close()
 
 
-def _retrying(store: EtcdStore, work: Any) -> Any:
-    """``work()`` in a ``writing()`` block of ``store``, run again while it conflicts."""
-    while True:
-        try:
-            with store.writing():
-                return work()
-        except StoreRetry:
-            continue
-
-
 @etcd_only
 def test_concurrent_grants_from_two_stores_get_tokens_one_to_n(
     cluster: Cluster, prefix: bytes
 ) -> None:
-    per_thread, errors = 15, []
+    per_thread = 15
 
-    def granter(actor: str) -> None:
-        mine = _etcd(cluster, prefix)
+    def grant(store: EtcdStore, actor: str, n: int) -> None:
+        store.lease_table()  # as every lease operation starts
+        token = store.bump("token")
+        store.put_claim(claim(f"{actor}{n}", token, NOW + 60, (f"{actor}/{n}.md",)))
 
-        def grant(n: int) -> None:
-            mine.lease_table()  # as every lease operation starts
-            token = mine.bump("token")
-            mine.put_claim(claim(f"{actor}{n}", token, NOW + 60, (f"{actor}/{n}.md",)))
-
-        try:
-            for n in range(per_thread):
-                _retrying(mine, functools.partial(grant, n))
-        except Exception as exc:  # pragma: no cover - reported below
-            errors.append(exc)
-        finally:
-            mine.close()
-
-    threads = [threading.Thread(target=granter, args=(name,)) for name in ("a", "b")]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert errors == []
+    _race(cluster, prefix, per_thread, grant)
     reader = _etcd(cluster, prefix)
     claims = reader.claim_rows()
     assert [c.token for c in claims] == list(range(1, 2 * per_thread + 1))  # no gap, no twice
