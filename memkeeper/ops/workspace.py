@@ -109,6 +109,8 @@ class Workspace:
         self._ttls: dict[str, tuple[int, int]] = {}
         self._policy_seen: tuple[object, bytes | None, str] | None = None
         self._kept_seen: dict[str, tuple[int, int]] = {}  # kept links read and found unchanged
+        # file → the earliest time one of its kept links can be KEEP_S old (settle_kept)
+        self._kept_due: dict[str, float] = {}
         self._staged: list[_Replace] | None = None  # replaces waiting for writing()'s commit
         self._relpaths: dict[tuple[str, str], str] = {}
         self._unsynced: dict[str, tuple[int, float]] = {}  # replaces since a checkpoint here
@@ -190,7 +192,9 @@ class Workspace:
         transaction and index whatever changed since memkeeper last looked (so an unseen
         human save counts), then yield the bytes (``None``: the file does not exist, with
         ``missing_ok``). The transaction commits when the block ends."""
-        self.settle_kept(rel, min_age=KEEP_S)  # a late save into a replaced file comes back
+        due = self._kept_due.get(rel, 0.0)  # a late save into a replaced file comes back
+        if not 0 <= due - time.time() <= KEEP_S:  # (not before a link can be old enough)
+            self.settle_kept(rel, min_age=KEEP_S)
         exists = not missing_ok or os.path.lexists(os.path.join(self.top, rel))
         data = files.read_bytes(self.top, rel, whole=True) if exists else None
         with self.writing():
@@ -378,7 +382,11 @@ class Workspace:
 
     def _keep_path(self, rel: str, old_hash: str) -> str:
         """Where a replace of ``rel`` (holding bytes of ``old_hash``) keeps the replaced file."""
-        return os.path.join(self.kept_dir(), names.kept_name(rel, time.time_ns(), old_hash))
+        made = time.time_ns()
+        due = self._kept_due.get(rel)
+        if due is not None:
+            self._kept_due[rel] = min(due, made / 1e9 + KEEP_S)
+        return os.path.join(self.kept_dir(), names.kept_name(rel, made, old_hash))
 
     def retrying(self, rel: str, attempt: Callable[[], T]) -> T:
         """Run ``attempt`` (an operation on ``rel`` under its lock) until its replace does not
@@ -417,6 +425,7 @@ class Workspace:
         wanted = None if rel is None else names.kept_tag(rel)
         moment = time.time() if now is None else now
         found = []
+        due = moment + min_age  # no link made after this listing is old enough before then
         for name in entries:  # by file, then oldest first
             if wanted is not None and not name.startswith(wanted):
                 continue
@@ -425,11 +434,15 @@ class Workspace:
                 continue
             if moment - parsed[1] / 1e9 < min_age:
                 if wanted is not None:
+                    due = min(due, parsed[1] / 1e9 + min_age)
                     break  # the rest of this file's links are younger still
                 continue
+            due = moment  # looked at, perhaps kept (a save not yet quiet): look again
             path = self._settle_one(kept_dir, name, parsed, moment, rel is None)
             if path is not None:
                 found.append(path)
+        if rel is not None and min_age == KEEP_S and now is None:
+            self._kept_due[rel] = due
         return found
 
     def _settle_one(
