@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     ConflictReason = Literal["stale_revision", "stale_file_hash"]
     RefusalReason = Literal[
-        "unmanaged", "class", "structure", "owner", "claimed", "not_holder", "policy"
+        "unmanaged", "class", "structure", "owner", "claimed", "not_holder", "policy", "diverged"
     ]
     BusyReason = Literal["held", "queued", "timeout", "deadlock", "expired", "abandoned"]
 

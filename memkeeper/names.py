@@ -15,10 +15,12 @@ LOCKS_DIR = "locks"  # one lock file per managed file, in the home
 WAIT_DIR = "wait"  # one FIFO per queued claim, in the home
 KEPT_DIR = "kept"  # hard links to files memkeeper replaced, in the home, until settled
 ERROR_LOG = "error.log"  # tracebacks of unexpected errors, in the home (cli.boundary)
+SYNCED_DIR = "synced"  # with a shared store: what each file held when it last agreed with it
+ROOT_ID = "root-id"  # with a shared store: this root's name among the roots sharing it
 
 AGENT_ENV = "MEMKEEPER_AGENT"  # who is acting, when --agent is not given
 ROOT_ENV = "MEMKEEPER_ROOT"  # the root, when --root is not given
-STORE_ENV = "MEMKEEPER_STORE"  # a shared store for a fleet (etcd://…): not built yet
+STORE_ENV = "MEMKEEPER_STORE"  # a shared store for a fleet (etcd://…), over the policy's store:
 DEFAULT_AGENT = "human"
 
 TEMP_TAG = ".memkeeper-"  # an atomic write's temp file: .NAME.memkeeper-PID.tmp, beside NAME

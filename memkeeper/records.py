@@ -97,7 +97,9 @@ class SectionInfo(Record):
 class SectionText(Record):
     """What ``read`` returns: the heading, the body ``patch`` replaces, and the revisions."""
 
-    __slots__ = ("path", "key", "heading", "content", "rev", "hash", "file_rev", "file_hash")
+    __slots__ = (
+        "path", "key", "heading", "content", "rev", "hash", "file_rev", "file_hash", "stale"
+    )  # fmt: skip
     path: str
     key: str | None
     heading: str
@@ -106,6 +108,7 @@ class SectionText(Record):
     hash: str
     file_rev: int
     file_hash: str
+    stale: bool  # a shared store that did not answer: the local file's text, unchecked
 
     def __init__(
         self,
@@ -117,8 +120,15 @@ class SectionText(Record):
         hash: str,
         file_rev: int,
         file_hash: str,
+        stale: bool = False,
     ) -> None:
-        self._fill(path, key, heading, content, rev, hash, file_rev, file_hash)
+        self._fill(path, key, heading, content, rev, hash, file_rev, file_hash, stale)
+
+    def to_json(self) -> dict[str, Any]:
+        out = self._asdict()
+        if not self.stale:
+            del out["stale"]
+        return out
 
 
 class PatchResult(Record):

@@ -37,6 +37,12 @@ def add_verbs(verb: Verb) -> None:
     how = reconcile.add_mutually_exclusive_group()
     how.add_argument("--keep-human", action="store_true", help="keep the edit above the region")
     how.add_argument("--take-generated", action="store_true", help="render over the edit")
+    how.add_argument(
+        "--keep-local", action="store_true", help="a shared store's: push this root's file"
+    )
+    how.add_argument(
+        "--take-store", action="store_true", help="a shared store's: take the store's version"
+    )
     reconcile.add_argument("--all", action="store_true", help="list resolved ones too")
     check = verb("check", "validate files against the policy (for pre-commit and CI)")
     check.add_argument("--staged", action="store_true", help="judge what git would commit")
@@ -56,7 +62,7 @@ def cmd_regen(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_reconcile(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
     if args.action == "list":
-        if args.id is not None or args.keep_human or args.take_generated:
+        if args.id is not None or _chosen(args):
             raise Invalid("reconcile list takes no ID and no resolution — see --help")
         rows = memory.reconciliations(resolved=args.all)
         return {"action": "list", "reconciliations": [r.to_json() for r in rows]}
@@ -64,10 +70,19 @@ def cmd_reconcile(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
         raise Invalid(f"reconcile {args.action} needs an ID — list them with: reconcile list")
     if args.action == "show":
         return {"action": "show", **show(memory.workspace, args.id)}
-    if args.keep_human == args.take_generated:
-        raise Invalid("reconcile resolve needs --keep-human or --take-generated")
-    how = "keep-human" if args.keep_human else "take-generated"
-    return {"action": "resolve", **memory.resolve(args.id, how).to_json()}
+    chosen = _chosen(args)
+    if len(chosen) != 1:
+        raise Invalid(
+            "reconcile resolve needs one of --keep-human or --take-generated (a generated "
+            "region), --keep-local or --take-store (a file and the shared store)"
+        )
+    return {"action": "resolve", **memory.resolve(args.id, chosen[0]).to_json()}
+
+
+def _chosen(args: argparse.Namespace) -> list[str]:
+    """The resolutions the options name, spelled as ``reconcile.HOW`` spells them."""
+    flags = ("keep_human", "take_generated", "keep_local", "take_store")
+    return [flag.replace("_", "-") for flag in flags if getattr(args, flag)]
 
 
 def cmd_check(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:

@@ -58,7 +58,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Set
 
     from memkeeper.daemon.plan import Action
+    from memkeeper.markdown.sections import Document
     from memkeeper.ops.workspace import Workspace
+    from memkeeper.records import Event
 
 REGEN_EVENTS = frozenset(
     {"region.regenerated", "reconcile.opened", "reconcile.resolved", "claim.expired"}
@@ -185,11 +187,14 @@ class Daemon:
                 disk = digest(raced.current) if raced.current is not None else ""
                 self.pending[rel] = Pending(disk, self.now(), actor == GIT_ACTOR)
                 return []
-            try:
+
+            def once() -> tuple[Document | None, list[Event]]:
                 with ws.writing():
                     mark = self._head()
-                    doc = ws.index_file(rel, data, actor=actor)
-                    fresh = ws.store.events(since=mark)
+                    return ws.index_file(rel, data, actor=actor), ws.store.events(since=mark)
+
+            try:
+                doc, fresh = ws.again(once)
             except fsio.Raced as raced:  # saved again while a replace was redone: wait again
                 disk = digest(raced.current) if raced.current is not None else ""
                 self.pending[rel] = Pending(disk, self.now(), actor == GIT_ACTOR)

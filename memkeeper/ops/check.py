@@ -25,12 +25,11 @@ from memkeeper.fs.walk import managed_files
 from memkeeper.markdown.appendonly import first_changed_line
 from memkeeper.markdown.hiddentext import hidden_characters
 from memkeeper.markdown.lines import LINE_END, not_text, position
-from memkeeper.names import HOME_DIR, POLICY_FILE, STATE_DB
+from memkeeper.names import POLICY_FILE
 from memkeeper.ops.verify import violation
 from memkeeper.policy.loader import parse_policy, policy_bytes
 from memkeeper.regions import markers as regions
 from memkeeper.regions.render import compile_region
-from memkeeper.store.sqlite import Store
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -323,25 +322,37 @@ def _private(rel: str) -> Violation:
 
 
 def _reconciliations(root: Path, paths: Sequence[str]) -> list[Violation]:
-    """Open reconciliations, when ``.memkeeper/`` exists (check never creates it)."""
-    home = os.path.join(root, HOME_DIR)
-    if not os.path.exists(os.path.join(home, STATE_DB)):
-        return []
+    """Open reconciliations, when there is a state (check never creates one): of generated
+    regions, and of this root's files with a shared store (not other roots')."""
+    from memkeeper.ops.workspace import SHARED_REGION, Workspace
 
-    store = Store.open(home)
+    ws = Workspace(str(root), "check")
     try:
-        rows = store.reconciliations()
+        if not ws.has_store:
+            return []
+        rows = ws.store.reconciliations()
+        mine = ws.shared_region() if ws.shared else None
     finally:
-        store.close()
-    return [
-        violation(
-            row.path,
-            None,
-            "reconciliation",
-            f"reconciliation {row.id} is open: region {row.region!r} was edited by hand",
-            f"memkeeper reconcile show {row.id}, then resolve it with --keep-human or "
-            "--take-generated",
+        ws.close()
+    found = []
+    for row in rows:
+        if paths and row.path not in paths:
+            continue
+        if row.region.startswith(SHARED_REGION):
+            if row.region != mine:
+                continue  # another root's copy: its own check says so
+            what = "this root's copy and the shared store's both changed a section"
+            todo = "--keep-local (push this root's file) or --take-store"
+        else:
+            what = f"region {row.region!r} was edited by hand"
+            todo = "--keep-human or --take-generated"
+        found.append(
+            violation(
+                row.path,
+                None,
+                "reconciliation",
+                f"reconciliation {row.id} is open: {what}",
+                f"memkeeper reconcile show {row.id}, then resolve it with {todo}",
+            )
         )
-        for row in rows
-        if not paths or row.path in paths
-    ]
+    return found

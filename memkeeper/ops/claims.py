@@ -17,7 +17,7 @@ import functools
 import math
 import os
 from dataclasses import replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from memkeeper.errors import Busy, Invalid, Refused
 from memkeeper.events import iso_utc
@@ -36,8 +36,7 @@ from memkeeper.markdown import refs
 from memkeeper.ops.read import present_rows
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
-    from typing import Any
+    from collections.abc import Callable, Iterable, Iterator
 
     from memkeeper.errors import BusyReason
     from memkeeper.leases.decisions import Claim, Mode, Request
@@ -54,11 +53,23 @@ class WaitCancelled(Exception):
     """A wait for a claim was cancelled by its caller; it left the queue."""
 
 
+T = TypeVar("T")
 CANCEL_POLL_S = 0.05  # a cancellable wait looks at its cancel flag this often
 WAKE_CAP_S = 5.0  # a waiter re-checks at least this often, in case a poke was lost
 ABANDON_GRACE_S = 10.0  # a wait this far past its deadline is dropped, whatever its pid says
 METRICS_WINDOW_S = 3600.0
 _SLACK_S = 0.005  # wake just after an expiry, not just before it
+
+
+def _again(method: Callable[..., T]) -> Callable[..., T]:
+    """A ``LeaseTable`` method of one transaction, run again when a shared store's other
+    writer got in first (``Workspace.again``)."""
+
+    @functools.wraps(method)
+    def run(self: LeaseTable, *args: Any, **kwargs: Any) -> T:
+        return self.ws.again(lambda: method(self, *args, **kwargs))
+
+    return run
 
 
 class LeaseTable:
@@ -132,6 +143,28 @@ class LeaseTable:
         resolved = [resolve_target(self.ws, target) for target in targets]
         if wait is not None and not wait >= 0:
             raise Invalid(f"--wait must be a number of seconds, not {wait} — pass --wait 30")
+        args = (resolved, mode, ttl, priority, strict, wait, objective)
+        request, outcome, inbox = self.ws.again(lambda: self._begin(*args))
+        fsio.crashpoint("claim.after_commit")
+        if inbox is not None:
+            outcome = self._wait(request, inbox, cancel)
+        if isinstance(outcome, Busy):
+            raise outcome
+        assert outcome is not None
+        warnings = ttl_warnings(request.ttl, self.max_ttl)
+        return replace(outcome, warnings=warnings) if warnings else outcome
+
+    def _begin(
+        self,
+        resolved: list[str],
+        mode: Mode,
+        ttl: float | None,
+        priority: int,
+        strict: bool,
+        wait: float | None,
+        objective: str,
+    ) -> tuple[Request, Claim | Busy | None, waiting.Inbox | None]:
+        """The claim's first transaction: granted, busy, or queued (with its inbox)."""
         inbox: waiting.Inbox | None = None
         try:
             with self.transaction() as now:
@@ -154,15 +187,9 @@ class LeaseTable:
             if inbox is not None:
                 inbox.close()
             raise
-        fsio.crashpoint("claim.after_commit")
-        if inbox is not None:
-            outcome = self._wait(request, inbox, cancel)
-        if isinstance(outcome, Busy):
-            raise outcome
-        assert outcome is not None
-        warnings = ttl_warnings(request.ttl, self.max_ttl)
-        return replace(outcome, warnings=warnings) if warnings else outcome
+        return request, outcome, inbox
 
+    @_again
     def renew(self, claim_id: str, ttl: float | None) -> Claim:
         with self.transaction() as now:
             held = self._find(claim_id)
@@ -173,6 +200,7 @@ class LeaseTable:
             self._event("claim.renewed", claim, {"previous_expires_at": iso_utc(held.expires_at)})
         return replace(claim, warnings=ttl_warnings(ttl, self.max_ttl))
 
+    @_again
     def release(self, claim_id: str) -> Claim:
         """Give a claim back. Its commit does not wait for the disk: a release lost to a power
         cut only keeps the claim until its TTL. A waiter it lets in is answered only after a
@@ -185,16 +213,19 @@ class LeaseTable:
             self._drop(claim, now, None)
         return claim
 
+    @_again
     def live(self) -> tuple[list[Claim], list[WaiterRow], float]:
         """The live claims and the queued requests, after a sweep."""
         with self.transaction() as now:
             return list(self.held), self._waiting(), now
 
+    @_again
     def sweep(self) -> list[Claim]:
         """Expire what is due (the daemon calls this); the claims that expired."""
         with self.transaction():
             return list(self.swept)
 
+    @_again
     def metrics(self) -> dict[str, Any]:
         with self.transaction() as now:
             since, count = iso_utc(now - METRICS_WINDOW_S), self.store.count_events
@@ -233,6 +264,7 @@ class LeaseTable:
             raise outcome
         return outcome
 
+    @_again
     def _step(self, request: Request) -> Claim | Busy | float:
         """Collect the outcome of our wait, or how long to sleep before looking again."""
         with self.transaction() as now:
@@ -249,6 +281,7 @@ class LeaseTable:
                 return self._held(request.id) or self._busy(request, now, "expired")
             return self._busy(request, now, _busy_reason(row))
 
+    @_again
     def _forget(self, request_id: str) -> None:
         """Leave the queue on an interruption; give back a grant nobody collected."""
         with self.transaction() as now:

@@ -32,8 +32,12 @@ def emit(ws: Workspace, type: str, data: Mapping[str, Any] | None = None) -> Eve
     """Record ``type`` with ``data`` as an event by ``memory.agent``."""
     check_type(type)
     fields = check_data(dict(data or {}))
-    with ws.store.writing():
-        return ws.record(type, None, None, fields)
+
+    def once() -> Event:
+        with ws.store.writing():
+            return ws.record(type, None, None, fields)
+
+    return ws.again(once)
 
 
 def check_type(type: str) -> None:

@@ -237,7 +237,7 @@ def _apply(
         lines=count_lines(heading + body),
     )
     ws.store.put_sections(rel, [new_row])
-    ws.store.put_file(rel, new_state)
+    ws.put_file(rel, new_state, cut.data)
     event_data = {"rev": new_row.rev, "hash": new_row.hash, "file_rev": new_state.file_rev}
     if base_rev is None:
         event = ws.record("section.patched", rel, row.key, event_data)

@@ -70,10 +70,15 @@ def drop(ws: Workspace, proposal_id: int) -> Proposal:
     from memkeeper.ops.patch import open_proposal
 
     _proposal(ws, proposal_id)
-    with ws.store.writing():
-        found = open_proposal(ws, proposal_id)
-        ws.store.close_proposal(found.id, "dropped", ws.agent, iso_utc(ws.now()))
-        ws.record("proposal.dropped", found.path, found.section, {"proposal": found.id})
+
+    def once() -> Proposal:
+        with ws.store.writing():
+            found = open_proposal(ws, proposal_id)
+            ws.store.close_proposal(found.id, "dropped", ws.agent, iso_utc(ws.now()))
+            ws.record("proposal.dropped", found.path, found.section, {"proposal": found.id})
+        return found
+
+    found = ws.again(once)
     dropped = ws.store.proposal(found.id)
     assert dropped is not None
     return dropped

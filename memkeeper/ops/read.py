@@ -9,6 +9,7 @@ a store (read-only commands create no state where there is none).
 
 from __future__ import annotations
 
+from memkeeper.errors import EnvironmentFailure
 from memkeeper.events import digest
 from memkeeper.fs import files
 from memkeeper.markdown import refs
@@ -52,11 +53,24 @@ def unstored(ws: Workspace, rel: str) -> bool:
 
 
 def read(ws: Workspace, ref: str) -> SectionText:
-    """A section (``PATH#KEY``) or a whole file (``PATH``) with its revisions."""
+    """A section (``PATH#KEY``) or a whole file (``PATH``) with its revisions. With a shared
+    store that does not answer, the local file's text, marked ``stale`` (its revisions are
+    those of the file's own first indexing: the store's are unknown)."""
     path, key = refs.split_ref(ref)
     rel = ws.relpath(path)
     if not ws.has_store:
         return _read_unstored(ws, rel, key, None)
+    if not ws.shared:
+        return _read(ws, rel, key)
+    try:
+        return _read(ws, rel, key)
+    except EnvironmentFailure as failure:
+        if failure.reason != "store_unavailable":
+            raise
+        return _read_unstored(ws, rel, key, None)._replace(stale=True)
+
+
+def _read(ws: Workspace, rel: str, key: str | None) -> SectionText:
     for _ in range(_READ_ATTEMPTS):  # a writer may land between our read and the index
         data = files.read_bytes(ws.top, rel)
         answer = _read_indexed(ws, rel, key, digest(data), data)
@@ -78,6 +92,8 @@ def _read_indexed(
         state = ws.store.file_state(rel)
         if state is None or file_hash not in (None, state.file_hash):
             return None
+        if data is not None:
+            ws.seen_agreeing(rel, state, data)
         if key is None:
             whole = data if data is not None else files.read_bytes(ws.top, rel)
             return SectionText(

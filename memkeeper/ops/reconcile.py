@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING
 
 from memkeeper.errors import Invalid
 from memkeeper.events import iso_utc
+from memkeeper.fs import files
 from memkeeper.markdown.lines import LINE_END, detect_newline
 from memkeeper.ops.regen import context, live_claims
+from memkeeper.ops.workspace import SHARED_REGION
 from memkeeper.policy.loader import load_policy
 from memkeeper.regions import markers as regions
 from memkeeper.regions.render import compile_region
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     from memkeeper.records import ClaimView, Reconciliation
 
 HOW = ("keep-human", "take-generated")
+SHARED_HOW = ("keep-local", "take-store")  # a root's file and the shared store (§13)
 
 
 def find(ws: Workspace, rec_id: int, *, must_be_open: bool = False) -> Reconciliation:
@@ -71,9 +74,18 @@ def _lines(text: str) -> list[str]:
 def resolve(ws: Workspace, rec_id: int, how: str) -> Reconciliation:
     """Close an open reconciliation the way ``how`` says, re-rendering its region."""
 
-    if how not in HOW:
-        raise Invalid(f"unknown resolution {how!r} — use --keep-human or --take-generated")
-    rel = find(ws, rec_id, must_be_open=True).path
+    row = find(ws, rec_id, must_be_open=True)
+    shared = row.region.startswith(SHARED_REGION)
+    if how not in (SHARED_HOW if shared else HOW):
+        use = "--keep-local or --take-store" if shared else "--keep-human or --take-generated"
+        what = "a file and the shared store" if shared else f"region {row.region}"
+        raise Invalid(
+            f"unknown resolution {how!r} for reconciliation {rec_id} (of {what}) — use {use}",
+            id=rec_id,
+        )
+    if shared:
+        return _resolve_shared(ws, rec_id, row.path, how)
+    rel = row.path
     policy = load_policy(ws.root)
     claims = live_claims(ws, policy)
 
@@ -89,6 +101,37 @@ def resolve(ws: Workspace, rec_id: int, how: str) -> Reconciliation:
         return row._replace(resolution=how, resolved_by=by, resolved_at=at)
 
     return ws.retrying(rel, attempt)
+
+
+def _resolve_shared(ws: Workspace, rec_id: int, rel: str, how: str) -> Reconciliation:
+    """``--keep-local``: push this root's file to the store, as this root's edit on the
+    store's version; ``--take-store``: replace the file by the store's version."""
+
+    def attempt() -> Reconciliation:
+        with ws.locked(rel), ws.writing():
+            row = find(ws, rec_id, must_be_open=True)
+            by, at = ws.agent, iso_utc(ws.now())
+            ws.store.resolve_reconciliation(rec_id, how, by, at)
+            data = files.read_bytes(ws.top, rel, whole=True) if _exists(ws, rel) else None
+            state = ws.store.file_state(rel)
+            if how == "keep-local" and data is not None:
+                ws.index_file(rel, data, push=True)
+            elif state is not None:
+                committed = ws.committed(rel)
+                if data != committed:
+                    ws.replace_file(rel, data, committed, index=False)
+                ws.agreed(rel, state.file_rev, state.file_hash, committed)
+            data_out = {"id": rec_id, "region": row.region, "resolution": how}
+            ws.record("reconcile.resolved", rel, None, data_out)
+        return row._replace(resolution=how, resolved_by=by, resolved_at=at)
+
+    return ws.retrying(rel, attempt)
+
+
+def _exists(ws: Workspace, rel: str) -> bool:
+    import os
+
+    return os.path.lexists(os.path.join(ws.top, rel))
 
 
 def _rewrite(

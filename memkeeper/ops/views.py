@@ -46,7 +46,7 @@ def status(ws: Workspace) -> dict[str, Any]:
     return {
         "root": str(ws.root),
         "policy": None if data is None else POLICY_FILE,
-        "store": {"kind": "sqlite", "path": f"{names.HOME_DIR}/{names.STATE_DB}"},
+        "store": store_view(ws),
         "files": describe(ws, policy),
         "reconciliations": [
             {k: v for k, v in r.to_json().items() if k not in ("human", "generated")}
@@ -54,6 +54,17 @@ def status(ws: Workspace) -> dict[str, Any]:
         ],
         "claims": queue(ws)["claims"],
     }
+
+
+def store_view(ws: Workspace) -> dict[str, Any]:
+    """The store in use (§13): ``{"kind": "sqlite", "path": …}``, or ``{"kind": "etcd",
+    "path": URL, "endpoints": [HOST:PORT…], "prefix": "/P/"}`` — either prints as
+    ``KIND (PATH)``."""
+    url = ws.store_url()
+    if url is None:
+        return {"kind": "sqlite", "path": f"{names.HOME_DIR}/{names.STATE_DB}"}
+    endpoints = url.endpoints_text().split(",")
+    return {"kind": "etcd", "path": url.text, "endpoints": endpoints, "prefix": url.prefix}
 
 
 def queue(ws: Workspace) -> dict[str, Any]:

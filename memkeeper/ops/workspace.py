@@ -15,11 +15,13 @@ import os
 import time
 
 from memkeeper import names
-from memkeeper.errors import EnvironmentFailure, Invalid
+from memkeeper.errors import EnvironmentFailure, Invalid, Refused
 from memkeeper.events import digest, iso_utc
-from memkeeper.fs import files, root
+from memkeeper.fs import files, root, synced
+from memkeeper.policy.storeurl import StoreUrl, parse_store_url, policy_store
 from memkeeper.records import Event, FileState, PendingWrite, SectionRow, Verdict
-from memkeeper.store.sqlite import Store
+from memkeeper.store.retry import StoreRetry
+from memkeeper.store.sqlite import Store, prepare_home
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,14 +32,18 @@ if TYPE_CHECKING:
     from memkeeper.clock import Clock
     from memkeeper.markdown.revisions import Reindex
     from memkeeper.markdown.sections import Document
+    from memkeeper.store.etcdstore import EtcdStore
 
     T = TypeVar("T")
+    AnyStore = Store | EtcdStore
 
 
 RACE_ATTEMPTS = 20  # operations started over when a writer without the lock saved meanwhile
 KEEP_S = 2.0  # a replaced file is kept this long, for an editor that still had it open
 QUIET_S = 1.0  # a kept file a writer saved into is recovered once quiet this long
 REFRESH_ATTEMPTS = 10  # looks at a file mid-save before a read answers from the index
+STORE_ATTEMPTS = 50  # operations started over when a shared store's writer got in first
+SHARED_REGION = "store:"  # a reconciliation of a root's file and the shared store: + root id
 
 
 ORPHAN_S = 30.0  # a kept link whose operation never replaced the file goes after this long
@@ -56,18 +62,20 @@ def _unlink(path: str) -> None:
         os.unlink(path)
 
 
-def refuse_shared_store(setting: str | None) -> None:
-    """``Invalid`` for a ``MEMKEEPER_STORE`` this memkeeper cannot honour: every store but the
-    local SQLite one (the etcd store of docs/reference.md §13 is not built yet). Ignoring the
-    setting would let agents on several machines believe they share revisions and claims."""
-    if not setting:
-        return
-    raise Invalid(
-        f"{names.STORE_ENV}={setting}: this memkeeper keeps its state in the local SQLite store "
-        "(.memkeeper/state.db) only — the etcd store for fleets across machines is not built "
-        f"yet, so agents elsewhere would not see these revisions or claims; unset "
-        f"{names.STORE_ENV} to use the local store"
-    )
+def store_url(setting: str, source: str) -> StoreUrl:
+    """The shared store ``setting`` names (``Invalid`` saying what is wrong, and where)."""
+    try:
+        return parse_store_url(setting)
+    except ValueError as err:
+        raise Invalid(
+            f"{source}: {err} — write it as etcd://HOST:PORT[,HOST:PORT…]/PREFIX, or unset it "
+            "to keep the state in the local SQLite store (.memkeeper/state.db)"
+        ) from None
+
+
+def _version_key(rel: str, file_hash: str) -> str:
+    """The shared store's cache key of a version a file had (its value: that ``file_rev``)."""
+    return f"version:{file_hash}:{rel}"
 
 
 class _Replace:
@@ -100,11 +108,15 @@ class Workspace:
         self, root: str | os.PathLike[str], agent: str, clock: Clock | None = None
     ) -> None:
         self.top = os.fspath(root)  # the root as a str: pathlib costs start-up time
-        refuse_shared_store(os.environ.get(names.STORE_ENV))
         self.agent = agent
         self.home = names.home_of(self.top)
         self._clock = clock
-        self._db: Store | None = None
+        self._db: AnyStore | None = None
+        self._url: StoreUrl | None = None
+        self._url_known = False
+        self._marks: list[synced.Mark] = []  # to remember once the commit and renames are done
+        self._marked: dict[str, tuple[int, str]] = {}  # the marks this workspace knows
+        self._editing: set[str] = set()  # files an operation is changing (``editing``)
         self._verdicts: dict[str, Verdict] = {}
         self._ttls: dict[str, tuple[int, int]] = {}
         self._policy_seen: tuple[object, bytes | None, str] | None = None
@@ -137,15 +149,67 @@ class Workspace:
 
     @property
     def has_store(self) -> bool:
-        """True when the memory home holds a state store; read-only operations create none
-        where there is none (they answer as an empty store would)."""
-        return self._db is not None or os.path.exists(os.path.join(self.home, names.STATE_DB))
+        """True when the memory home holds a state store (or a shared store is named);
+        read-only operations create none where there is none (they answer as an empty
+        store would)."""
+        return (
+            self._db is not None
+            or self.shared
+            or os.path.exists(os.path.join(self.home, names.STATE_DB))
+        )
 
     @property
-    def store(self) -> Store:
+    def store(self) -> AnyStore:
         if self._db is None:
-            self._db = Store.open(self.home)
+            url = self.store_url()
+            if url is None:
+                self._db = Store.open(self.home)
+            else:
+                from memkeeper.store.etcdgw import Gateway
+                from memkeeper.store.etcdstore import EtcdStore
+
+                self._db = EtcdStore(Gateway(list(url.endpoints)), url.prefix.encode())
         return self._db
+
+    def store_url(self) -> StoreUrl | None:
+        """The shared store this root's state lives in (§13): ``$MEMKEEPER_STORE``, else the
+        policy's ``store:``; ``None``: the local SQLite store. Decided once per workspace."""
+        if not self._url_known:
+            setting, source = os.environ.get(names.STORE_ENV) or None, names.STORE_ENV
+            if setting is None:
+                setting = policy_store(self._policy()[0])
+                source = f"{names.POLICY_FILE}: store"
+            self._url = None if setting is None else store_url(setting, source)
+            self._url_known = True
+        return self._url
+
+    @property
+    def shared(self) -> bool:
+        """Whether the state lives in a shared store (etcd), other roots' files beside ours."""
+        return self.store_url() is not None
+
+    def root_id(self) -> str:
+        """This root's name among the roots sharing a store: made once, kept in the home."""
+        path = os.path.join(self.home, names.ROOT_ID)
+        try:
+            with open(path, encoding="utf-8") as handle:
+                found = handle.read().strip()
+            if found:
+                return found
+        except FileNotFoundError:
+            pass
+        prepare_home(self.home)
+        made = os.urandom(6).hex()
+        temp = f"{path}.{os.getpid()}.tmp"
+        with open(temp, "w", encoding="utf-8") as handle:
+            handle.write(made + "\n")
+        try:
+            os.link(temp, path)  # the first root id made stays: two makers agree on it
+        except FileExistsError:
+            os.unlink(temp)
+            return self.root_id()
+        os.unlink(temp)
+        return made
 
     def relpath(self, user_path: str) -> str:
         """A user's path (relative to the cwd inside the root, else to the root), confined.
@@ -167,7 +231,12 @@ class Workspace:
 
     def locked(self, rel: str) -> Any:
         """The file's lock (a context manager); every writer of ``rel`` holds it."""
-        _ = self.store  # the home (and its lock directory) exists once the store is open
+        if self.shared:
+            if self._kept_dir is None:  # the lock directory; the state is elsewhere
+                prepare_home(self.home)
+                self.kept_dir()
+        else:
+            _ = self.store  # the home (and its lock directory) exists once the store is open
         lock = os.path.join(self.home, names.LOCKS_DIR, digest(rel.encode())[7:31] + ".lock")
         return files.file_lock(lock)
 
@@ -195,12 +264,19 @@ class Workspace:
         due = self._kept_due.get(rel, 0.0)  # a late save into a replaced file comes back
         if not 0 <= due - time.time() <= KEEP_S:  # (not before a link can be old enough)
             self.settle_kept(rel, min_age=KEEP_S)
+        if self.shared:
+            self.sync_file(rel)  # first the file is brought up to date with the store
+            self._refuse_diverged(rel)
         exists = not missing_ok or os.path.lexists(os.path.join(self.top, rel))
         data = files.read_bytes(self.top, rel, whole=True) if exists else None
-        with self.writing():
-            if data is not None:
-                self.index_file(rel, data)
-            yield data
+        self._editing.add(rel)
+        try:
+            with self.writing():
+                if data is not None:
+                    self.index_file(rel, data)
+                yield data
+        finally:
+            self._editing.discard(rel)
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:
@@ -218,10 +294,12 @@ class Workspace:
                 yield
         except BaseException:
             staged, self._staged = self._staged, None
+            self._marks = []
             for write in staged:
                 write.staged.abandon()
             raise
         staged, self._staged = self._staged, None
+        marks, self._marks = self._marks, []
         if staged:
             files.crashpoint("write.after_commit")  # committed, no file replaced yet
         for done, write in enumerate(staged):
@@ -231,6 +309,9 @@ class Workspace:
                 for left in staged[done + 1 :]:  # at their files (their rows are committed)
                     left.staged.abandon()
                 raise
+        for mark in marks:  # each file now durably holds what its mark says (shared store)
+            synced.write_mark(self.home, mark)
+            self._marked[mark.path] = (mark.rev, mark.hash)
 
     def replace_file(
         self,
@@ -262,6 +343,14 @@ class Workspace:
         keep = None
         if old_hash is not None:
             keep = self._keep_path(rel, old_hash)
+        if self.shared:  # the store is no log of this root's files: the replace is durable
+            staged = files.stage(  # itself, and a look that finds it undone brings the file
+                self.top, rel, new, expected=old, keep=keep, create=old is None, sync=True
+            )  # up to date from the store (``_look_shared``)
+            self._staged.append(_Replace(rel, staged, old, new))
+            if index:
+                self.index_file(rel, new, external=False)
+            return
         self._checkpoint(rel)
         staged = files.stage(self.top, rel, new, expected=old, keep=keep, create=old is None)
         self._staged.append(_Replace(rel, staged, old, new))
@@ -303,7 +392,7 @@ class Workspace:
         A file that holds anything else is left to the next look at it (``index_file``, which
         the daemon makes only once the file is quiet). Returns the paths checkpointed; the
         daemon calls this on its ticks."""
-        if not self.has_store:
+        if not self.has_store or self.shared:
             return []
         done = []
         for rel in self.store.pending_paths(self.now() - min_age):
@@ -394,7 +483,7 @@ class Workspace:
         ``before``), the writer's save stays on disk, and the operation starts over on it."""
         for tries in range(RACE_ATTEMPTS):
             try:
-                return attempt()
+                return self.again(attempt)
             except files.Raced as raced:
                 with self.store.writing():
                     data = {"stage": "before", "operation": "replace", "attempt": tries + 1}
@@ -406,6 +495,25 @@ class Workspace:
             "changed; try again once it is done",
             path=rel,
         )
+
+    def again(self, attempt: Callable[[], T]) -> T:
+        """Run ``attempt`` (a whole operation) until a shared store commits it: another
+        writer that got in first (``StoreRetry``: nothing of the attempt was applied) makes
+        it start over on what is there now, after a short random pause."""
+        for tries in range(STORE_ATTEMPTS):
+            try:
+                return attempt()
+            except StoreRetry:
+                if tries + 1 == STORE_ATTEMPTS:
+                    raise EnvironmentFailure(
+                        f"the shared store: {STORE_ATTEMPTS} other writers got in first, one "
+                        "after the other — nothing was changed; try again",
+                        reason="store_busy",
+                    ) from None
+                import random
+
+                time.sleep(random.uniform(0.0, min(0.001 * 2**tries, 0.05)))
+        raise AssertionError("unreachable")
 
     def settle_kept(
         self, rel: str | None = None, *, now: float | None = None, min_age: float = QUIET_S
@@ -544,6 +652,7 @@ class Workspace:
         data = files.read_bytes(self.top, rel)
         state = self.store.file_state(rel)
         if state is not None and state.file_hash == digest(data):
+            self.seen_agreeing(rel, state, data)
             return
         with self.locked(rel):
             for tries in range(REFRESH_ATTEMPTS):
@@ -563,6 +672,7 @@ class Workspace:
         external: bool = True,
         actor: str | None = None,
         detail: dict[str, Any] | None = None,
+        push: bool = False,
     ) -> Document | None:
         """Index a change memkeeper did not make (``external=False``: one it just wrote, which
         records no event). Its ``section.external_edit`` events name ``actor`` when known (the
@@ -572,8 +682,15 @@ class Workspace:
         state = self.store.file_state(rel)
         file_hash = digest(data)
         if state is not None and state.file_hash == file_hash:
+            if self.shared:
+                self.agreed(rel, state.file_rev, file_hash, data)
             return None
-        if external and state is not None and not self._staging(rel):
+        if self.shared and external and state is not None and not push:
+            found = self._look_shared(rel, data, file_hash, state)
+            if found is None:
+                return None
+            data, file_hash = found, digest(found)
+        elif external and state is not None and not self._staging(rel):
             settled = self._settle_pending(rel, data, file_hash)
             if settled is None:
                 return None
@@ -588,10 +705,147 @@ class Workspace:
         previous = self.store.sections(rel, with_absent=True)
         change = revisions.reindex(previous, doc)
         self.store.put_sections(rel, change.rows)
-        self.store.put_file(rel, FileState(1 if state is None else state.file_rev + 1, file_hash))
+        self.put_file(rel, FileState(1 if state is None else state.file_rev + 1, file_hash), data)
         if external and state is not None:
             self._note_external(rel, previous, change, data, actor, detail or {})
         return doc
+
+    def put_file(self, rel: str, state: FileState, data: bytes) -> None:
+        """Store the file's new state (its bytes are ``data``); with a shared store, also
+        remember that version (other roots' files may hold it later: a checkout, a clone) and
+        that this root's file holds it once the transaction is done."""
+        self.store.put_file(rel, state)
+        if self.shared:
+            self.store.cache(_version_key(rel, state.file_hash), str(state.file_rev))
+            self.agreed(rel, state.file_rev, state.file_hash, data)
+
+    # -- a shared store: this root's files and the store's -----------------------------------
+
+    def seen_agreeing(self, rel: str, state: FileState, data: bytes) -> None:
+        """With a shared store: a read found ``rel`` holding the store's version ``state``
+        (``data``); remember it now, as the base of this root's next edit of the file."""
+        if not self.shared or self._marked.get(rel) == (state.file_rev, state.file_hash):
+            return
+        mark = self._mark(rel)
+        if mark is None or (mark.rev, mark.hash) != (state.file_rev, state.file_hash):
+            synced.write_mark(self.home, synced.Mark(rel, state.file_rev, state.file_hash, data))
+            self._marked[rel] = (state.file_rev, state.file_hash)
+
+    def agreed(self, rel: str, file_rev: int, file_hash: str, data: bytes) -> None:
+        """Once the open transaction has committed and its replaces are done, remember that
+        ``rel`` holds ``data``, the store's version ``file_rev`` of it (``synced``)."""
+        if self._marked.get(rel) != (file_rev, file_hash):
+            self._marks = [m for m in self._marks if m.path != rel]
+            self._marks.append(synced.Mark(rel, file_rev, file_hash, data))
+
+    def committed(self, rel: str) -> bytes:
+        """The file's bytes as the store holds them (every section's heading and body)."""
+        return b"".join(row.heading + row.body for row in self.store.sections(rel))
+
+    def _look_shared(self, rel: str, data: bytes, file_hash: str, state: FileState) -> bytes | None:
+        """``rel`` holds ``data``, which is not the store's version of it (another root
+        changed it, or this one did, or both). Returns the bytes to index as this root's edit
+        (``None``: nothing to push).
+
+        - The file holds what it held when it last agreed with the store (``synced``), or a
+          version the store had before (a checkout, a clone made earlier): it is brought up to
+          date, replaced by the store's bytes — no edit of this root's.
+        - It was edited here, and the store did not move since: the edit is pushed (indexed
+          like any external edit, by compare-and-swap: a store that moves meanwhile makes the
+          operation start over).
+        - Both moved: merged section by section with the version they last agreed on as the
+          base; where one section changed on both sides, the file keeps this root's text, and
+          a reconciliation of the file and the store is opened (``diverged``)."""
+        committed = self.committed(rel)
+        mark = self._mark(rel)
+        older = self.store.cached(_version_key(rel, file_hash))
+        stale = rel in self._editing  # an operation holds these bytes: start it over
+        if (mark is not None and mark.hash == file_hash) or (
+            older is not None and int(older) < state.file_rev
+        ):
+            if stale:
+                raise StoreRetry(f"{rel}: the store moved since the file was brought up to date")
+            self.replace_file(rel, data, committed, index=False)
+            self.agreed(rel, state.file_rev, state.file_hash, committed)
+            return None
+        if mark is not None and mark.rev == state.file_rev:
+            return data
+        if mark is not None and mark.data:
+            from memkeeper.markdown.merge import merge_sections
+
+            merged = merge_sections(mark.data, committed, data, rel)
+            if merged.data is not None:
+                if merged.data != data:
+                    if stale:
+                        raise StoreRetry(f"{rel}: the store moved while this root edited it")
+                    self.replace_file(rel, data, merged.data, index=False)
+                return merged.data
+        if stale:
+            raise StoreRetry(f"{rel}: the store moved while this root edited it")
+        self._diverge(rel, data, committed)
+        return None
+
+    def sync_file(self, rel: str) -> None:
+        """Under ``rel``'s lock, with a shared store: bring the file up to date with the
+        store (``_look_shared``) — creating it when another root made it and this one never
+        had it — or push what was edited here, in a transaction of its own."""
+
+        def once() -> None:
+            with self.writing():
+                if os.path.lexists(os.path.join(self.top, rel)):
+                    self.index_file(rel, files.read_bytes(self.top, rel, whole=True))
+                    return
+                state = self.store.file_state(rel)
+                if state is None or self._mark(rel) is not None:
+                    return  # unknown to the store, or deleted here: nothing to bring
+                if self.rule(rel).file_class in (None, "private"):
+                    return
+                committed = self.committed(rel)
+                self.replace_file(rel, None, committed, index=False)
+                self.agreed(rel, state.file_rev, state.file_hash, committed)
+
+        self.again(once)
+
+    def _refuse_diverged(self, rel: str) -> None:
+        found = self.diverged(rel)
+        if found is not None:
+            raise Refused(
+                f"{rel}: this root's copy and the shared store's both changed the same "
+                f"section — nothing was written; see `memkeeper reconcile show {found}`, then "
+                f"`memkeeper reconcile resolve {found} --keep-local` (push this root's file) "
+                "or `--take-store` (take the store's)",
+                reason="diverged",
+                path=rel,
+                id=found,
+            )
+
+    def _mark(self, rel: str) -> synced.Mark | None:
+        mark = synced.read_mark(self.home, rel)
+        if mark is not None:
+            self._marked[rel] = (mark.rev, mark.hash)
+        return mark
+
+    def shared_region(self) -> str:
+        """The region name of this root's reconciliations with the shared store."""
+        return SHARED_REGION + self.root_id()
+
+    def _diverge(self, rel: str, data: bytes, committed: bytes) -> None:
+        """Open (once) the reconciliation of this root's ``rel`` and the store's version."""
+        region = self.shared_region()
+        local, stored = data.decode("utf-8", "replace"), committed.decode("utf-8", "replace")
+        row, opened = self.store.open_reconciliation(
+            rel, region, local, stored, self.agent, iso_utc(self.now())
+        )
+        if opened:
+            self.record("reconcile.opened", rel, None, {"id": row.id, "region": region})
+
+    def diverged(self, rel: str) -> int | None:
+        """The open reconciliation of this root's ``rel`` with the shared store, if any."""
+        region = self.shared_region()
+        for row in self.store.reconciliations():
+            if row.path == rel and row.region == region:
+                return row.id
+        return None
 
     def _staging(self, rel: str) -> bool:
         """Whether a replace of ``rel`` is staged in the open transaction (its row is not a

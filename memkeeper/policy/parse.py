@@ -29,12 +29,17 @@ from memkeeper.policy.model import (
     Policy,
     SectionRule,
 )
+from memkeeper.policy.storeurl import SPELLING, parse_store_url, policy_store
 from memkeeper.regions.templates import SOURCES, TemplateError, parse_template
 
-_TOP_KEYS = ("version", "files", "leases", "templates")
+_TOP_KEYS = ("version", "files", "leases", "templates", "store")
 _RULE_KEYS = ("path", "class", "strict", "sections", "entry_template")
 _SECTION_KEYS = ("owners", "strict")
 _LEASE_KEYS = ("default_ttl", "max_ttl")
+_STORE_TODO = (
+    "write e.g. store: etcd://127.0.0.1:2379/myrepo, or remove the key to keep the state in "
+    "the local SQLite store (.memkeeper/state.db)"
+)
 
 
 def round_trip_yaml() -> YAML:
@@ -66,7 +71,29 @@ class _Parser:
         self.known_keys(top, _TOP_KEYS, "at the top level")
         self.version(top)
         default_ttl, max_ttl = self.leases(top)
-        return Policy(self.files(top), default_ttl, max_ttl, self.templates(top))
+        store = self.store(top, data)
+        return Policy(self.files(top), default_ttl, max_ttl, self.templates(top), store)
+
+    def store(self, top: CommentedMap, data: bytes) -> str | None:
+        """``store: etcd://…`` (§13), on one line of its own at the top level: commands find
+        it with ``storeurl.policy_store``, without this parser."""
+        if "store" not in top:
+            return None
+        value = top["store"]
+        pos = top.lc.value("store")
+        if not isinstance(value, str):
+            self.fail(pos, f"'store' must be {SPELLING}, not {_show(value)}", _STORE_TODO)
+        try:
+            parse_store_url(value)
+        except ValueError as err:
+            self.fail(pos, f"'store': {err}", _STORE_TODO)
+        if policy_store(data) != value:
+            self.fail(
+                pos,
+                "'store' must be written on one line of its own: store: etcd://…",
+                "write the URL on the key's line, plain or quoted",
+            )
+        return value
 
     def document(self, data: bytes) -> CommentedMap:
         try:
@@ -90,13 +117,6 @@ class _Parser:
         self.fail(pos, f"bad YAML: {problem}", "fix the YAML syntax")
 
     def known_keys(self, node: CommentedMap, allowed: tuple[str, ...], where: str) -> None:
-        if where == "at the top level" and "store" in node:  # §13's key, not built yet
-            self.fail(
-                node.lc.key("store"),
-                "'store' names a shared store (etcd, for fleets across machines), which this "
-                "memkeeper does not have yet",
-                "remove the key: the state stays in the local SQLite store (.memkeeper/state.db)",
-            )
         for key in node:
             if key not in allowed:
                 hint = _did_you_mean(key, allowed)

@@ -104,6 +104,7 @@ from memkeeper.store import etcdgw
 from memkeeper.store.etcdgw import Gateway
 from memkeeper.store.etcdstm import Retry, Txn
 from memkeeper.store.proposaltables import KEEP_BODIES, PRUNE_EVERY
+from memkeeper.store.retry import StoreRetry
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -122,15 +123,7 @@ AUTOCOMMIT_ATTEMPTS = 50
 _CLAIM_ENDS = ("claim.released", "claim.expired", "claim.aborted")
 _N = "{:020d}"
 _CLAIMS, _WAITERS = "claim", "wait"  # the two tables under P/lease/
-
-
-class StoreRetry(Exception):
-    """What a ``writing()`` block read was changed by another writer before the block
-    committed; nothing of the block was applied: run the whole operation again.
-
-    Not an ``EnvironmentFailure`` (nor any ``MemkeeperError``): it is no failure to report but
-    a request to start over, to be caught by the retry loop around the operation; one that
-    escaped it would show up as a bug, not as a misleading "environment" error."""
+__all__ = ["EtcdStore", "StoreRetry"]
 
 
 class EtcdStore:

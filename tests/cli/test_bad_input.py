@@ -643,23 +643,40 @@ def test_the_catalogue_is_big_enough_and_names_each_case_once() -> None:
     assert len({case.name for case in CASES}) == len(CASES)
 
 
-def test_a_shared_store_this_memkeeper_does_not_have_is_refused_not_ignored(
-    sample: Path,
+@pytest.mark.parametrize(
+    ("setting", "says"),
+    [
+        ("redis://127.0.0.1:6379/team", "the only shared store is etcd"),
+        ("etcd://127.0.0.1:2379", "names no PREFIX"),
+        ("etcd://127.0.0.1/team", "is not HOST:PORT"),
+        ("etcd://127.0.0.1:2379/te am", "may hold letters"),
+    ],
+)
+def test_a_store_setting_memkeeper_cannot_use_is_refused_and_creates_nothing(
+    sample: Path, setting: str, says: str
 ) -> None:
-    """§13's MEMKEEPER_STORE / ``store:``: the etcd store is not built yet. Ignoring the
-    setting would let agents on several machines believe they share revisions and claims."""
-    env = {"MEMKEEPER_STORE": "etcd://127.0.0.1:2379/team"}
+    """§13's MEMKEEPER_STORE / ``store:``: a setting that names no etcd store is refused with
+    what is wrong, never ignored (agents would believe they share revisions and claims)."""
     for args in (("status", "--json"), ("read", "CLAUDE.md#build", "--json"), ("init", "--json")):
-        done = run_cli(sample, *args, env=env)
+        done = run_cli(sample, *args, env={"MEMKEEPER_STORE": setting})
         assert done.code == 2, args
         assert "MEMKEEPER_STORE" in done.json["message"]
-        assert "not built yet" in done.json["message"]
+        assert says in done.json["message"]
     assert not (sample / ".memkeeper").exists()  # nothing was created
     policy = sample / ".memkeeper.yaml"
-    policy.write_text(policy.read_text() + "store: etcd://127.0.0.1:2379/team\n")
+    policy.write_text(policy.read_text() + f"store: {setting}\n")
     done = run_cli(sample, "status", "--json")
     assert done.code == 2
-    assert "shared store" in done.json["message"]
+    assert says in done.json["message"]
+    assert not (sample / ".memkeeper").exists()
+
+
+def test_the_policy_store_key_must_be_one_plain_line(sample: Path) -> None:
+    policy = sample / ".memkeeper.yaml"
+    policy.write_text(policy.read_text() + "store:\n  etcd://127.0.0.1:2379/team\n")
+    done = run_cli(sample, "status", "--json")
+    assert done.code == 2
+    assert "on one line" in done.json["message"]
     assert done.json["line"] == policy.read_text().count("\n")
 
 

@@ -146,11 +146,11 @@ def test_the_policy_is_read_again_only_when_its_stat_changes(
     ws.rule("CLAUDE.md")
     ws.rule("AGENTS.md")
     ws.lease_ttls()
-    assert len(opened) == 1
-    parsed = len(parses)
+    assert len(opened) <= 1  # once (none if the store's choice already read it)
+    before, parsed = len(opened), len(parses)
     os.utime(sample / POLICY, ns=(1_000_000_000, 1_000_000_000))
     ws.rule("CLAUDE.md")
-    assert len(opened) == 2
+    assert len(opened) == before + 1
     assert len(parses) == parsed  # the touched policy hashes the same: its verdicts stand
 
 

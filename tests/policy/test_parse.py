@@ -332,7 +332,7 @@ def test_each_mistake_says_what_to_do(text: str, fix: str) -> None:
 def test_an_unknown_key_with_nothing_close_lists_the_valid_keys_only() -> None:
     error = mistake("version: 1\nzzz: 1\n")
     assert (error.line, error.column) == (2, 1)
-    assert error.fix == "valid keys are version, files, leases, templates"
+    assert error.fix == "valid keys are version, files, leases, templates, store"
 
 
 def test_an_unknown_key_in_a_section_rule_names_that_rule() -> None:

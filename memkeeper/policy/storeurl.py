@@ -1,0 +1,83 @@
+"""Which store a root's state lives in (contract §13): ``MEMKEEPER_STORE`` or the policy's
+``store:``, spelled ``etcd://HOST:PORT[,HOST:PORT…]/PREFIX``; neither means the local SQLite
+store. Pure: the text in, a ``StoreUrl`` or a ``ValueError`` saying what is wrong out.
+
+The policy's key is found by ``policy_store`` with one regular expression rather than by the
+YAML parser: every command looks for it before it touches the store, and the parser costs more
+than a whole ``read``. The parser (``policy.parse``) holds the key to the same one-line form, so
+the two never disagree.
+"""
+
+from __future__ import annotations
+
+import re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+SCHEME = "etcd://"
+SPELLING = "etcd://HOST:PORT[,HOST:PORT…]/PREFIX"
+_PREFIX = re.compile(r"[A-Za-z0-9._~/-]+")  # what a prefix may hold: no spaces, no NUL
+STORE_LINE = re.compile(
+    rb"^store:[ \t]*(?P<value>[^\s#'\"][^\s#]*|'[^'\n]*'|\"[^\"\n]*\")?[ \t]*(#.*)?$", re.M
+)
+
+
+class StoreUrl:
+    """An etcd store: its members' client endpoints and the key prefix the state lives under
+    (``/PREFIX/``: roots that name the same cluster and prefix share one state)."""
+
+    __slots__ = ("endpoints", "prefix", "text")
+
+    def __init__(self, endpoints: Sequence[tuple[str, int]], prefix: str, text: str) -> None:
+        self.endpoints, self.prefix, self.text = tuple(endpoints), prefix, text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StoreUrl) and (self.endpoints, self.prefix) == (
+            other.endpoints,
+            other.prefix,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"StoreUrl({self.text!r})"
+
+    def endpoints_text(self) -> str:
+        return ",".join(f"[{h}]:{p}" if ":" in h else f"{h}:{p}" for h, p in self.endpoints)
+
+
+def parse_store_url(text: str) -> StoreUrl:
+    """``etcd://HOST:PORT[,HOST:PORT…]/PREFIX`` as a ``StoreUrl`` (``ValueError`` saying what
+    is wrong with it). The prefix is kept with a leading and a trailing ``/``."""
+    if not text.startswith(SCHEME):
+        raise ValueError(f"{text!r} is not {SPELLING} (the only shared store is etcd)")
+    rest = text[len(SCHEME) :]
+    hosts, slash, prefix = rest.partition("/")
+    if not slash or not prefix.strip("/"):
+        raise ValueError(
+            f"{text!r} names no PREFIX: write {SPELLING}, e.g. etcd://127.0.0.1:2379/myrepo "
+            "(the roots that name one prefix share one state)"
+        )
+    if not _PREFIX.fullmatch(prefix):
+        raise ValueError(f"{text!r}: the PREFIX may hold letters, digits and . _ ~ / - only")
+    endpoints = []
+    for part in hosts.split(","):
+        host, sep, port = part.strip().rpartition(":")
+        host = host.strip("[]")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"{text!r}: {part.strip()!r} is not HOST:PORT")
+        endpoints.append((host, int(port)))
+    return StoreUrl(endpoints, "/" + prefix.strip("/") + "/", text)
+
+
+def policy_store(policy: bytes | None) -> str | None:
+    """The policy's top-level ``store:`` value as written (``None``: no such key, or empty)."""
+    if policy is None or b"store:" not in policy:
+        return None
+    found = STORE_LINE.search(policy)
+    if found is None or found.group("value") is None:
+        return None
+    value = found.group("value").decode("utf-8", "replace")
+    return value[1:-1] if value[:1] in ("'", '"') else value

@@ -1,0 +1,362 @@
+"""Fleets across machines (issue 12, contract §13): two roots — two clones of one repository —
+sharing one etcd store through ``MEMKEEPER_STORE``, driven through the real CLI in
+subprocesses. The same section's revisions, one claim table and one event chain for both; each
+root's files brought up to date from the store; a hand edit under one root pushed, merged, or —
+where both sides changed one section — kept and reconciled, never lost."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import MEMKEEPER, SAMPLE_REPO, Run, run_cli
+from tests.etcd_cluster import Cluster, binary, free_port
+
+EXE, WHY = binary()
+pytestmark = pytest.mark.skipif(EXE is None, reason=WHY)
+REF = "CLAUDE.md#build"
+_prefixes = itertools.count(1)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    started = Cluster(tmp_path_factory.mktemp("etcd-fleet")).start()
+    yield started
+    started.stop()
+
+
+class Fleet:
+    """Two clones of one repository, ``a`` and ``b``, sharing one store (``url``)."""
+
+    def __init__(self, a: Path, b: Path, url: str) -> None:
+        self.a, self.b, self.url = a, b, url
+
+    def env(self, agent: str) -> dict[str, str]:
+        return {"MEMKEEPER_STORE": self.url, "MEMKEEPER_AGENT": agent}
+
+    def run(self, root: Path, *args: str, agent: str = "human", stdin: str | None = None) -> Run:
+        return run_cli(root, *args, stdin=stdin, env=self.env(agent))
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.fixture
+def fleet(tmp_path: Path, cluster: Cluster) -> Fleet:
+    origin = tmp_path / "origin"
+    subprocess.run(["cp", "-r", str(SAMPLE_REPO), str(origin)], check=True)
+    _git(origin, "init", "-q")
+    _git(origin, "add", "-A")
+    _git(origin, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
+    for name in ("a", "b"):
+        _git(tmp_path, "clone", "-q", str(origin), name)
+    host, port = cluster.endpoints[0]
+    return Fleet(tmp_path / "a", tmp_path / "b", f"etcd://{host}:{port}/fleet{next(_prefixes)}")
+
+
+def events(fleet: Fleet, root: Path) -> list[dict[str, Any]]:
+    done = fleet.run(root, "events", "--json")
+    assert done.code == 0, done
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+def read(fleet: Fleet, root: Path, ref: str = REF) -> dict[str, object]:
+    done = fleet.run(root, "read", ref, "--json")
+    assert done.code == 0, done
+    return done.json
+
+
+def patch(fleet: Fleet, root: Path, body: str, rev: object, agent: str = "agent") -> Run:
+    args = ("patch", REF, "--expect-rev", str(rev), "--body-file", "-", "--json")
+    return fleet.run(root, *args, agent=agent, stdin=body)
+
+
+def test_status_names_the_shared_store(fleet: Fleet) -> None:
+    done = fleet.run(fleet.a, "status", "--json")
+    assert done.code == 0
+    store = done.json["store"]
+    assert store["kind"] == "etcd"
+    assert store["path"] == fleet.url
+    assert store["prefix"] == "/" + fleet.url.rsplit("/", 1)[1] + "/"
+    assert "store: etcd (etcd://" in fleet.run(fleet.a, "status").stdout
+
+
+def test_a_patch_under_one_root_is_in_the_other_roots_file_at_its_next_command(
+    fleet: Fleet,
+) -> None:
+    first = read(fleet, fleet.a)
+    done = patch(fleet, fleet.a, f"{first['content']}- from a\n", first["rev"], "agent-a")
+    assert done.code == 0, done
+    assert "- from a" in (fleet.a / "CLAUDE.md").read_text()
+    assert "- from a" not in (fleet.b / "CLAUDE.md").read_text()  # nothing runs under b yet
+    seen = read(fleet, fleet.b)
+    assert seen["rev"] == done.json["rev"]
+    assert "- from a" in str(seen["content"])
+    assert (fleet.b / "CLAUDE.md").read_bytes() == (fleet.a / "CLAUDE.md").read_bytes()
+    again = patch(fleet, fleet.b, f"{seen['content']}- from b\n", seen["rev"], "agent-b")
+    assert again.code == 0, again
+    stale = patch(fleet, fleet.a, f"{first['content']}- late\n", first["rev"], "agent-a")
+    assert stale.code == 3
+    assert stale.json["current"]["rev"] == again.json["rev"]
+    assert "- from b" in (fleet.a / "CLAUDE.md").read_text()  # brought up to date first
+    for root in (fleet.a, fleet.b):
+        assert fleet.run(root, "verify", "--json").code == 0
+        assert fleet.run(root, "check", "--json").code == 0
+    found = events(fleet, fleet.b)
+    patched = [(e["actor"], e["type"]) for e in found if e["type"] == "section.patched"]
+    assert patched == [("agent-a", "section.patched"), ("agent-b", "section.patched")]
+
+
+WORKER = """
+import json, subprocess, sys
+memkeeper, ref, name, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+retries = 0
+for n in range(count):
+    while True:
+        read = subprocess.run([memkeeper, "read", ref, "--json"], capture_output=True, text=True)
+        section = json.loads(read.stdout)
+        body = section["content"] + f"- {name} {n}\\n"
+        done = subprocess.run(
+            [memkeeper, "patch", ref, "--expect-rev", str(section["rev"]), "--body-file", "-",
+             "--json"], input=body, capture_output=True, text=True,
+        )
+        if done.returncode == 0:
+            break
+        assert done.returncode == 3, (done.returncode, done.stdout, done.stderr)
+        retries += 1
+print(retries)
+"""
+
+
+def test_three_writers_under_each_of_two_roots_lose_no_update_of_one_section(
+    fleet: Fleet,
+) -> None:
+    """The acceptance race: 3 processes under each root, 6 read-then-patch loops each, on ONE
+    section, each retrying on exit 3 — every update once, rev + 36, one file in both."""
+    start = read(fleet, fleet.a)
+    read(fleet, fleet.b)
+    base = {k: v for k, v in os.environ.items() if not k.startswith("MEMKEEPER_")}
+    workers = []
+    for root, tag in ((fleet.a, "a"), (fleet.b, "b")):
+        for n in range(3):
+            env = {**base, **fleet.env(f"agent-{tag}{n}")}
+            argv = [sys.executable, "-c", WORKER, MEMKEEPER, REF, f"{tag}{n}", "6"]
+            workers.append(subprocess.Popen(argv, cwd=root, env=env, stdout=subprocess.PIPE))
+    for worker in workers:
+        out, _ = worker.communicate(timeout=300)
+        assert worker.returncode == 0, out
+    end = read(fleet, fleet.a)
+    assert end["rev"] == int(str(start["rev"])) + 36
+    lines = str(end["content"]).splitlines()
+    for tag, n, i in itertools.product("ab", range(3), range(6)):
+        assert lines.count(f"- {tag}{n} {i}") == 1, (tag, n, i)
+    read(fleet, fleet.b)
+    assert (fleet.a / "CLAUDE.md").read_bytes() == (fleet.b / "CLAUDE.md").read_bytes()
+    for root in (fleet.a, fleet.b):
+        assert fleet.run(root, "verify", "--json").code == 0
+
+
+def test_a_claim_under_one_root_makes_the_other_roots_claim_busy(fleet: Fleet) -> None:
+    held = fleet.run(fleet.a, "claim", "src/", "--ttl", "60", "--json", agent="agent-a")
+    assert held.code == 0, held
+    busy = fleet.run(fleet.b, "claim", "src/inventory/", "--json", agent="agent-b")
+    assert busy.code == 5
+    assert [h["agent"] for h in busy.json["holders"]] == ["agent-a"]
+    other = fleet.run(fleet.b, "claim", "docs/", "--json", agent="agent-b")
+    assert other.code == 0
+    assert other.json["token"] > held.json["token"]
+    listed = fleet.run(fleet.b, "claims", "--json").json["claims"]
+    assert {c["agent"] for c in listed} == {"agent-a", "agent-b"}
+    released = fleet.run(fleet.a, "release", held.json["id"], "--json", agent="agent-a")
+    assert released.code == 0
+    taken = fleet.run(fleet.b, "claim", "src/inventory/", "--json", agent="agent-b")
+    assert taken.code == 0
+    assert taken.json["token"] > other.json["token"]
+
+
+HOLDER = """
+import sys, time
+from memkeeper import Memory
+memory = Memory.open(agent="agent-a")
+claim = memory.claim(["src/"], ttl=2)
+print(claim.id, claim.token, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_killed_holders_claim_expires_for_both_roots_within_its_ttl(fleet: Fleet) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMKEEPER_")}
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER],
+        cwd=fleet.a,
+        env={**env, **fleet.env("agent-a")},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None
+    claim_id, token = holder.stdout.readline().split()
+    holder.send_signal(signal.SIGKILL)
+    holder.wait()
+    holder.stdout.close()
+    killed = time.monotonic()
+    assert fleet.run(fleet.b, "claim", "src/", "--json", agent="agent-b").code == 5
+    for root in (fleet.b, fleet.a):
+        while True:
+            done = fleet.run(root, "claim", "src/x/", "--json", agent=f"agent-{root.name}2")
+            if done.code == 0:
+                break
+            assert done.code == 5
+            assert time.monotonic() - killed < 2 + 1, "still held after TTL + 1 s"
+            time.sleep(0.1)
+        assert done.json["token"] > int(token)
+        fleet.run(root, "release", done.json["id"], "--json", agent=f"agent-{root.name}2")
+    found = events(fleet, fleet.a)
+    assert any(e["type"] == "claim.expired" and e["data"].get("id", claim_id) for e in found)
+
+
+def test_a_hand_edit_under_one_root_is_pushed_to_the_store_and_reaches_the_other(
+    fleet: Fleet,
+) -> None:
+    read(fleet, fleet.a)
+    read(fleet, fleet.b)
+    path = fleet.b / "CLAUDE.md"
+    path.write_text(path.read_text().replace("## Testing\n", "## Testing\n\n- b's human\n", 1))
+    read(fleet, fleet.b, "CLAUDE.md#testing")  # b's next command pushes its edit
+    seen = read(fleet, fleet.a, "CLAUDE.md#testing")
+    assert "- b's human" in str(seen["content"])
+    assert "- b's human" in (fleet.a / "CLAUDE.md").read_text()
+    found = events(fleet, fleet.a)
+    assert [e["type"] for e in found].count("section.external_edit") == 1
+
+
+def test_edits_of_different_sections_on_both_sides_merge(fleet: Fleet) -> None:
+    first = read(fleet, fleet.a)
+    read(fleet, fleet.b)
+    assert patch(fleet, fleet.a, f"{first['content']}- a's patch\n", first["rev"]).code == 0
+    path = fleet.b / "CLAUDE.md"
+    path.write_text(path.read_text().replace("## Testing\n", "## Testing\n\n- b's human\n", 1))
+    fleet.run(fleet.b, "status", "--json")
+    read(fleet, fleet.b, "CLAUDE.md#testing")
+    text = path.read_text()
+    assert "- a's patch" in text
+    assert "- b's human" in text
+    read(fleet, fleet.a, "CLAUDE.md#testing")
+    assert (fleet.a / "CLAUDE.md").read_bytes() == path.read_bytes()
+    assert fleet.run(fleet.b, "check", "--json").code == 0
+
+
+def test_both_sides_changing_one_section_keep_the_local_text_and_open_a_reconciliation(
+    fleet: Fleet,
+) -> None:
+    first = read(fleet, fleet.a)
+    read(fleet, fleet.b)
+    assert patch(fleet, fleet.a, f"{first['content']}- a's patch\n", first["rev"]).code == 0
+    path = fleet.b / "CLAUDE.md"
+    mine = path.read_text().replace("`make build`", "`make wheel`", 1)
+    path.write_text(mine)
+    refused = patch(fleet, fleet.b, "x\n", 99)
+    assert refused.code == 4
+    assert refused.json["reason"] == "diverged"
+    assert path.read_text() == mine  # the local text stays
+    listed = fleet.run(fleet.b, "reconcile", "list", "--json").json["reconciliations"]
+    (rec,) = listed
+    assert rec["path"] == "CLAUDE.md"
+    assert rec["region"].startswith("store:")
+    assert fleet.run(fleet.b, "check", "--json").code == 6  # b's check fails …
+    assert fleet.run(fleet.a, "check", "--json").code == 0  # … a's does not
+    a_before = (fleet.a / "CLAUDE.md").read_bytes()
+    bad = fleet.run(fleet.b, "reconcile", "resolve", str(rec["id"]), "--keep-human", "--json")
+    assert bad.code == 2
+    assert "--keep-local" in bad.json["message"]
+    done = fleet.run(fleet.b, "reconcile", "resolve", str(rec["id"]), "--keep-local", "--json")
+    assert done.code == 0, done
+    assert path.read_text() == mine
+    assert fleet.run(fleet.b, "check", "--json").code == 0
+    seen = read(fleet, fleet.a)
+    assert "`make wheel`" in str(seen["content"])
+    assert "- a's patch" not in str(seen["content"])
+    assert (fleet.a / "CLAUDE.md").read_bytes() == path.read_bytes() != a_before
+
+
+def test_take_store_replaces_the_local_copy_with_the_stores(fleet: Fleet) -> None:
+    first = read(fleet, fleet.a)
+    read(fleet, fleet.b)
+    assert patch(fleet, fleet.a, f"{first['content']}- a's patch\n", first["rev"]).code == 0
+    path = fleet.b / "CLAUDE.md"
+    path.write_text(path.read_text().replace("`make build`", "`make wheel`", 1))
+    fleet.run(fleet.b, "status", "--json")
+    (rec,) = fleet.run(fleet.b, "reconcile", "list", "--json").json["reconciliations"]
+    shown = fleet.run(fleet.b, "reconcile", "show", str(rec["id"]), "--json")
+    assert "make wheel" in shown.json["diff"]
+    done = fleet.run(fleet.b, "reconcile", "resolve", str(rec["id"]), "--take-store", "--json")
+    assert done.code == 0, done
+    assert path.read_bytes() == (fleet.a / "CLAUDE.md").read_bytes()
+    assert "- a's patch" in path.read_text()
+    assert fleet.run(fleet.b, "check", "--json").code == 0
+
+
+def test_a_checkout_of_an_older_version_is_brought_up_to_date_not_pushed(fleet: Fleet) -> None:
+    first = read(fleet, fleet.a)
+    assert patch(fleet, fleet.a, f"{first['content']}- one\n", first["rev"]).code == 0
+    _git(fleet.a, "checkout", "--", "CLAUDE.md")  # git brings the committed (older) version
+    assert "- one" not in (fleet.a / "CLAUDE.md").read_text()
+    seen = read(fleet, fleet.a)
+    assert "- one" in str(seen["content"])
+    assert "- one" in (fleet.a / "CLAUDE.md").read_text()
+    found = events(fleet, fleet.a)
+    assert "section.external_edit" not in [e["type"] for e in found]
+
+
+def test_a_file_another_root_created_is_created_here_by_a_command_on_it(fleet: Fleet) -> None:
+    entry = "## 2026-12-01 ship it\n\nWe ship.\n"
+    done = fleet.run(fleet.a, "append", "memory/decisions.md", "--text", entry, "--json")
+    assert done.code == 0, done
+    (fleet.b / "memory" / "decisions.md").unlink()
+    _git(fleet.b, "rm", "-q", "--cached", "memory/decisions.md")
+    fresh = fleet.b / "memory" / "decisions.md"
+    assert not fresh.exists()
+    # b never had a mark of it (first look): the store's version comes in
+    done = fleet.run(fleet.b, "append", "memory/decisions.md", "--text", entry, "--json")
+    assert done.code == 0, done
+    assert fresh.read_text().count("ship it") == 2
+
+
+def test_with_the_store_down_writes_fail_and_change_nothing(fleet: Fleet, tmp_path: Path) -> None:
+    read(fleet, fleet.a)
+    before = (fleet.a / "CLAUDE.md").read_bytes()
+    down = Fleet(fleet.a, fleet.b, f"etcd://127.0.0.1:{free_port()}/nobody")
+    done = patch(down, fleet.a, "x\n", 1)
+    assert done.code == 1
+    assert done.json["status"] == "error"
+    assert done.json["reason"] == "store_unavailable"
+    assert (fleet.a / "CLAUDE.md").read_bytes() == before
+    stale = down.run(fleet.a, "read", REF, "--json")
+    assert stale.code == 0
+    assert stale.json["stale"] is True
+    assert "make build" in stale.json["content"]
+
+
+def test_parallel_roots_keep_one_event_chain(fleet: Fleet) -> None:
+    def emit(root: Path, n: int) -> int:
+        data = json.dumps({"n": n})
+        return fleet.run(root, "emit", "task.done", "--data", data, "--json").code
+
+    with ThreadPoolExecutor(6) as pool:
+        codes = list(pool.map(emit, [fleet.a, fleet.b] * 6, range(12)))
+    assert codes == [0] * 12
+    found = events(fleet, fleet.a)
+    assert [e["id"] for e in found] == list(range(1, 13))
+    assert all(e["prev"] == p["hash"] for p, e in itertools.pairwise(found))
+    assert fleet.run(fleet.b, "verify", "--json").code == 0
