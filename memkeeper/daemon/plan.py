@@ -69,6 +69,7 @@ OutcomeKind = Literal[
     "rewatched",
     "error",
     "stopped",
+    "synced",
 ]
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,7 +45,7 @@ from memkeeper.daemon.plan import (
     settle,
     watch_dirs,
 )
-from memkeeper.errors import Invalid, MemkeeperError
+from memkeeper.errors import EnvironmentFailure, Invalid, MemkeeperError
 from memkeeper.events import digest
 from memkeeper.fs import files as fsio
 from memkeeper.fs.git import git_dir
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
     from memkeeper.ops.workspace import Workspace
     from memkeeper.records import Event
 
+LATELY_S = 1.0  # a file written this recently is left alone (§15: not rewritten within 1 s)
 REGEN_EVENTS = frozenset(
     {"region.regenerated", "reconcile.opened", "reconcile.resolved", "claim.expired"}
 )
@@ -87,6 +89,10 @@ class Daemon:
         self.git_seen = float("-inf")  # when git was last seen working
         self.regen_owed = False  # a re-render is due but had to wait (for git)
         self._last_error = ""
+        self.follow_owed: set[str] = set()  # files other roots changed, not brought here yet
+        self.outage: tuple[float, int] | None = None  # the shared store down: (retry at, tries)
+        self.missed: set[str] = set()  # changed paths batches brought while it was down
+        self.left: dict[str, int | None] = {}  # the mtime each file had after ``_follow``
         self._list()
 
     # -- the daemon's life ---------------------------------------------------------------------
@@ -104,7 +110,32 @@ class Daemon:
 
     def step(self, raw: Iterable[tuple[int, str]]) -> list[Outcome]:
         """One batch from the change source (empty: a quiet tick). Paths waiting for quiet
-        are looked at again on every batch."""
+        are looked at again on every batch. A shared store that stops answering is tried
+        again with back-off (0.2 s doubling to 5 s); once it answers, everything missed is
+        caught up: every managed file looked at (``_scan``) and brought up to date."""
+        changes = list(raw)
+        try:
+            if self.outage is not None:
+                if self.now() < self.outage[0]:
+                    self.missed.update(path for _, path in changes)
+                    return []
+                self.ws.store.data_version()  # answers again?
+                self.outage = None
+                back = Outcome("synced", None, "the shared store answers again: catching up")
+                missed, self.missed = self.missed, set()
+                self.follow_owed |= set(self.known.files)
+                done = [back, *self._scan()]
+                return done + self._step([(0, path) for path in missed] + changes)
+            return self._step(changes)
+        except EnvironmentFailure as exc:
+            if exc.reason != "store_unavailable":
+                raise
+            tries = 1 if self.outage is None else self.outage[1] + 1
+            self.outage = (self.now() + min(0.2 * 2 ** (tries - 1), 5.0), tries)
+            self.missed.update(path for _, path in changes)
+            return self._failed(exc, None)
+
+    def _step(self, raw: Iterable[tuple[int, str]]) -> list[Outcome]:
         batch = prep_changes(raw, self.root, self.git_dir)
         self._watch_git(batch.git)
         done: list[Outcome] = []
@@ -242,17 +273,74 @@ class Daemon:
         """Re-render regions after new events (or when ``force``d) unless git is working
         (then later); note the next expiry."""
         fresh = self.ws.store.events(since=self.last_event)
-        done: list[Outcome] = []
+        done: list[Outcome] = self._follow(fresh)
         self.regen_owed = self.regen_owed or force or regen_due(fresh)
         if self.regen_owed and not self._git_window():
             self.regen_owed = False
-            done = self._regen()  # its own events come back next time: quiet or idempotent
+            done += self._regen()  # its own events come back next time: quiet or idempotent
         if fresh:
             self.last_event = fresh[-1].id
         if fresh or force or self.known.next_expiry is None:
             expiry = self.ws.store.earliest_expiry(self.now())
             self.known = replace(self.known, next_expiry=expiry)
         return done
+
+    def _follow(self, fresh: list[Event]) -> list[Outcome]:
+        """With a shared store (§13): bring the files the new events name up to date — what
+        other roots patched comes into this root's files (``Workspace.sync_file``). Not while
+        git works, nor for a file changed here that waits for quiet or was written in the
+        last second (its turn comes: it is indexed once quiet, with the store's changes)."""
+        if not self.ws.shared:
+            return []
+        owed = self.follow_owed | {e.path for e in fresh if e.path is not None}
+        self.follow_owed = set()
+        if self._git_window():
+            self.follow_owed = owed
+            return []
+        done = []
+        for rel in sorted(owed):
+            if self._class(rel) in (None, "private"):
+                continue
+            if rel in self.pending or self._touched_lately(rel):
+                self.follow_owed.add(rel)
+                continue
+            try:
+                with self.ws.locked(rel):
+                    before = self._bytes(rel)
+                    self.ws.sync_file(rel)
+                    after = self._bytes(rel)
+            except fsio.Raced:  # a save in progress: after it
+                self.follow_owed.add(rel)
+                continue
+            except MemkeeperError as exc:
+                done += self._failed(exc, rel)
+                continue
+            self.left[rel] = self._mtime(rel)
+            if after != before:
+                self.known = replace(self.known, files=self.known.files | {rel})
+                what = "brought up to date with the shared store"
+                done.append(Outcome("synced", rel, what))
+        return done
+
+    def _touched_lately(self, rel: str) -> bool:
+        """Written in the last second, by someone else than this daemon's ``_follow``."""
+        changed = self._mtime(rel)
+        if changed is None or changed == self.left.get(rel):
+            return False
+        return 0 <= time.time() - changed / 1e9 < LATELY_S
+
+    def _mtime(self, rel: str) -> int | None:
+        try:
+            return os.lstat(os.path.join(self.root, rel)).st_mtime_ns
+        except FileNotFoundError:
+            return None
+
+    def _bytes(self, rel: str) -> bytes | None:
+        try:
+            with open(os.path.join(self.root, rel), "rb") as handle:
+                return handle.read()
+        except FileNotFoundError:
+            return None
 
     def _regen(self) -> list[Outcome]:
         """Re-render every generated file but those with a change that is not indexed yet:

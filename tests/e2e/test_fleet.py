@@ -6,14 +6,17 @@ where both sides changed one section — kept and reconciled, never lost."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -360,3 +363,105 @@ def test_parallel_roots_keep_one_event_chain(fleet: Fleet) -> None:
     assert [e["id"] for e in found] == list(range(1, 13))
     assert all(e["prev"] == p["hash"] for p, e in itertools.pairwise(found))
     assert fleet.run(fleet.b, "verify", "--json").code == 0
+
+
+class Watch:
+    """``memkeeper watch --json`` under one root of a fleet, its lines on a queue."""
+
+    def __init__(self, fleet: Fleet, root: Path) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMKEEPER_")}
+        self.proc = subprocess.Popen(
+            [MEMKEEPER, "watch", "--json"],
+            cwd=root,
+            env={**env, **fleet.env("daemon")},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self.lines: queue.Queue[dict[str, Any]] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(json.loads(line))
+
+    def wait_for(self, action: str, timeout: float = 20.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            line = self.lines.get(timeout=max(deadline - time.monotonic(), 0.01))
+            if line["action"] == action:
+                return line
+
+    def close(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._reader.join(timeout=5)
+        assert self.proc.stdout is not None
+        self.proc.stdout.close()
+
+
+def _holds(path: Path, text: str) -> bool:
+    return text in path.read_text()
+
+
+def until(check: Callable[[], bool], timeout: float) -> float:
+    start = time.monotonic()
+    while not check():
+        assert time.monotonic() - start < timeout, "timed out"
+        time.sleep(0.005)
+    return time.monotonic() - start
+
+
+def test_watch_brings_other_roots_patches_into_this_roots_files(fleet: Fleet) -> None:
+    read(fleet, fleet.a)
+    read(fleet, fleet.b)
+    watch = Watch(fleet, fleet.b)
+    try:
+        watch.wait_for("started")
+        target = fleet.b / "CLAUDE.md"
+        for n in range(3):
+            section = read(fleet, fleet.a)
+            line = f"- from a {n}\n"
+            assert patch(fleet, fleet.a, f"{section['content']}{line}", section["rev"]).code == 0
+            took = until(functools.partial(_holds, target, line), timeout=10)
+            assert took < 2.0  # bench/fleet.py measures the figure (goal: 1 s)
+            watch.wait_for("synced")
+        assert target.read_bytes() == (fleet.a / "CLAUDE.md").read_bytes()
+        assert fleet.run(fleet.b, "verify", "--json").code == 0
+    finally:
+        watch.close()
+
+
+def test_watch_survives_the_store_going_away_and_catches_up(tmp_path: Path) -> None:
+    own = Cluster(tmp_path / "etcd").start()
+    try:
+        host, port = own.endpoints[0]
+        fleet = Fleet(tmp_path / "a", tmp_path / "b", f"etcd://{host}:{port}/outage")
+        for root in (fleet.a, fleet.b):
+            subprocess.run(["cp", "-r", str(SAMPLE_REPO), str(root)], check=True)
+            _git(root, "init", "-q")
+        read(fleet, fleet.a)
+        read(fleet, fleet.b)
+        watch = Watch(fleet, fleet.b)
+        try:
+            watch.wait_for("started")
+            (member,) = own.members
+            own.kill(member)
+            error = watch.wait_for("error")
+            assert "unavailable" in error["detail"]
+            own.start_member(member)
+            own.wait_healthy()
+            watch.wait_for("synced")
+            section = read(fleet, fleet.a)
+            body = f"{section['content']}- after the outage\n"
+            assert patch(fleet, fleet.a, body, section["rev"]).code == 0
+            until(lambda: "- after the outage" in (fleet.b / "CLAUDE.md").read_text(), 10)
+        finally:
+            watch.close()
+    finally:
+        own.stop()
