@@ -15,6 +15,7 @@ import contextlib
 import json
 import os
 
+from memkeeper.fs.files import background
 from memkeeper.names import SYNCED_DIR, kept_tag
 
 
@@ -59,7 +60,22 @@ def write_mark(home: str, mark: Mark) -> None:
     temp = f"{where}.{os.getpid()}.tmp"
     with open(temp, "wb") as handle:
         handle.write(head + b"\n" + mark.data)
+    old = f"{where}.{os.getpid()}.old"
+    try:  # the replaced mark lives on under a second name until the background removes it:
+        os.link(where, old)  # freeing a just-written file makes the rename wait for its
+    except FileNotFoundError:  # writeback (~0.3 ms)
+        old = ""
+    except FileExistsError:
+        os.unlink(old)
+        os.link(where, old)
     os.replace(temp, where)
+    if old:
+        background(_unlink, old)
+
+
+def _unlink(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
 
 
 def drop_mark(home: str, rel: str) -> None:

@@ -78,6 +78,12 @@ def _version_key(rel: str, file_hash: str) -> str:
     return f"version:{file_hash}:{rel}"
 
 
+class _Behind(Exception):
+    """Inside an operation's transaction (``editing``): the file is not the store's version
+    and this root did not simply edit it — bring it up to date first (``sync_file``), then
+    run the operation again. Nothing of the transaction is committed."""
+
+
 class _Replace:
     """A replace staged in the open transaction: the file, its staged temp, the bytes it
     replaces (``None``: it creates the file) and the new ones."""
@@ -264,17 +270,23 @@ class Workspace:
         due = self._kept_due.get(rel, 0.0)  # a late save into a replaced file comes back
         if not 0 <= due - time.time() <= KEEP_S:  # (not before a link can be old enough)
             self.settle_kept(rel, min_age=KEEP_S)
-        if self.shared:
-            self.sync_file(rel)  # first the file is brought up to date with the store
-            self._refuse_diverged(rel)
         exists = not missing_ok or os.path.lexists(os.path.join(self.top, rel))
         data = files.read_bytes(self.top, rel, whole=True) if exists else None
         self._editing.add(rel)
         try:
             with self.writing():
+                if self.shared:
+                    self.store.prefetch_file(rel)
+                    if data is None and self.store.file_state(rel) is not None:
+                        raise _Behind(f"{rel}: the store has it, this root has not")
                 if data is not None:
                     self.index_file(rel, data)
                 yield data
+        except _Behind:  # another root changed the file: bring it here, then start over
+            self._editing.discard(rel)
+            self.sync_file(rel)
+            self._refuse_diverged(rel)
+            raise StoreRetry(f"{rel}: brought up to date with the store; again") from None
         finally:
             self._editing.discard(rel)
 
@@ -343,10 +355,10 @@ class Workspace:
         keep = None
         if old_hash is not None:
             keep = self._keep_path(rel, old_hash)
-        if self.shared:  # the store is no log of this root's files: the replace is durable
-            staged = files.stage(  # itself, and a look that finds it undone brings the file
-                self.top, rel, new, expected=old, keep=keep, create=old is None, sync=True
-            )  # up to date from the store (``_look_shared``)
+        if self.shared:  # the store keeps no pending rows for this root's files: a replace
+            staged = files.stage(  # a power cut undid leaves a version the store had, which
+                self.top, rel, new, expected=old, keep=keep, create=old is None, sync=old is None
+            )  # the next look brings up to date (``_look_shared``); a new file is synced
             self._staged.append(_Replace(rel, staged, old, new))
             if index:
                 self.index_file(rel, new, external=False)
@@ -764,7 +776,7 @@ class Workspace:
             older is not None and int(older) < state.file_rev
         ):
             if stale:
-                raise StoreRetry(f"{rel}: the store moved since the file was brought up to date")
+                raise _Behind(f"{rel}: another root changed it")
             self.replace_file(rel, data, committed, index=False)
             self.agreed(rel, state.file_rev, state.file_hash, committed)
             return None
@@ -777,11 +789,11 @@ class Workspace:
             if merged.data is not None:
                 if merged.data != data:
                     if stale:
-                        raise StoreRetry(f"{rel}: the store moved while this root edited it")
+                        raise _Behind(f"{rel}: the store moved while this root edited it")
                     self.replace_file(rel, data, merged.data, index=False)
                 return merged.data
         if stale:
-            raise StoreRetry(f"{rel}: the store moved while this root edited it")
+            raise _Behind(f"{rel}: the store moved while this root edited it")
         self._diverge(rel, data, committed)
         return None
 

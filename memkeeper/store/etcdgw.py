@@ -95,11 +95,13 @@ def delete(key: bytes, range_end: bytes | None = None) -> dict[str, Any]:
     return {"request_delete_range": body}
 
 
-def get(key: bytes, range_end: bytes | None = None) -> dict[str, Any]:
-    """A read, as one operation of a transaction."""
+def get(key: bytes, range_end: bytes | None = None, revision: int = 0) -> dict[str, Any]:
+    """A read (at ``revision``, 0: the latest), as one operation of a transaction."""
     body = {"key": b64(key)}
     if range_end is not None:
         body["range_end"] = b64(range_end)
+    if revision:
+        body["revision"] = str(revision)
     return {"request_range": body}
 
 

@@ -179,6 +179,17 @@ class EtcdStore:
         finally:
             self._txn = None
 
+    def prefetch_file(self, path: str) -> None:
+        """Inside ``writing()``: read in one round trip what an operation on ``path`` reads
+        first — its file and section rows, the events' head, the claims — instead of one
+        round trip each as the operation asks for them."""
+        if self._txn is None:
+            return
+        claims = self._key("lease", _CLAIMS, "")
+        keys = [self._key("file", path), self._key("sec", path), self._key("cache", EVENTS_HEAD)]
+        with self._talking():
+            self._txn.prefetch(keys, [(claims, etcdgw.prefix_end(claims))])
+
     def _commit(self, txn: Txn) -> None:
         ops = len(txn.writes) + len(txn.deleted)
         compares = len(txn.seen) + len(txn.ranges)
@@ -365,9 +376,9 @@ class EtcdStore:
         self._prune(path, rows)
 
     def _keep_body(self, path: str, key: str, rev: int, body: bytes) -> None:
-        at = self._key("body", path, key, _N.format(rev))
-        if self._get(at, track=False) is None:  # kept once, as INSERT OR IGNORE
-            self._put(at, _json(_bytes_json(body)))
+        """A body at a rev is that rev's for good: putting it again writes the same value,
+        which spares the read an INSERT OR IGNORE would need (a round trip)."""
+        self._put(self._key("body", path, key, _N.format(rev)), _json(_bytes_json(body)))
 
     def _prune(self, path: str, rows: list[SectionRow]) -> None:
         for row in rows:

@@ -217,6 +217,10 @@ class Store(LeaseRows, ReconciliationRows, ProposalRows, PendingRows):
     def close(self) -> None:
         self._db.close()
 
+    def prefetch_file(self, path: str) -> None:
+        """A shared store's round-trip saver (``EtcdStore.prefetch_file``): nothing to do for
+        a local one."""
+
     def trim_log(self, limit: int = WAL_TRIM_BYTES) -> None:
         """Fold a write-ahead log grown past ``limit`` back into the database and truncate it.
 
