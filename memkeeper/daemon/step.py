@@ -58,7 +58,7 @@ from memkeeper.policy.loader import load_policy
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Set
 
-    from memkeeper.daemon.plan import Action
+    from memkeeper.daemon.plan import Action, Look
     from memkeeper.markdown.sections import Document
     from memkeeper.ops.workspace import Workspace
     from memkeeper.records import Event
@@ -145,7 +145,9 @@ class Daemon:
                 for rel in self.ws.settle_kept()
             ]
             self.ws.checkpoint()  # replaces committed a while ago: fsynced, their rows forgotten
-        looks = [self._look(path) for path in sorted(batch.paths | self.pending.keys())]
+        looks = [
+            self._behind(self._look(path)) for path in sorted(batch.paths | self.pending.keys())
+        ]
         for look in looks:  # changed back, deleted or no longer managed: nothing to wait for
             if look.kind != "file" or look.disk == look.indexed or look.file_class is None:
                 self.pending.pop(look.path, None)
@@ -321,6 +323,21 @@ class Daemon:
                 what = "brought up to date with the shared store"
                 done.append(Outcome("synced", rel, what))
         return done
+
+    def _behind(self, look: Look) -> Look:
+        """With a shared store, a file that differs from the store's version only because
+        the store moved (the file is as it was when it last agreed with it) is no change made
+        here: it is brought up to date this tick (``_follow``), not indexed after quiet."""
+        if (
+            self.ws.shared
+            and look.kind == "file"
+            and look.disk is not None
+            and look.disk != look.indexed
+            and self.ws.unchanged_here(look.path, look.disk)
+        ):
+            self.follow_owed.add(look.path)
+            return replace(look, indexed=look.disk)
+        return look
 
     def _touched_lately(self, rel: str) -> bool:
         """Written in the last second, by someone else than this daemon's ``_follow``."""

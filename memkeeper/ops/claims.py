@@ -111,6 +111,7 @@ class LeaseTable:
         since a fencing token, once answered, must survive a power cut."""
         self.changed, failure = False, None
         with self.store.writing(durable=durable):
+            self.store.prefetch_leases()
             now = self.ws.now()
             self._sweep(now)
             if self.changed:  # else the queue is as the last transaction's serve left it

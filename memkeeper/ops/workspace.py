@@ -831,6 +831,12 @@ class Workspace:
                 id=found,
             )
 
+    def unchanged_here(self, rel: str, file_hash: str) -> bool:
+        """With a shared store: whether ``rel`` holds what it held when it last agreed with
+        the store (``file_hash`` is its bytes' hash) — no edit of this root's."""
+        mark = self._mark(rel)
+        return mark is not None and mark.hash == file_hash
+
     def _mark(self, rel: str) -> synced.Mark | None:
         mark = synced.read_mark(self.home, rel)
         if mark is not None:

@@ -190,6 +190,18 @@ class EtcdStore:
         with self._talking():
             self._txn.prefetch(keys, [(claims, etcdgw.prefix_end(claims))])
 
+    def prefetch_leases(self) -> None:
+        """Inside ``writing()``: read in one round trip what a lease operation reads first —
+        the claims and the queue, the request and token counters, the events' head."""
+        if self._txn is None:
+            return
+        leases = self._key("lease", "")
+        keys = [self._key("ctr", name) for name in ("request", "token")]
+        with self._talking():
+            self._txn.prefetch(
+                [*keys, self._key("cache", EVENTS_HEAD)], [(leases, etcdgw.prefix_end(leases))]
+            )
+
     def _commit(self, txn: Txn) -> None:
         ops = len(txn.writes) + len(txn.deleted)
         compares = len(txn.seen) + len(txn.ranges)

@@ -221,6 +221,9 @@ class Store(LeaseRows, ReconciliationRows, ProposalRows, PendingRows):
         """A shared store's round-trip saver (``EtcdStore.prefetch_file``): nothing to do for
         a local one."""
 
+    def prefetch_leases(self) -> None:
+        """As ``prefetch_file``, for a lease operation: nothing to do here."""
+
     def trim_log(self, limit: int = WAL_TRIM_BYTES) -> None:
         """Fold a write-ahead log grown past ``limit`` back into the database and truncate it.
 
