@@ -56,6 +56,7 @@ class WaitCancelled(Exception):
 T = TypeVar("T")
 CANCEL_POLL_S = 0.05  # a cancellable wait looks at its cancel flag this often
 WAKE_CAP_S = 5.0  # a waiter re-checks at least this often, in case a poke was lost
+SHARED_POLL_S = 0.1  # … and this often with a shared store (pokes reach one machine only)
 ABANDON_GRACE_S = 10.0  # a wait this far past its deadline is dropped, whatever its pid says
 METRICS_WINDOW_S = 3600.0
 _SLACK_S = 0.005  # wake just after an expiry, not just before it
@@ -250,6 +251,8 @@ class LeaseTable:
         self.me = request.id
         try:
             while isinstance(outcome := self._step(request), float):
+                if self.ws.shared:  # a release on another machine pokes no inbox here
+                    outcome = min(outcome, SHARED_POLL_S)
                 if cancel is None:
                     inbox.block(outcome)
                     continue

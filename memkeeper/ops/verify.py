@@ -9,6 +9,7 @@ committed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import TYPE_CHECKING
 
@@ -48,6 +49,11 @@ def _problems(ws: Workspace, git: Git) -> tuple[list[Violation], int]:
     """The problems, and how many indexed files were compared with their file."""
     store, judged = ws.store, 0
     managed, deleted = _managed(ws), _deleted_on_purpose(ws, git)
+    if ws.shared:  # other roots' changes first come into this root's files (§13)
+        for path in store.indexed_paths():
+            if managed(path) and os.path.lexists(os.path.join(ws.top, path)):
+                with ws.locked(path), contextlib.suppress(fsio.Raced):
+                    ws.sync_file(path)
     with store.reading():
         events = store.events()
         breaks = chain_breaks(events)

@@ -465,3 +465,32 @@ def test_watch_survives_the_store_going_away_and_catches_up(tmp_path: Path) -> N
             watch.close()
     finally:
         own.stop()
+
+
+def test_a_claim_queued_under_one_root_is_granted_when_the_other_releases(fleet: Fleet) -> None:
+    held = fleet.run(fleet.a, "claim", "src/", "--ttl", "60", "--json", agent="agent-a")
+    assert held.code == 0
+    base = {k: v for k, v in os.environ.items() if not k.startswith("MEMKEEPER_")}
+    waiter = subprocess.Popen(
+        [MEMKEEPER, "claim", "src/", "--wait", "30", "--json"],
+        cwd=fleet.b,
+        env={**base, **fleet.env("agent-b")},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    until(lambda: len(fleet.run(fleet.a, "claims", "--json").json["waiters"]) == 1, 10)
+    released = time.monotonic()
+    assert fleet.run(fleet.a, "release", held.json["id"], "--json", agent="agent-a").code == 0
+    out, _ = waiter.communicate(timeout=30)
+    assert waiter.returncode == 0, out
+    assert time.monotonic() - released < 2.0  # polled across machines, not the 5 s wake cap
+    assert json.loads(out)["token"] > held.json["token"]
+
+
+def test_verify_under_a_root_behind_the_store_brings_it_up_to_date_first(fleet: Fleet) -> None:
+    first = read(fleet, fleet.a)
+    read(fleet, fleet.b)
+    assert patch(fleet, fleet.b, f"{first['content']}- from b\n", first["rev"]).code == 0
+    assert "- from b" not in (fleet.a / "CLAUDE.md").read_text()
+    assert fleet.run(fleet.a, "verify", "--json").code == 0
+    assert "- from b" in (fleet.a / "CLAUDE.md").read_text()
