@@ -58,7 +58,7 @@ from memkeeper.policy.loader import load_policy
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Set
 
-    from memkeeper.daemon.plan import Action, Look
+    from memkeeper.daemon.plan import Action
     from memkeeper.markdown.sections import Document
     from memkeeper.ops.workspace import Workspace
     from memkeeper.records import Event
