@@ -288,10 +288,10 @@ class Daemon:
         return done
 
     def _follow(self, fresh: list[Event]) -> list[Outcome]:
-        """With a shared store (§13): bring the files the new events name up to date — what
-        other roots patched comes into this root's files (``Workspace.sync_file``). Not while
-        git works, nor for a file changed here that waits for quiet or was written in the
-        last second (its turn comes: it is indexed once quiet, with the store's changes)."""
+        """With a shared store (reference §12): bring the files the new events name up to
+        date — what other roots patched comes into this root's files (``sync_file``). Not
+        while git works, nor for a file changed here that waits for quiet or was written in
+        the last second (its turn comes: it is indexed once quiet, with the store's changes)."""
         if not self.ws.shared:
             return []
         owed = self.follow_owed | {e.path for e in fresh if e.path is not None}

@@ -1,4 +1,4 @@
-"""With a shared store (contract §13): what each file of this root held when it last agreed
+"""With a shared store (reference §12): what each file of this root held when it last agreed
 with the store — the store's ``file_rev`` then, the bytes' hash, and the bytes (the base of a
 three-way merge when both the file and the store moved since).
 

@@ -28,7 +28,10 @@ if TYPE_CHECKING:
     from memkeeper.records import ClaimView, Reconciliation
 
 HOW = ("keep-human", "take-generated")
-SHARED_HOW = ("keep-local", "take-store")  # a root's file and the shared store (§13)
+SHARED_HOW = (
+    "keep-local",
+    "take-store",
+)  # a root's file and the shared store (reference §12)
 
 
 def find(ws: Workspace, rec_id: int, *, must_be_open: bool = False) -> Reconciliation:

@@ -49,7 +49,7 @@ def _problems(ws: Workspace, git: Git) -> tuple[list[Violation], int]:
     """The problems, and how many indexed files were compared with their file."""
     store, judged = ws.store, 0
     managed, deleted = _managed(ws), _deleted_on_purpose(ws, git)
-    if ws.shared:  # other roots' changes first come into this root's files (§13)
+    if ws.shared:  # other roots' changes first come into this root's files (reference §12)
         for path in store.indexed_paths():
             if managed(path) and os.path.lexists(os.path.join(ws.top, path)):
                 with ws.locked(path), contextlib.suppress(fsio.Raced):

@@ -57,7 +57,7 @@ def status(ws: Workspace) -> dict[str, Any]:
 
 
 def store_view(ws: Workspace) -> dict[str, Any]:
-    """The store in use (§13): ``{"kind": "sqlite", "path": …}``, or ``{"kind": "etcd",
+    """The store in use (reference §12): ``{"kind": "sqlite", "path": …}``, or ``{"kind": "etcd",
     "path": URL, "endpoints": [HOST:PORT…], "prefix": "/P/"}`` — either prints as
     ``KIND (PATH)``."""
     url = ws.store_url()

@@ -178,8 +178,9 @@ class Workspace:
         return self._db
 
     def store_url(self) -> StoreUrl | None:
-        """The shared store this root's state lives in (§13): ``$MEMKEEPER_STORE``, else the
-        policy's ``store:``; ``None``: the local SQLite store. Decided once per workspace."""
+        """The shared store this root's state lives in (reference §12): ``$MEMKEEPER_STORE``,
+        else the policy's ``store:``; ``None``: the local SQLite store. Decided once per
+        workspace."""
         if not self._url_known:
             setting, source = os.environ.get(names.STORE_ENV) or None, names.STORE_ENV
             if setting is None:

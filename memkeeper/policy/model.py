@@ -61,7 +61,9 @@ class Policy:
     default_ttl: int = DEFAULT_TTL
     max_ttl: int = MAX_TTL
     templates: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    store: str | None = None  # §13: etcd://… for a fleet's shared store (None: local SQLite)
+    store: str | None = (
+        None  # reference §12: etcd://… for a fleet's shared store (None: local SQLite)
+    )
 
     def classify(self, relpath: str) -> FileRule | None:
         """The first rule matching a root-relative POSIX path; None means unmanaged.

@@ -75,8 +75,8 @@ class _Parser:
         return Policy(self.files(top), default_ttl, max_ttl, self.templates(top), store)
 
     def store(self, top: CommentedMap, data: bytes) -> str | None:
-        """``store: etcd://…`` (§13), on one line of its own at the top level: commands find
-        it with ``storeurl.policy_store``, without this parser."""
+        """``store: etcd://…`` (reference §12), on one line of its own at the top level:
+        commands find it with ``storeurl.policy_store``, without this parser."""
         if "store" not in top:
             return None
         value = top["store"]

@@ -1,4 +1,4 @@
-"""Which store a root's state lives in (contract §13): ``MEMKEEPER_STORE`` or the policy's
+"""Which store a root's state lives in (reference §12): ``MEMKEEPER_STORE`` or the policy's
 ``store:``, spelled ``etcd://HOST:PORT[,HOST:PORT…]/PREFIX``; neither means the local SQLite
 store. Pure: the text in, a ``StoreUrl`` or a ``ValueError`` saying what is wrong out.
 

@@ -655,7 +655,7 @@ def test_the_catalogue_is_big_enough_and_names_each_case_once() -> None:
 def test_a_store_setting_memkeeper_cannot_use_is_refused_and_creates_nothing(
     sample: Path, setting: str, says: str
 ) -> None:
-    """§13's MEMKEEPER_STORE / ``store:``: a setting that names no etcd store is refused with
+    """Reference §12: a MEMKEEPER_STORE or ``store:`` that names no etcd store is refused with
     what is wrong, never ignored (agents would believe they share revisions and claims)."""
     for args in (("status", "--json"), ("read", "CLAUDE.md#build", "--json"), ("init", "--json")):
         done = run_cli(sample, *args, env={"MEMKEEPER_STORE": setting})
