@@ -49,6 +49,16 @@ class Git:
         of the repository: ``./`` makes git read it so)."""
         return self.show(f"HEAD:./{path}")
 
+    def wrote(self, path: str) -> bool:
+        """Whether ``path`` is tracked and its file is as git last wrote or recorded it (the
+        index's stat data still match: a checkout, a pull or a reset put it there, and nobody
+        saved it since — or ``git status`` found a save that left the bytes as they were)."""
+        code, out = self._run(["ls-files", "-z", "--", f"./{path}"], self.root)
+        if code != 0 or not out.strip(b"\0"):
+            return False
+        code, _ = self._run(["diff-files", "--quiet", "--", f"./{path}"], self.root)
+        return code == 0
+
     def staged_blob(self, path: str) -> bytes | None:
         return self.show(f":./{path}")
 

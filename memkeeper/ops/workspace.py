@@ -278,8 +278,9 @@ class Workspace:
             with self.writing():
                 if self.shared:
                     self.store.prefetch_file(rel)
-                    if data is None and self.store.file_state(rel) is not None:
-                        raise _Behind(f"{rel}: the store has it, this root has not")
+                    missing = data is None and self.store.file_state(rel) is not None
+                    if missing and self._mark(rel) is None:  # (deleted here: stays deleted)
+                        raise _Behind(f"{rel}: the store has it, this root never had it")
                 if data is not None:
                     self.index_file(rel, data)
                 yield data
@@ -774,7 +775,7 @@ class Workspace:
         older = self.store.cached(_version_key(rel, file_hash))
         stale = rel in self._editing  # an operation holds these bytes: start it over
         if (mark is not None and mark.hash == file_hash) or (
-            older is not None and int(older) < state.file_rev
+            older is not None and int(older) < state.file_rev and self._git_wrote(rel, mark)
         ):
             if stale:
                 raise _Behind(f"{rel}: another root changed it")
@@ -837,6 +838,19 @@ class Workspace:
         the store (``file_hash`` is its bytes' hash) — no edit of this root's."""
         mark = self._mark(rel)
         return mark is not None and mark.hash == file_hash
+
+    def _git_wrote(self, rel: str, mark: synced.Mark | None) -> bool:
+        """Whether ``rel``, holding an older version of the store's, got it from git (a clone
+        made earlier, a checkout, a pull) rather than from a human undoing an edit: on a
+        first look (no mark) always; else when git's index still records the file as git
+        wrote it."""
+        if mark is None:
+            return True
+        from pathlib import Path
+
+        from memkeeper.fs.git import Git
+
+        return Git(Path(self.top)).wrote(rel)
 
     def _mark(self, rel: str) -> synced.Mark | None:
         mark = synced.read_mark(self.home, rel)

@@ -251,6 +251,9 @@ class Gateway:
             conn.close()
         self._connections.clear()
 
+    def __del__(self) -> None:  # a store dropped unclosed (the CLI exits without closing)
+        self.close()
+
     # -- the wire ------------------------------------------------------------------------
 
     def call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:

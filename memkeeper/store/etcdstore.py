@@ -100,10 +100,9 @@ import os
 from memkeeper import events as ev
 from memkeeper.errors import EnvironmentFailure
 from memkeeper.records import Event, FileState, PendingWrite, Proposal, Reconciliation, SectionRow
-from memkeeper.store import etcdgw
+from memkeeper.store import etcdgw, proposaltables
 from memkeeper.store.etcdgw import Gateway
 from memkeeper.store.etcdstm import Retry, Txn
-from memkeeper.store.proposaltables import KEEP_BODIES, PRUNE_EVERY
 from memkeeper.store.retry import StoreRetry
 
 TYPE_CHECKING = False
@@ -394,8 +393,8 @@ class EtcdStore:
 
     def _prune(self, path: str, rows: list[SectionRow]) -> None:
         for row in rows:
-            cut = row.rev - KEEP_BODIES
-            if row.present and cut > 0 and cut % PRUNE_EVERY == 0:
+            cut = row.rev - proposaltables.KEEP_BODIES  # read at each call, as SQLite's
+            if row.present and cut > 0 and cut % proposaltables.PRUNE_EVERY == 0:
                 start = self._key("body", path, row.key, "")
                 end = self._key("body", path, row.key, _N.format(cut + 1))
                 assert self._txn is not None

@@ -167,7 +167,9 @@ class TableMachine(RuleBasedStateMachine):
         self.latest = START  # the clock may be stepped back: how far it has been
         self.spaces = {agent: Workspace(self.root, agent, self.clock) for agent in AGENTS}
         self.tables = {agent: self.table(ws) for agent, ws in self.spaces.items()}
-        self.store: Store = self.spaces["a"].store
+        store = self.spaces["a"].store
+        assert isinstance(store, Store)
+        self.store: Store = store
         self.held: dict[str, Claim] = {}  # handed to an agent and not released (maybe expired)
         self.handed: list[Claim] = []  # every claim ever handed to an agent, as granted
         self.pending: dict[str, Wait] = {}

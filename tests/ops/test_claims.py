@@ -22,6 +22,7 @@ from memkeeper.clock import FakeClock
 from memkeeper.fs import wakeups as waiting_module
 from memkeeper.leases.decisions import make_request
 from memkeeper.leases.waiters import WaiterRow
+from memkeeper.store.sqlite import Store
 
 START = 1_700_000_000.0
 
@@ -588,6 +589,7 @@ def test_metrics_count_the_last_hour(
     assert b.metrics() == expected | later
 
 
+@pytest.mark.sqlite_only  # SQLite's own syncs and statements, or a root without a store
 def test_a_release_commits_without_waiting_for_the_disk_a_grant_does_not(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -609,11 +611,13 @@ def test_a_release_commits_without_waiting_for_the_disk_a_grant_does_not(
     assert [e.type for e in memory.events()[-2:]] == ["claim.granted", "claim.released"]
 
 
+@pytest.mark.sqlite_only  # SQLite's own syncs and statements, or a root without a store
 def test_each_operation_reads_the_lease_table_once(memory: Memory) -> None:
     """Issue 14 item 4: a transaction reads the claims and the queue in one statement and
     works on that copy: no step reads them again, not even after its own writes."""
     statements: list[str] = []
     store = memory.workspace.store
+    assert isinstance(store, Store)
     store._db.set_trace_callback(statements.append)
     try:
         claim = memory.claim("src/inventory/", ttl=60)

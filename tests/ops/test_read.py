@@ -181,6 +181,7 @@ def test_a_missing_section_of_a_private_file_is_invalid_with_candidates(ws: Work
     assert list(caught.value.candidates) == ["agent-a-scratchpad"]
 
 
+@pytest.mark.sqlite_only  # SQLite's own syncs and statements, or a root without a store
 def test_without_a_store_read_and_sections_answer_as_a_first_index_would(
     memory: Memory, sample: Path
 ) -> None:

@@ -12,6 +12,7 @@ import pytest
 from memkeeper import Failed, Memory
 from memkeeper.ops.verify import problems, tail_break
 from memkeeper.records import Event
+from memkeeper.store.sqlite import Store
 
 
 @pytest.fixture
@@ -26,7 +27,13 @@ def rules_and_paths(memory: Memory) -> list[tuple[str, str | None]]:
 
 
 def sql(memory: Memory, statement: str) -> None:
-    memory.workspace.store._db.execute(statement)
+    sqlite(memory)._db.execute(statement)
+
+
+def sqlite(memory: Memory) -> Store:
+    store = memory.workspace.store
+    assert isinstance(store, Store)  # these tests tamper with SQLite's tables
+    return store
 
 
 def git(root: Path, *args: str) -> str:
@@ -58,7 +65,7 @@ def test_verify_catches_an_edited_event(memory: Memory) -> None:
     memory.patch("CLAUDE.md#build", "x\n", expect_rev=1)
     memory.patch("CLAUDE.md#build", "y\n", expect_rev=2)
     assert memory.verify()["events"] == 2
-    db = memory.workspace.store._db
+    db = sqlite(memory)._db
     db.execute("UPDATE events SET actor = 'mallory' WHERE id = 1")
     with pytest.raises(Failed) as caught:
         memory.verify()

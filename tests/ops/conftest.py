@@ -1,0 +1,69 @@
+"""The operations' tests on both store backends (issue 12, item 5): the modules of ``BOTH`` run
+every test that uses ``memory`` twice, on SQLite and on a real etcd (a single-member cluster
+per test process, a fresh prefix per test, chosen through ``MEMKEEPER_STORE`` as a user
+chooses it). A test that is about SQLite itself — its files, its syncs, its pending rows —
+is marked ``sqlite_only`` and runs once."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memkeeper import Memory
+from tests.etcd_cluster import Cluster, binary
+
+EXE, WHY = binary()
+BOTH = frozenset(
+    {
+        "test_append",
+        "test_claims",
+        "test_emit",
+        "test_patch",
+        "test_patch_merge",
+        "test_proposals",
+        "test_read",
+        "test_reconcile",
+        "test_regen",
+    }
+)
+_prefixes = itertools.count(1)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    module = metafunc.module.__name__.rsplit(".", 1)[-1]
+    if "store_kind" not in metafunc.fixturenames or module not in BOTH:
+        return
+    if metafunc.definition.get_closest_marker("sqlite_only") is not None:
+        metafunc.parametrize("store_kind", ["sqlite"])
+        return
+    etcd = pytest.param("etcd", marks=pytest.mark.skipif(EXE is None, reason=WHY))
+    metafunc.parametrize("store_kind", ["sqlite", etcd])
+
+
+@pytest.fixture
+def store_kind() -> str:
+    return "sqlite"
+
+
+@pytest.fixture(scope="session")
+def ops_etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    started = Cluster(tmp_path_factory.mktemp("etcd-ops")).start()
+    yield started
+    started.stop()
+
+
+@pytest.fixture
+def memory(
+    sample: Path, store_kind: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Memory]:
+    """A ``Memory`` on the sample copy, as agent ``agent-a``, on the test's store."""
+    if store_kind == "etcd":
+        cluster: Cluster = request.getfixturevalue("ops_etcd")
+        host, port = cluster.endpoints[0]
+        monkeypatch.setenv("MEMKEEPER_STORE", f"etcd://{host}:{port}/ops{next(_prefixes)}")
+    opened = Memory.open(sample, agent="agent-a")
+    yield opened
+    opened.close()
