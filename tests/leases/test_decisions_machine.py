@@ -47,12 +47,12 @@ from memkeeper.leases.decisions import Claim, Mode, Request
 from memkeeper.leases.targets import covers, targets_overlap
 from memkeeper.ops.claims import ABANDON_GRACE_S, Cancel, LeaseTable, check_write
 from memkeeper.ops.workspace import Workspace
+from memkeeper.store.sqlite import Store
 
 if TYPE_CHECKING:
     from memkeeper.fs.wakeups import Inbox
     from memkeeper.leases.waiters import WaiterRow
     from memkeeper.records import Event
-    from memkeeper.store.sqlite import Store
 
 START = 1_700_000_000.0
 DEFAULT_TTL, MAX_TTL = 20, 60
