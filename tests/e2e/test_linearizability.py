@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 import multiprocessing
 import random
+import shutil
+import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -18,6 +21,7 @@ from hypothesis import strategies as st
 
 from memkeeper import Conflict, Memory
 from tests.conftest import run_cli
+from tests.etcd_cluster import Cluster, binary
 from tests.linearizability import (
     Op,
     State,
@@ -322,3 +326,57 @@ def test_four_processes_patching_two_sections_through_the_cli_are_linearizable(
     assert verdict.ok, verdict.explain()
     swaps = [op for op in history if op.kind == "cas"]
     assert any(op.ok for op in swaps)
+
+
+@pytest.fixture(scope="module")
+def etcd() -> Iterator[Cluster]:
+    exe, why = binary()
+    if exe is None:
+        pytest.skip(why)
+    work = Path(tempfile.mkdtemp(prefix="memkeeper-lin-etcd-"))
+    started = Cluster(work).start()
+    yield started
+    started.stop()
+    shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.mark.e2e
+def test_eight_processes_under_two_roots_sharing_etcd_are_linearizable(
+    sample: Path, etcd: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same history check across machines: two clones share one etcd store, four API
+    processes under each; every history, read and swap alike, is one of the single copy."""
+    host, port = etcd.endpoints[0]
+    monkeypatch.setenv("MEMKEEPER_STORE", f"etcd://{host}:{port}/linearizability")
+    other = sample.parent / "other"
+    shutil.copytree(sample, other)
+    (other / PATH).write_text(DOCUMENT)
+    initial = initial_states(sample)
+    context = multiprocessing.get_context("fork")
+    start = context.Barrier(8)
+    outs = [sample.parent / f"history-{p}.json" for p in range(8)]
+    clients = [
+        context.Process(
+            target=api_client, args=(str(sample if p % 2 else other), p, 30, start, str(outs[p]))
+        )
+        for p in range(8)
+    ]
+    for client in clients:
+        client.start()
+    for client in clients:
+        client.join(300)
+        assert client.exitcode == 0
+    history = [from_json(row) for out in outs for row in json.loads(out.read_text())]
+    memory = Memory.open(other, agent="auditor")
+    finals = [final_read(memory, key) for key in REFS]
+
+    verdict = check([*history, *finals], initial)
+
+    assert verdict.ok, verdict.explain()
+    swaps = [op for op in history if op.kind == "cas"]
+    assert any(op.ok for op in swaps)
+    assert any(not op.ok for op in swaps)
+    patched = [e for e in memory.events() if e.type == "section.patched"]
+    assert len(patched) == sum(op.ok for op in swaps)
+    memory.verify()
+    memory.close()
