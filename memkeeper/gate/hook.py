@@ -18,7 +18,7 @@ import os
 import shlex
 import stat
 
-from memkeeper.errors import Invalid, MemkeeperError
+from memkeeper.errors import EnvironmentFailure, Invalid, MemkeeperError
 from memkeeper.fs import files as fsio
 from memkeeper.gate import agents, reach
 from memkeeper.gate import decide as gate
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
     from memkeeper.gate.agents.base import Answer, Phase
     from memkeeper.gate.effects import Effect
+    from memkeeper.leases.decisions import Claim
 
 
 def run(
@@ -167,8 +168,13 @@ def gather(
     tree = _tree(ws, sweeps.values())
     paths.update(_tree_facts(tree, sweeps.values(), paths))
     now = ws.now()
-    live = bool(paths or entries) and ws.store.any_live_claim(now)
-    claims = tuple(ws.store.claim_rows()) if live else ()
+    claims: tuple[Claim, ...] = ()
+    try:
+        if (paths or entries) and ws.store.any_live_claim(now):
+            claims = tuple(ws.store.claim_rows())
+    except EnvironmentFailure as failure:  # a shared store down: the policy still decides,
+        if failure.reason != "store_unavailable":  # without the claims nobody can read now
+            raise
     root_option = "" if inside else f" --root {shlex.quote(top)}"
     files = tuple(path for path, _ in tree)
     reached = (*paths.values(), *entries.values())

@@ -43,6 +43,7 @@ KEEP_S = 2.0  # a replaced file is kept this long, for an editor that still had 
 QUIET_S = 1.0  # a kept file a writer saved into is recovered once quiet this long
 REFRESH_ATTEMPTS = 10  # looks at a file mid-save before a read answers from the index
 STORE_ATTEMPTS = 50  # operations started over when a shared store's writer got in first
+POLICY_CACHE = "policy-cache.json"  # shared store: the policy's verdicts, in this root's home
 SHARED_REGION = "store:"  # a reconciliation of a root's file and the shared store: + root id
 
 
@@ -123,6 +124,7 @@ class Workspace:
         self._marks: list[synced.Mark] = []  # to remember once the commit and renames are done
         self._marked: dict[str, tuple[int, str]] = {}  # the marks this workspace knows
         self._editing: set[str] = set()  # files an operation is changing (``editing``)
+        self._local_cache: dict[str, object] | None = None  # shared store: ``_cached``
         self._verdicts: dict[str, Verdict] = {}
         self._ttls: dict[str, tuple[int, int]] = {}
         self._policy_seen: tuple[object, bytes | None, str] | None = None
@@ -994,7 +996,7 @@ class Workspace:
         verdict = self._verdicts.get(cache_key)
         if verdict is not None:
             return verdict
-        cached = self.store.cached(cache_key) if self.has_store else None  # creates none
+        cached = self._cached(cache_key) if self.has_store else None  # creates none
         if cached is not None:
             verdict = Verdict.from_json(json.loads(cached))
         else:
@@ -1002,7 +1004,7 @@ class Workspace:
 
             verdict = parse_policy(policy_bytes).verdict(rel, key)
             if self.has_store:
-                self.store.cache(cache_key, json.dumps(verdict.to_json()))
+                self._cache(cache_key, json.dumps(verdict.to_json()))
         self._verdicts[cache_key] = verdict
         return verdict
 
@@ -1013,16 +1015,48 @@ class Workspace:
         if remembered is not None:
             return remembered
         cache_key = f"leases:{policy_hash}"
-        cached = self.store.cached(cache_key)
+        cached = self._cached(cache_key)
         if cached is None:
             from memkeeper.policy.loader import parse_policy
 
             policy = parse_policy(policy_bytes)
             cached = json.dumps([policy.default_ttl, policy.max_ttl])
-            self.store.cache(cache_key, cached)
+            self._cache(cache_key, cached)
         default_ttl, max_ttl = json.loads(cached)
         self._ttls[policy_hash] = (int(default_ttl), int(max_ttl))
         return self._ttls[policy_hash]
+
+    def _cached(self, key: str) -> str | None:
+        """What the policy's cache holds for ``key``: the store's (SQLite), or with a shared
+        store a file of this root's (``.memkeeper/policy-cache.json``: a policy's verdicts
+        are this root's policy's, and asking the network for them would cost a round trip
+        each and fail when it is down)."""
+        if not self.shared:
+            return self.store.cached(key)
+        if self._local_cache is None:
+            try:
+                with open(os.path.join(self.home, POLICY_CACHE), encoding="utf-8") as handle:
+                    loaded = json.load(handle)
+                self._local_cache = loaded if isinstance(loaded, dict) else {}
+            except (OSError, ValueError):
+                self._local_cache = {}
+        found = self._local_cache.get(key)
+        return found if isinstance(found, str) else None
+
+    def _cache(self, key: str, value: str) -> None:
+        if not self.shared:
+            self.store.cache(key, value)
+            return
+        if self._cached(key) == value:
+            return
+        prepare_home(self.home)
+        assert self._local_cache is not None
+        self._local_cache[key] = value
+        where = os.path.join(self.home, POLICY_CACHE)
+        temp = f"{where}.{os.getpid()}.tmp"
+        with open(temp, "w", encoding="utf-8") as handle:
+            json.dump(self._local_cache, handle)
+        os.replace(temp, where)
 
     def _policy(self) -> tuple[bytes | None, str]:
         """The policy file's bytes (``None``: there is none) and a hash that tells the two

@@ -494,3 +494,18 @@ def test_verify_under_a_root_behind_the_store_brings_it_up_to_date_first(fleet: 
     assert "- from b" not in (fleet.a / "CLAUDE.md").read_text()
     assert fleet.run(fleet.a, "verify", "--json").code == 0
     assert "- from b" in (fleet.a / "CLAUDE.md").read_text()
+
+
+def test_with_the_store_down_the_gate_still_applies_the_policy(fleet: Fleet) -> None:
+    down = Fleet(fleet.a, fleet.b, f"etcd://127.0.0.1:{free_port()}/nobody")
+    call = {
+        "hook_event_name": "PreToolUse",
+        "session_id": "s",
+        "cwd": str(fleet.a),
+        "tool_name": "Write",
+        "tool_input": {"file_path": str(fleet.a / "CLAUDE.md"), "content": "x\n"},
+    }
+    done = down.run(fleet.a, "hook", "claude-code", stdin=json.dumps(call))
+    assert done.code == 0
+    decision = json.loads(done.stdout)["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "deny"  # no claims to read: the policy decides
