@@ -95,6 +95,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import math
 import os
 
 from memkeeper import events as ev
@@ -119,6 +120,7 @@ MAX_REQUEST_BYTES = 1536 * 1024  # etcd's --max-request-bytes default
 REQUEST_MARGIN = 64 * 1024  # for the request's framing and the comparisons
 OP_OVERHEAD = 32  # bytes a put costs beyond its key and value
 AUTOCOMMIT_ATTEMPTS = 50
+LEASE_GRACE_S = 2.0  # a claim's etcd lease outlives its expires_at by this much
 _CLAIM_ENDS = ("claim.released", "claim.expired", "claim.aborted")
 _N = "{:020d}"
 _CLAIMS, _WAITERS = "claim", "wait"  # the two tables under P/lease/
@@ -134,6 +136,7 @@ class EtcdStore:
         self._txn: Txn | None = None  # the snapshot of the current reading() or writing()
         self._writing = False
         self._decoded: dict[bytes, tuple[bytes, dict[str, SectionRow]]] = {}
+        self._after_commit: list[int] = []  # leases to revoke once the transaction commits
 
     @classmethod
     def open(cls, endpoints: str, prefix: str) -> EtcdStore:
@@ -159,12 +162,16 @@ class EtcdStore:
             )
         outer = self._txn  # a writing() inside reading(): its own transaction, as autocommit
         txn = Txn(self.gateway)
-        self._txn, self._writing = txn, True
+        self._txn, self._writing, self._after_commit = txn, True, []
         try:
             yield
         finally:
             self._txn, self._writing = outer, False
+        revoke, self._after_commit = self._after_commit, []
         self._commit(txn)
+        for lease in revoke:  # leases of claims dropped or moved to a new lease: free them
+            with contextlib.suppress(etcdgw.Unavailable, etcdgw.EtcdError):
+                self.gateway.revoke(lease)
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[None]:
@@ -635,13 +642,47 @@ class EtcdStore:
 
     def put_claim(self, c: Claim) -> None:
         """Insert or replace claim ``c.id`` (its token is not checked for uniqueness: tokens
-        come from ``bump``)."""
+        come from ``bump``), its key held by an etcd lease (``_leased``)."""
+        self._alone(self._put_claim, c)
+
+    def _put_claim(self, c: Claim) -> None:
+        key = self._key("lease", _CLAIMS, c.id)
+        lease, granted = self._leased(key, c)
         fields = [c.token, c.agent, c.mode, list(c.targets), c.priority, c.strict]
-        value = _json([*fields, c.granted_at, c.expires_at, c.objective])
-        self._alone(self._put, self._key("lease", _CLAIMS, c.id), value)
+        value = _json([*fields, c.granted_at, c.expires_at, c.objective, lease, granted])
+        assert self._txn is not None
+        self._txn.put(key, value, lease)
+
+    def _leased(self, key: bytes, c: Claim) -> tuple[int, int]:
+        """The etcd lease that holds claim ``c``'s key, and its TTL: the claim's own (from
+        its grant to its expiry, whatever the clock memkeeper runs on) plus ``LEASE_GRACE_S``.
+        memkeeper's sweeps expire a claim at its ``expires_at``, with a ``claim.expired``
+        event; the lease removes the key even where no memkeeper runs any more (a fleet whose
+        every machine died). A renewal within the lease's TTL is a keep-alive; a longer one
+        takes a new lease and revokes the old one once the transaction has committed."""
+        assert self._txn is not None
+        want = max(1, math.ceil(c.expires_at - c.granted_at + LEASE_GRACE_S))
+        raw = self._txn.cache.get(key)  # a lease operation has read the claims already
+        held = _claim_lease(raw) if raw is not None else None
+        with self._talking():
+            if held is not None and held[1] >= want and self.gateway.keepalive(held[0]) > 0:
+                return held
+            lease, granted = self.gateway.grant(want)
+        if held is not None:
+            self._after_commit.append(held[0])
+        return lease, granted
 
     def drop_claim(self, claim_id: str) -> None:
-        self._alone(self._drop_lease_row, _CLAIMS, claim_id)
+        """Forget claim ``claim_id``; its etcd lease is revoked once that has committed."""
+        self._alone(self._drop_claim, claim_id)
+
+    def _drop_claim(self, claim_id: str) -> None:
+        key = self._key("lease", _CLAIMS, claim_id)
+        raw = self._get(key)
+        held = _claim_lease(raw) if raw is not None else None
+        if held is not None:
+            self._after_commit.append(held[0])
+        self._drop_lease_row(_CLAIMS, claim_id)
 
     def _drop_lease_row(self, table: str, ident: str) -> None:
         self._delete(self._key("lease", table, ident))
@@ -875,10 +916,16 @@ def _at(seconds: float) -> str:
     return f"{seconds:020.6f}"
 
 
+def _claim_lease(raw: bytes) -> tuple[int, int] | None:
+    """The etcd lease id and TTL a claim's row names (None: a row from before leases)."""
+    fields = json.loads(raw)
+    return (int(fields[9]), int(fields[10])) if len(fields) >= 11 and fields[9] else None
+
+
 def _claim(claim_id: str, raw: bytes) -> Claim:
     from memkeeper.leases.decisions import Claim  # not on the read/patch path
 
-    token, agent, mode, targets, priority, strict, granted, expires, objective = json.loads(raw)
+    token, agent, mode, targets, priority, strict, granted, expires, objective = json.loads(raw)[:9]
     return Claim(
         claim_id, int(token), agent, mode, tuple(targets), int(priority), bool(strict),
         float(granted), float(expires), objective,

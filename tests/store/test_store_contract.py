@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import itertools
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -21,7 +22,7 @@ from memkeeper.leases.decisions import Claim, Request
 from memkeeper.leases.waiters import WaiterRow
 from memkeeper.records import Event, FileState, PendingWrite, SectionRow
 from memkeeper.store.etcdgw import Compare, Gateway, TxnResult
-from memkeeper.store.etcdstore import EtcdStore, StoreRetry
+from memkeeper.store.etcdstore import LEASE_GRACE_S, EtcdStore, StoreRetry
 from memkeeper.store.proposaltables import KEEP_BODIES, PRUNE_EVERY
 from memkeeper.store.sqlite import Store
 from tests.etcd_cluster import Cluster, binary
@@ -840,3 +841,54 @@ def test_a_stopped_cluster_is_store_unavailable(tmp_path: Path, prefix: bytes) -
     assert write.value.fields["reason"] == "store_unavailable"
     assert "nothing was changed" in write.value.message
     gone.close()
+
+
+# -- claims as etcd leases ----------------------------------------------------------------------
+
+
+def _lease_of(store: EtcdStore, claim_id: str) -> int:
+    _, found = store.gateway.range(store._key("lease", "claim", claim_id))
+    return found[0].lease if found else 0
+
+
+@etcd_only
+def test_a_claims_key_is_held_by_an_etcd_lease_of_its_ttl(cluster: Cluster, prefix: bytes) -> None:
+    store = _etcd(cluster, prefix)
+    with store.writing():
+        store.lease_table()
+        store.put_claim(claim("c1", 1, NOW + 30))
+    lease = _lease_of(store, "c1")
+    assert lease != 0
+    assert 30 <= store.gateway.time_to_live(lease) <= 30 + LEASE_GRACE_S
+    with store.writing():  # a renewal the lease covers: a keep-alive of the same lease
+        store.lease_table()
+        store.put_claim(claim("c1", 1, NOW + 20))
+    assert _lease_of(store, "c1") == lease
+    with store.writing():  # a longer one: a new lease, the old one revoked
+        store.lease_table()
+        store.put_claim(claim("c1", 1, NOW + 300))
+    longer = _lease_of(store, "c1")
+    assert longer not in (0, lease)
+    assert store.gateway.time_to_live(lease) == -1
+    with store.writing():
+        store.lease_table()
+        store.drop_claim("c1")
+    assert store.gateway.time_to_live(longer) == -1  # released: revoked
+    store.close()
+
+
+@etcd_only
+def test_a_claim_nobody_renews_leaves_the_store_by_itself(cluster: Cluster, prefix: bytes) -> None:
+    """Every machine of a fleet died holding claims: etcd removes them at their TTL (plus
+    the grace), with no memkeeper left to sweep."""
+    store = _etcd(cluster, prefix)
+    with store.writing():
+        store.lease_table()
+        store.put_claim(claim("c1", 1, NOW + 1))
+    store.close()
+    reader = _etcd(cluster, prefix)
+    deadline = time.monotonic() + 1 + LEASE_GRACE_S + 2
+    while reader.claim_row("c1") is not None:
+        assert time.monotonic() < deadline, "the claim outlived its lease"
+        time.sleep(0.1)
+    reader.close()
