@@ -59,9 +59,22 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Set
 
     from memkeeper.daemon.plan import Action
+    from memkeeper.daemon.storewatch import StoreWatch
     from memkeeper.markdown.sections import Document
     from memkeeper.ops.workspace import Workspace
     from memkeeper.records import Event
+
+
+def _store_watch(ws: Workspace) -> StoreWatch | None:
+    """The etcd watch on the events of a shared store (None: the local store)."""
+    if not ws.shared:
+        return None
+    from memkeeper.daemon.storewatch import StoreWatch
+    from memkeeper.store.etcdstore import EtcdStore
+
+    store = ws.store
+    return StoreWatch(store) if isinstance(store, EtcdStore) else None
+
 
 LATELY_S = 1.0  # a file written this recently is left alone (§15: not rewritten within 1 s)
 REGEN_EVENTS = frozenset(
@@ -93,6 +106,7 @@ class Daemon:
         self.outage: tuple[float, int] | None = None  # the shared store down: (retry at, tries)
         self.missed: set[str] = set()  # changed paths batches brought while it was down
         self.left: dict[str, int | None] = {}  # the mtime each file had after ``_follow``
+        self.store_watch = _store_watch(ws)  # shared store: read its events only when moved
         self._list()
 
     # -- the daemon's life ---------------------------------------------------------------------
@@ -274,7 +288,13 @@ class Daemon:
     def _settle(self, *, force: bool) -> list[Outcome]:
         """Re-render regions after new events (or when ``force``d) unless git is working
         (then later); note the next expiry."""
-        fresh = self.ws.store.events(since=self.last_event)
+        watch = self.store_watch
+        if watch is not None and not force and not watch.moved.is_set():
+            fresh: list[Event] = []  # nothing was recorded since: no round trip
+        else:
+            if watch is not None:
+                watch.moved.clear()  # before the read: an event after it sets it again
+            fresh = self.ws.store.events(since=self.last_event)
         done: list[Outcome] = self._follow(fresh)
         self.regen_owed = self.regen_owed or force or regen_due(fresh)
         if self.regen_owed and not self._git_window():

@@ -1,0 +1,69 @@
+"""With a shared store: an etcd watch on the event log, so that the daemon reads the store
+only when another writer recorded something (reference §12).
+
+A thread keeps one watch open on the events' keys from the revision after the last it saw;
+each response with events sets ``moved``, which the daemon's tick clears before it reads the
+events (so none is missed between the two). A watch whose start revision was compacted
+starts again from the cluster's revision now, and a watch that breaks (a member died, the
+cluster is down) is opened again with back-off (0.2 s doubling to 5 s); either way ``moved``
+is set, so the daemon reads what it may have missed — events are keys, never compacted
+themselves, so reading them from the last id it saw is the full resync. The thread has its
+own gateway (a gateway's connections belong to one thread) and dies with the process.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from memkeeper.store import etcdgw
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memkeeper.store.etcdstore import EtcdStore
+
+BACKOFF_S, BACKOFF_MAX_S = 0.2, 5.0
+
+
+class StoreWatch:
+    """Follows ``store``'s event keys; ``moved`` is set whenever there may be new events."""
+
+    def __init__(self, store: EtcdStore, start: int = 0) -> None:
+        """``start``: the revision to watch from (0: the cluster's revision now)."""
+        self.moved = threading.Event()
+        self.moved.set()  # the first tick reads
+        self.compactions = 0  # starts over a compacted revision (the tests read it)
+        self._prefix = store.prefix + b"ev/"
+        self._endpoints = list(store.gateway.endpoints)
+        self._thread = threading.Thread(
+            target=self._run, args=(start,), name="memkeeper-store-watch"
+        )
+        self._thread.daemon = True
+        self._thread.start()
+
+    def _run(self, start: int) -> None:
+        gateway = etcdgw.Gateway(self._endpoints)
+        pause = BACKOFF_S
+        while True:
+            try:
+                if not start:
+                    start = gateway.range(self._prefix, keys_only=True)[0] + 1
+                end = etcdgw.prefix_end(self._prefix)
+                for revision, events in gateway.watch(self._prefix, end, start):
+                    pause = BACKOFF_S
+                    if events:
+                        start = max(kv.mod_revision for _, kv in events) + 1
+                        self.moved.set()
+                    elif revision >= start:
+                        start = revision + 1  # nothing happened up to here
+            except etcdgw.EtcdError as exc:
+                if exc.code != 11:
+                    time.sleep(pause)
+                    pause = min(pause * 2, BACKOFF_MAX_S)
+                else:
+                    self.compactions += 1
+                start = 0  # from the cluster's revision now: the daemon reads the rest
+            except Exception:  # the stream cut mid-chunk, a member gone…:
+                time.sleep(pause)  # whatever breaks the watch, it is opened again (the
+                pause = min(pause * 2, BACKOFF_MAX_S)  # thread must outlive every failure)
+            self.moved.set()  # the watch broke or ended: whatever it missed is read next

@@ -1,0 +1,73 @@
+"""The daemon's etcd watch on a shared store's events (``daemon.storewatch``), on a real
+single-member cluster: it wakes the daemon for new events only, and a start revision that was
+compacted is started over from now rather than lost."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memkeeper import events as ev
+from memkeeper.daemon.storewatch import StoreWatch
+from memkeeper.store.etcdgw import Gateway
+from memkeeper.store.etcdstore import EtcdStore
+from tests.etcd_cluster import Cluster, binary
+
+EXE, WHY = binary()
+pytestmark = pytest.mark.skipif(EXE is None, reason=WHY)
+_prefixes = itertools.count(1)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    started = Cluster(tmp_path_factory.mktemp("etcd-watch")).start()
+    yield started
+    started.stop()
+
+
+@pytest.fixture
+def store(cluster: Cluster) -> Iterator[EtcdStore]:
+    opened = EtcdStore(Gateway(cluster.endpoints), f"/watch{next(_prefixes)}/".encode())
+    yield opened
+    opened.close()
+
+
+def record(store: EtcdStore, n: int) -> None:
+    store.append_event(ev.iso_utc(1_700_000_000.0 + n), "a", "task.done", None, None, {"n": n})
+
+
+def wait(check: object, timeout: float = 10.0) -> None:
+    assert callable(check)
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_the_watch_wakes_the_daemon_for_new_events_only(store: EtcdStore) -> None:
+    watch = StoreWatch(store)
+    watch.moved.wait(5)
+    time.sleep(0.3)  # the watch is up
+    watch.moved.clear()
+    store.cache("unrelated", "x")  # not an event: no wake-up
+    time.sleep(0.3)
+    assert not watch.moved.is_set()
+    record(store, 1)
+    wait(watch.moved.is_set)
+
+
+def test_a_compacted_start_revision_starts_over_from_now(store: EtcdStore, tmp_path: Path) -> None:
+    for n in range(3):
+        record(store, n)
+    revision = store.gateway.status()["header"]["revision"]
+    store.gateway.call("/v3/kv/compaction", {"revision": str(revision), "physical": True})
+    watch = StoreWatch(store, start=1)  # long compacted
+    wait(lambda: watch.compactions == 1)
+    time.sleep(0.3)
+    watch.moved.clear()
+    record(store, 3)
+    wait(watch.moved.is_set)
