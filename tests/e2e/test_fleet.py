@@ -509,3 +509,40 @@ def test_with_the_store_down_the_gate_still_applies_the_policy(fleet: Fleet) -> 
     assert done.code == 0
     decision = json.loads(done.stdout)["hookSpecificOutput"]
     assert decision["permissionDecision"] == "deny"  # no claims to read: the policy decides
+
+
+APPENDER = """
+import sys
+from memkeeper import Memory
+name, count = sys.argv[1], int(sys.argv[2])
+memory = Memory.open(agent=name)
+for n in range(count):
+    memory.append("memory/decisions.md", f"## 2026-12-01 {name} decides {n}\\n\\nBecause.\\n")
+memory.close()
+"""
+
+
+def test_appends_from_two_roots_at_once_all_land_once_in_both_files(fleet: Fleet) -> None:
+    read(fleet, fleet.a, "memory/decisions.md")
+    read(fleet, fleet.b, "memory/decisions.md")
+    base = {k: v for k, v in os.environ.items() if not k.startswith("MEMKEEPER_")}
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", APPENDER, f"{root.name}{n}", "5"],
+            cwd=root,
+            env={**base, **fleet.env(f"{root.name}{n}")},
+        )
+        for root in (fleet.a, fleet.b)
+        for n in range(2)
+    ]
+    for worker in workers:
+        assert worker.wait(timeout=120) == 0
+    read(fleet, fleet.a, "memory/decisions.md")
+    read(fleet, fleet.b, "memory/decisions.md")
+    text = (fleet.a / "memory" / "decisions.md").read_text()
+    assert text == (fleet.b / "memory" / "decisions.md").read_text()
+    for root, n, i in itertools.product("ab", range(2), range(5)):
+        assert text.count(f"{root}{n} decides {i}\n") == 1, (root, n, i)
+    for root in (fleet.a, fleet.b):
+        assert fleet.run(root, "check", "--json").code == 0
+        assert fleet.run(root, "verify", "--json").code == 0
