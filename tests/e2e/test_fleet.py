@@ -541,8 +541,8 @@ def test_appends_from_two_roots_at_once_all_land_once_in_both_files(fleet: Fleet
     read(fleet, fleet.b, "memory/decisions.md")
     text = (fleet.a / "memory" / "decisions.md").read_text()
     assert text == (fleet.b / "memory" / "decisions.md").read_text()
-    for root, n, i in itertools.product("ab", range(2), range(5)):
-        assert text.count(f"{root}{n} decides {i}\n") == 1, (root, n, i)
+    for tag, n, i in itertools.product("ab", range(2), range(5)):
+        assert text.count(f"{tag}{n} decides {i}\n") == 1, (tag, n, i)
     for root in (fleet.a, fleet.b):
         assert fleet.run(root, "check", "--json").code == 0
         assert fleet.run(root, "verify", "--json").code == 0
