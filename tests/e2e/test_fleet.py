@@ -546,3 +546,31 @@ def test_appends_from_two_roots_at_once_all_land_once_in_both_files(fleet: Fleet
     for root in (fleet.a, fleet.b):
         assert fleet.run(root, "check", "--json").code == 0
         assert fleet.run(root, "verify", "--json").code == 0
+
+
+def test_a_deadlock_across_two_roots_is_broken(fleet: Fleet) -> None:
+    """A holds x/ (root a) and B holds y/ (root b); each then queues for the other's: the
+    wait-for cycle spans two machines and is broken all the same (one waiter aborted)."""
+    x = fleet.run(fleet.a, "claim", "x/", "--ttl", "60", "--json", agent="agent-a")
+    y = fleet.run(fleet.b, "claim", "y/", "--ttl", "60", "--json", agent="agent-b")
+    assert x.code == 0
+    assert y.code == 0
+    base = {k: v for k, v in os.environ.items() if not k.startswith("MEMKEEPER_")}
+    first = subprocess.Popen(
+        [MEMKEEPER, "claim", "y/", "--wait", "20", "--json"],
+        cwd=fleet.a,
+        env={**base, **fleet.env("agent-a")},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    until(lambda: len(fleet.run(fleet.b, "claims", "--json").json["waiters"]) == 1, 10)
+    second = fleet.run(fleet.b, "claim", "x/", "--wait", "20", "--json", agent="agent-b")
+    assert second.code == 5  # the cycle closed under root b: its request is the one aborted
+    assert second.json["reason"] == "deadlock"
+    done = fleet.run(fleet.b, "release", y.json["id"], "--json", agent="agent-b")
+    assert done.code == 0
+    out, _ = first.communicate(timeout=60)
+    assert first.returncode == 0, out  # … and root a's waiter gets y/ once it is released
+    assert json.loads(out)["targets"] == ["y/"]
+    aborted = [e for e in events(fleet, fleet.a) if e["type"] == "claim.aborted"]
+    assert [e["data"]["reason"] for e in aborted] == ["deadlock"]
