@@ -74,11 +74,6 @@ def store_url(setting: str, source: str) -> StoreUrl:
         ) from None
 
 
-def _version_key(rel: str, file_hash: str) -> str:
-    """The shared store's cache key of a version a file had (its value: that ``file_rev``)."""
-    return f"version:{file_hash}:{rel}"
-
-
 class _Behind(Exception):
     """Inside an operation's transaction (``editing``): the file is not the store's version
     and this root did not simply edit it — bring it up to date first (``sync_file``), then
@@ -732,7 +727,7 @@ class Workspace:
         that this root's file holds it once the transaction is done."""
         self.store.put_file(rel, state)
         if self.shared:
-            self.store.cache(_version_key(rel, state.file_hash), str(state.file_rev))
+            self.store.keep_version(rel, state.file_hash, state.file_rev)
             self.agreed(rel, state.file_rev, state.file_hash, data)
 
     # -- a shared store: this root's files and the store's -----------------------------------
@@ -774,10 +769,10 @@ class Workspace:
           a reconciliation of the file and the store is opened (``diverged``)."""
         committed = self.committed(rel)
         mark = self._mark(rel)
-        older = self.store.cached(_version_key(rel, file_hash))
+        older = self.store.version_rev(rel, file_hash)
         stale = rel in self._editing  # an operation holds these bytes: start it over
         if (mark is not None and mark.hash == file_hash) or (
-            older is not None and int(older) < state.file_rev and self._git_wrote(rel, mark)
+            older is not None and older < state.file_rev and self._git_wrote(rel, mark)
         ):
             if stale:
                 raise _Behind(f"{rel}: another root changed it")

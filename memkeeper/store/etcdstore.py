@@ -31,6 +31,8 @@ order is numeric order; values are compact JSON:
 - ``P/tally/<kind>\\0<at>\\0<random>``: ``at`` (``%020.6f`` in the key, exact in the value);
 - ``P/rec/<id>``: a reconciliation; ``P/reco/<path>\\0<region>``: the id of the open one;
 - ``P/prop/<id>``: a proposal;
+- ``P/ver/<path>\\0<file hash>``: the ``file_rev`` at which the file had those bytes (the
+  last ``KEEP_VERSIONS``): how a root tells a version it is behind on from an edit;
 - ``P/pend/<path>\\0<seq>``: a pending write; ``P/gen/pend`` changes on every drop;
 - ``P/seq/<name>``: the last id handed out (``rec``, ``prop``, ``pend``);
 - ``P/lease/claim\\0<id>``: a claim, ``[token, agent, mode, targets, priority, strict,
@@ -121,6 +123,8 @@ REQUEST_MARGIN = 64 * 1024  # for the request's framing and the comparisons
 OP_OVERHEAD = 32  # bytes a put costs beyond its key and value
 AUTOCOMMIT_ATTEMPTS = 50
 LEASE_GRACE_S = 2.0  # a claim's etcd lease outlives its expires_at by this much
+KEEP_VERSIONS = 256  # the versions of a file ``version_rev`` knows: its last revs …
+PRUNE_VERSIONS = 64  # … the older ones forgotten every this many revs
 _CLAIM_ENDS = ("claim.released", "claim.expired", "claim.aborted")
 _N = "{:020d}"
 _CLAIMS, _WAITERS = "claim", "wait"  # the two tables under P/lease/
@@ -195,6 +199,26 @@ class EtcdStore:
         keys = [self._key("file", path), self._key("sec", path), self._key("cache", EVENTS_HEAD)]
         with self._talking():
             self._txn.prefetch(keys, [(claims, etcdgw.prefix_end(claims))])
+
+    def keep_version(self, path: str, file_hash: str, file_rev: int) -> None:
+        """Remember that ``path`` was, at ``file_rev``, the bytes hashing to ``file_hash``: a
+        root whose file holds that version (a checkout, a clone made earlier) is behind, not
+        edited. The last ``KEEP_VERSIONS`` revs are kept; every ``PRUNE_VERSIONS`` revs the
+        older ones go (a range read and at most ``PRUNE_VERSIONS`` deletes, in this block)."""
+        self._alone(self._keep_version, path, file_hash, file_rev)
+
+    def _keep_version(self, path: str, file_hash: str, file_rev: int) -> None:
+        self._put(self._key("ver", path, file_hash), str(file_rev).encode())
+        cut = file_rev - KEEP_VERSIONS
+        if cut > 0 and file_rev % PRUNE_VERSIONS == 0:
+            for key, raw in self._scan_prefix(self._key("ver", path, "")):
+                if int(raw) <= cut:
+                    self._delete(key)
+
+    def version_rev(self, path: str, file_hash: str) -> int | None:
+        """The ``file_rev`` at which ``path`` held ``file_hash``'s bytes, while it is kept."""
+        raw = self._get(self._key("ver", path, file_hash), track=False)
+        return None if raw is None else int(raw)
 
     def prefetch_leases(self) -> None:
         """Inside ``writing()``: read in one round trip what a lease operation reads first —

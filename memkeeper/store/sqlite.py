@@ -224,6 +224,14 @@ class Store(LeaseRows, ReconciliationRows, ProposalRows, PendingRows):
     def prefetch_leases(self) -> None:
         """As ``prefetch_file``, for a lease operation: nothing to do here."""
 
+    def keep_version(self, path: str, file_hash: str, file_rev: int) -> None:
+        """A shared store's record of the versions a file had (``EtcdStore.keep_version``):
+        one root's files are the local store's own, with no other versions to recognise."""
+
+    def version_rev(self, path: str, file_hash: str) -> int | None:
+        """As ``keep_version``: none here."""
+        return None
+
     def trim_log(self, limit: int = WAL_TRIM_BYTES) -> None:
         """Fold a write-ahead log grown past ``limit`` back into the database and truncate it.
 

@@ -22,6 +22,7 @@ from memkeeper.leases.decisions import Claim, Request
 from memkeeper.leases.waiters import WaiterRow
 from memkeeper.records import Event, FileState, PendingWrite, SectionRow
 from memkeeper.store.etcdgw import Compare, Gateway, TxnResult
+from memkeeper.store import etcdstore
 from memkeeper.store.etcdstore import LEASE_GRACE_S, EtcdStore, StoreRetry
 from memkeeper.store.proposaltables import KEEP_BODIES, PRUNE_EVERY
 from memkeeper.store.sqlite import Store
@@ -892,3 +893,27 @@ def test_a_claim_nobody_renews_leaves_the_store_by_itself(cluster: Cluster, pref
         assert time.monotonic() < deadline, "the claim outlived its lease"
         time.sleep(0.1)
     reader.close()
+
+
+@etcd_only
+def test_the_versions_of_a_file_are_kept_for_its_last_revs_only(
+    cluster: Cluster, prefix: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(etcdstore, "KEEP_VERSIONS", 8)
+    monkeypatch.setattr(etcdstore, "PRUNE_VERSIONS", 4)
+    store = _etcd(cluster, prefix)
+    for rev in range(1, 21):
+        with store.writing():
+            store.keep_version("CLAUDE.md", f"sha256:{rev}", rev)
+    kept = [rev for rev in range(1, 21) if store.version_rev("CLAUDE.md", f"sha256:{rev}")]
+    assert kept == list(range(13, 21))  # 20 - 8 = 12 and older went at rev 20
+    assert store.version_rev("CLAUDE.md", "sha256:20") == 20
+    assert store.version_rev("AGENTS.md", "sha256:20") is None  # per file
+    store.close()
+
+
+def test_a_local_store_knows_no_other_versions(tmp_path: Path) -> None:
+    store = Store.open(str(tmp_path))
+    store.keep_version("CLAUDE.md", "sha256:1", 1)
+    assert store.version_rev("CLAUDE.md", "sha256:1") is None
+    store.close()
