@@ -21,8 +21,8 @@ from memkeeper.errors import EnvironmentFailure
 from memkeeper.leases.decisions import Claim, Request
 from memkeeper.leases.waiters import WaiterRow
 from memkeeper.records import Event, FileState, PendingWrite, SectionRow
-from memkeeper.store.etcdgw import Compare, Gateway, TxnResult
 from memkeeper.store import etcdstore
+from memkeeper.store.etcdgw import Compare, Gateway, TxnResult
 from memkeeper.store.etcdstore import LEASE_GRACE_S, EtcdStore, StoreRetry
 from memkeeper.store.proposaltables import KEEP_BODIES, PRUNE_EVERY
 from memkeeper.store.sqlite import Store
