@@ -739,6 +739,7 @@ class Workspace:
             return
         mark = self._mark(rel)
         if mark is None or (mark.rev, mark.hash) != (state.file_rev, state.file_hash):
+            prepare_home(self.home)  # its .gitignore first: git never sees the marks
             synced.write_mark(self.home, synced.Mark(rel, state.file_rev, state.file_hash, data))
             self._marked[rel] = (state.file_rev, state.file_hash)
 

@@ -574,3 +574,13 @@ def test_a_deadlock_across_two_roots_is_broken(fleet: Fleet) -> None:
     assert json.loads(out)["targets"] == ["y/"]
     aborted = [e for e in events(fleet, fleet.a) if e["type"] == "claim.aborted"]
     assert [e["data"]["reason"] for e in aborted] == ["deadlock"]
+
+
+def test_a_first_read_under_a_shared_store_leaves_git_status_clean(fleet: Fleet) -> None:
+    read(fleet, fleet.a)  # the store has the file …
+    read(fleet, fleet.b)  # … and b's first look finds its copy agrees: only a mark is written
+    assert (fleet.b / ".memkeeper" / "synced").is_dir()
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=fleet.b, capture_output=True, text=True, check=True
+    )
+    assert status.stdout == ""  # .memkeeper/ ignores itself
