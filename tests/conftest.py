@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from memkeeper import Memory
+from tests.etcd_cluster import Cluster, binary
 
 SAMPLE_REPO = Path(__file__).resolve().parent.parent / "sample-repo"
 
@@ -101,6 +102,19 @@ def run_main(
         os.environ.clear()
         os.environ.update(saved_env)
     return Run(code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """One single-member etcd per test process, for every test that works under a prefix of
+    its own; skipped, saying why, where no etcd binary can be had. A test that kills, stops
+    or compacts members' data past others' use starts a cluster of its own."""
+    exe, why = binary()
+    if exe is None:
+        pytest.skip(why)
+    started = Cluster(tmp_path_factory.mktemp("etcd")).start()
+    yield started
+    started.stop()
 
 
 @pytest.fixture

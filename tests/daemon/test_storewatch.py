@@ -22,13 +22,6 @@ pytestmark = pytest.mark.skipif(EXE is None, reason=WHY)
 _prefixes = itertools.count(1)
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    started = Cluster(tmp_path_factory.mktemp("etcd-watch")).start()
-    yield started
-    started.stop()
-
-
 @pytest.fixture
 def store(cluster: Cluster) -> Iterator[EtcdStore]:
     opened = EtcdStore(Gateway(cluster.endpoints), f"/watch{next(_prefixes)}/".encode())

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -30,13 +30,6 @@ EXE, WHY = binary()
 pytestmark = pytest.mark.skipif(EXE is None, reason=WHY)
 REF = "CLAUDE.md#build"
 _prefixes = itertools.count(1)
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    started = Cluster(tmp_path_factory.mktemp("etcd-fleet")).start()
-    yield started
-    started.stop()
 
 
 class Fleet:

@@ -8,12 +8,10 @@ import json
 import multiprocessing
 import random
 import shutil
-import tempfile
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import given, settings
@@ -21,7 +19,6 @@ from hypothesis import strategies as st
 
 from memkeeper import Conflict, Memory
 from tests.conftest import run_cli
-from tests.etcd_cluster import Cluster, binary
 from tests.linearizability import (
     Op,
     State,
@@ -31,6 +28,9 @@ from tests.linearizability import (
     check,
     read,
 )
+
+if TYPE_CHECKING:
+    from tests.etcd_cluster import Cluster
 
 START = State(1, "v0")
 A = {"a": START}
@@ -328,25 +328,13 @@ def test_four_processes_patching_two_sections_through_the_cli_are_linearizable(
     assert any(op.ok for op in swaps)
 
 
-@pytest.fixture(scope="module")
-def etcd() -> Iterator[Cluster]:
-    exe, why = binary()
-    if exe is None:
-        pytest.skip(why)
-    work = Path(tempfile.mkdtemp(prefix="memkeeper-lin-etcd-"))
-    started = Cluster(work).start()
-    yield started
-    started.stop()
-    shutil.rmtree(work, ignore_errors=True)
-
-
 @pytest.mark.e2e
 def test_eight_processes_under_two_roots_sharing_etcd_are_linearizable(
-    sample: Path, etcd: Cluster, monkeypatch: pytest.MonkeyPatch
+    sample: Path, cluster: Cluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The same history check across machines: two clones share one etcd store, four API
     processes under each; every history, read and swap alike, is one of the single copy."""
-    host, port = etcd.endpoints[0]
+    host, port = cluster.endpoints[0]
     monkeypatch.setenv("MEMKEEPER_STORE", f"etcd://{host}:{port}/linearizability")
     other = sample.parent / "other"
     shutil.copytree(sample, other)

@@ -48,20 +48,13 @@ def store_kind() -> str:
     return "sqlite"
 
 
-@pytest.fixture(scope="session")
-def ops_etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    started = Cluster(tmp_path_factory.mktemp("etcd-ops")).start()
-    yield started
-    started.stop()
-
-
 @pytest.fixture
 def memory(
     sample: Path, store_kind: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Memory]:
     """A ``Memory`` on the sample copy, as agent ``agent-a``, on the test's store."""
     if store_kind == "etcd":
-        cluster: Cluster = request.getfixturevalue("ops_etcd")
+        cluster: Cluster = request.getfixturevalue("cluster")
         host, port = cluster.endpoints[0]
         monkeypatch.setenv("MEMKEEPER_STORE", f"etcd://{host}:{port}/ops{next(_prefixes)}")
     opened = Memory.open(sample, agent="agent-a")

@@ -19,16 +19,9 @@ EXE, WHY = binary()
 pytestmark = pytest.mark.skipif(EXE is None, reason=WHY)
 
 
-@pytest.fixture(scope="module")
-def single(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    cluster = Cluster(tmp_path_factory.mktemp("etcd1")).start()
-    yield cluster
-    cluster.stop()
-
-
 @pytest.fixture
-def gw(single: Cluster, request: pytest.FixtureRequest) -> Iterator[Gateway]:
-    gateway = Gateway(single.endpoints)
+def gw(cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[Gateway]:
+    gateway = Gateway(cluster.endpoints)
     prefix = f"/t/{request.node.name}/".encode()
     gateway.delete(prefix, etcdgw.prefix_end(prefix))
     yield gateway
@@ -171,12 +164,12 @@ def test_three_members_keep_serving_with_one_killed_and_refuse_without_quorum(
         cluster.stop()
 
 
-def test_a_watch_runs_beside_other_calls(gw: Gateway, single: Cluster) -> None:
+def test_a_watch_runs_beside_other_calls(gw: Gateway, cluster: Cluster) -> None:
     start = gw.put(b"/t/beside/0", b"x")
     seen: list[bytes] = []
 
     def follow() -> None:
-        for _, events in Gateway(single.endpoints).watch(
+        for _, events in Gateway(cluster.endpoints).watch(
             b"/t/beside/", etcdgw.prefix_end(b"/t/beside/"), start + 1
         ):
             seen.extend(kv.key for _, kv in events)

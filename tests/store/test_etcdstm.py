@@ -17,13 +17,6 @@ EXE, WHY = binary()
 pytestmark = pytest.mark.skipif(EXE is None, reason=WHY)
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    started = Cluster(tmp_path_factory.mktemp("etcd-stm")).start()
-    yield started
-    started.stop()
-
-
 @pytest.fixture
 def gw(cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[Gateway]:
     gateway = Gateway(cluster.endpoints)

@@ -33,13 +33,6 @@ AnyStore = Store | EtcdStore
 _prefixes = itertools.count(1)
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    started = Cluster(tmp_path_factory.mktemp("etcd-contract")).start()
-    yield started
-    started.stop()
-
-
 def _etcd(cluster: Cluster, prefix: bytes) -> EtcdStore:
     return EtcdStore(Gateway(cluster.endpoints), prefix)
 
