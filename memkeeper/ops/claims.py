@@ -145,8 +145,15 @@ class LeaseTable:
         resolved = [resolve_target(self.ws, target) for target in targets]
         if wait is not None and not wait >= 0:
             raise Invalid(f"--wait must be a number of seconds, not {wait} — pass --wait 30")
-        args = (resolved, mode, ttl, priority, strict, wait, objective)
-        request, outcome, inbox = self.ws.again(lambda: self._begin(*args))
+
+        def make(arrival: int) -> Request:
+            return leases.make_request(
+                f"c{arrival}", self.ws.agent, resolved, mode=mode, priority=priority,
+                strict=strict, ttl=self.default_ttl if ttl is None else ttl,
+                objective=objective, arrival=arrival,
+            )  # fmt: skip
+
+        request, outcome, inbox = self.ws.again(lambda: self._begin(make, wait))
         fsio.crashpoint("claim.after_commit")
         if inbox is not None:
             outcome = self._wait(request, inbox, cancel)
@@ -157,25 +164,14 @@ class LeaseTable:
         return replace(outcome, warnings=warnings) if warnings else outcome
 
     def _begin(
-        self,
-        resolved: list[str],
-        mode: Mode,
-        ttl: float | None,
-        priority: int,
-        strict: bool,
-        wait: float | None,
-        objective: str,
+        self, make: Callable[[int], Request], wait: float | None
     ) -> tuple[Request, Claim | Busy | None, waiting.Inbox | None]:
-        """The claim's first transaction: granted, busy, or queued (with its inbox)."""
+        """The claim's first transaction: its request (``make`` of its arrival number),
+        granted, busy, or queued (with its inbox)."""
         inbox: waiting.Inbox | None = None
         try:
             with self.transaction() as now:
-                arrival = self.store.bump("request")
-                request = leases.make_request(
-                    f"c{arrival}", self.ws.agent, resolved, mode=mode, priority=priority,
-                    strict=strict, ttl=self.default_ttl if ttl is None else ttl,
-                    objective=objective, arrival=arrival,
-                )  # fmt: skip
+                request = make(self.store.bump("request"))
                 outcome: Claim | Busy | None = self._enter(request, now)
                 if outcome is None and wait:
                     inbox = waiting.Inbox(self.ws.home, request.id)  # before the row shows
@@ -251,8 +247,6 @@ class LeaseTable:
         self.me = request.id
         try:
             while isinstance(outcome := self._step(request), float):
-                if self.ws.shared:  # a release on another machine pokes no inbox here
-                    outcome = min(outcome, SHARED_POLL_S)
                 if cancel is None:
                     inbox.block(outcome)
                     continue
@@ -275,7 +269,8 @@ class LeaseTable:
             row = next((w for w in self.rows if w.request.id == request.id), None)
             if row is not None and row.state == "waiting" and now < row.deadline:
                 soonest = min((c.expires_at for c in self.held), default=math.inf)  # all live
-                return min(row.deadline, soonest, now + WAKE_CAP_S) - now + _SLACK_S
+                cap = SHARED_POLL_S if self.ws.shared else WAKE_CAP_S
+                return min(row.deadline, soonest, now + cap) - now + _SLACK_S
             if row is not None:
                 self._unqueue(request.id)
                 self.changed = True  # a request left the queue: others may move up
