@@ -1,0 +1,107 @@
+"""Writers that take no lock, under a shared store: a human's save racing the replace that
+brings a root's file up to date with what another root patched. The save is never lost: it
+is merged with the other root's change and pushed to the store."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from memkeeper import Memory
+from memkeeper.fs import files
+from tests.conftest import SAMPLE_REPO
+
+if TYPE_CHECKING:
+    from tests.etcd_cluster import Cluster
+
+REF = "CLAUDE.md#build"
+HUMAN = "- the human's line\n"
+_prefixes = itertools.count(1)
+
+
+@pytest.fixture
+def pair(
+    tmp_path: Path, cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[Memory, Memory, Path]]:
+    """Roots a and b on one etcd prefix, both agreeing with it, and a patch of a's that b
+    has not brought in yet; b's root is the third value."""
+    host, port = cluster.endpoints[0]
+    monkeypatch.setenv("MEMKEEPER_STORE", f"etcd://{host}:{port}/shared{next(_prefixes)}")
+    roots = []
+    for name in ("a", "b"):
+        shutil.copytree(SAMPLE_REPO, tmp_path / name)
+        subprocess.run(["git", "init", "-q", str(tmp_path / name)], check=True)
+        roots.append(tmp_path / name)
+    a, b = Memory(roots[0], "agent-a"), Memory(roots[1], "agent-b")
+    section = a.read(REF)
+    b.read(REF)
+    a.patch(REF, section.content + "- from a\n", expect_rev=section.rev)
+    yield a, b, roots[1]
+    a.close()
+    b.close()
+
+
+def human_saves(path: Path) -> None:
+    text = path.read_text()
+    path.write_text(text.replace("## Testing\n", "## Testing\n" + HUMAN, 1))
+
+
+def test_a_save_before_the_replace_that_brings_the_file_up_to_date_is_merged_and_pushed(
+    pair: tuple[Memory, Memory, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b, root = pair
+    real, saved = files.stage, list[bool]()
+
+    def editor_saves_first(top: object, rel: str, data: bytes, **kwargs: object) -> files.Staged:
+        if str(top) == str(root) and not saved:
+            human_saves(root / "CLAUDE.md")  # no lock: between b's read and its replace
+            saved.append(True)
+        return real(top, rel, data, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(files, "stage", editor_saves_first)
+    b.read(REF)
+    assert saved
+    text = (root / "CLAUDE.md").read_text()
+    assert HUMAN in text
+    assert "- from a\n" in text
+    assert HUMAN in a.read("CLAUDE.md#testing").content  # pushed
+    assert (a.root / "CLAUDE.md").read_text() == text
+
+
+def test_a_save_in_the_rename_window_of_that_replace_is_recovered_and_pushed(
+    pair: tuple[Memory, Memory, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b, root = pair
+    real, saved = os.replace, list[bool]()
+
+    def save_then_rename(src: str, dst: str, **kwargs: object) -> None:
+        if dst == "CLAUDE.md" and not saved:
+            with open(root / "CLAUDE.md", "r+b") as editor:  # the old file, by its name
+                data = editor.read().replace(b"## Testing\n", b"## Testing\n" + HUMAN.encode())
+                editor.seek(0)
+                editor.truncate(0)
+                editor.write(data)
+            saved.append(True)
+        real(src, dst, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "replace", save_then_rename)
+    b.read(REF)
+    monkeypatch.undo()
+    assert saved
+    assert "- from a\n" in (root / "CLAUDE.md").read_text()  # the replace happened …
+    files.drain()
+    for link in (root / ".memkeeper" / "kept").iterdir():  # … and kept the saved-into file
+        os.utime(link, (time.time() - 10, time.time() - 10))
+    assert b.workspace.settle_kept(now=time.time() + 10) == ["CLAUDE.md"]
+    text = (root / "CLAUDE.md").read_text()
+    assert HUMAN in text
+    assert "- from a\n" in text
+    assert HUMAN in a.read("CLAUDE.md#testing").content
