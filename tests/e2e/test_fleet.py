@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from subprocess import Popen
 from typing import Any
 
 import pytest
@@ -43,6 +44,12 @@ class Fleet:
 
     def run(self, root: Path, *args: str, agent: str = "human", stdin: str | None = None) -> Run:
         return run_cli(root, *args, stdin=stdin, env=self.env(agent))
+
+    def spawn(self, root: Path, argv: list[str], agent: str, **options: Any) -> Popen[str]:
+        """``argv`` running under ``root`` as ``agent`` on the fleet's store (text pipes)."""
+        base = {k: v for k, v in os.environ.items() if not k.startswith("MEMKEEPER_")}
+        env = {**base, **self.env(agent)}
+        return subprocess.Popen(argv, cwd=root, env=env, text=True, **options)
 
 
 def _git(cwd: Path, *args: str) -> None:
@@ -143,13 +150,11 @@ def test_three_writers_under_each_of_two_roots_lose_no_update_of_one_section(
     section, each retrying on exit 3 — every update once, rev + 36, one file in both."""
     start = read(fleet, fleet.a)
     read(fleet, fleet.b)
-    base = {k: v for k, v in os.environ.items() if not k.startswith("MEMKEEPER_")}
     workers = []
     for root, tag in ((fleet.a, "a"), (fleet.b, "b")):
         for n in range(3):
-            env = {**base, **fleet.env(f"agent-{tag}{n}")}
             argv = [sys.executable, "-c", WORKER, MEMKEEPER, REF, f"{tag}{n}", "6"]
-            workers.append(subprocess.Popen(argv, cwd=root, env=env, stdout=subprocess.PIPE))
+            workers.append(fleet.spawn(root, argv, f"agent-{tag}{n}", stdout=subprocess.PIPE))
     for worker in workers:
         out, _ = worker.communicate(timeout=300)
         assert worker.returncode == 0, out
@@ -193,14 +198,7 @@ time.sleep(600)
 
 
 def test_a_killed_holders_claim_expires_for_both_roots_within_its_ttl(fleet: Fleet) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMKEEPER_")}
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER],
-        cwd=fleet.a,
-        env={**env, **fleet.env("agent-a")},
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    holder = fleet.spawn(fleet.a, [sys.executable, "-c", HOLDER], "agent-a", stdout=subprocess.PIPE)
     assert holder.stdout is not None
     claim_id, token = holder.stdout.readline().split()
     holder.send_signal(signal.SIGKILL)
@@ -362,14 +360,9 @@ class Watch:
     """``memkeeper watch --json`` under one root of a fleet, its lines on a queue."""
 
     def __init__(self, fleet: Fleet, root: Path) -> None:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMKEEPER_")}
-        self.proc = subprocess.Popen(
-            [MEMKEEPER, "watch", "--json"],
-            cwd=root,
-            env={**env, **fleet.env("daemon")},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
+        argv = [MEMKEEPER, "watch", "--json"]
+        options = {"stdout": subprocess.PIPE, "stderr": subprocess.DEVNULL}
+        self.proc = fleet.spawn(root, argv, "daemon", **options)
         self.lines: queue.Queue[dict[str, Any]] = queue.Queue()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -463,14 +456,8 @@ def test_watch_survives_the_store_going_away_and_catches_up(tmp_path: Path) -> N
 def test_a_claim_queued_under_one_root_is_granted_when_the_other_releases(fleet: Fleet) -> None:
     held = fleet.run(fleet.a, "claim", "src/", "--ttl", "60", "--json", agent="agent-a")
     assert held.code == 0
-    base = {k: v for k, v in os.environ.items() if not k.startswith("MEMKEEPER_")}
-    waiter = subprocess.Popen(
-        [MEMKEEPER, "claim", "src/", "--wait", "30", "--json"],
-        cwd=fleet.b,
-        env={**base, **fleet.env("agent-b")},
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    argv = [MEMKEEPER, "claim", "src/", "--wait", "30", "--json"]
+    waiter = fleet.spawn(fleet.b, argv, "agent-b", stdout=subprocess.PIPE)
     until(lambda: len(fleet.run(fleet.a, "claims", "--json").json["waiters"]) == 1, 10)
     released = time.monotonic()
     assert fleet.run(fleet.a, "release", held.json["id"], "--json", agent="agent-a").code == 0
@@ -518,12 +505,9 @@ memory.close()
 def test_appends_from_two_roots_at_once_all_land_once_in_both_files(fleet: Fleet) -> None:
     read(fleet, fleet.a, "memory/decisions.md")
     read(fleet, fleet.b, "memory/decisions.md")
-    base = {k: v for k, v in os.environ.items() if not k.startswith("MEMKEEPER_")}
     workers = [
-        subprocess.Popen(
-            [sys.executable, "-c", APPENDER, f"{root.name}{n}", "5"],
-            cwd=root,
-            env={**base, **fleet.env(f"{root.name}{n}")},
+        fleet.spawn(
+            root, [sys.executable, "-c", APPENDER, f"{root.name}{n}", "5"], f"{root.name}{n}"
         )
         for root in (fleet.a, fleet.b)
         for n in range(2)
@@ -548,14 +532,8 @@ def test_a_deadlock_across_two_roots_is_broken(fleet: Fleet) -> None:
     y = fleet.run(fleet.b, "claim", "y/", "--ttl", "60", "--json", agent="agent-b")
     assert x.code == 0
     assert y.code == 0
-    base = {k: v for k, v in os.environ.items() if not k.startswith("MEMKEEPER_")}
-    first = subprocess.Popen(
-        [MEMKEEPER, "claim", "y/", "--wait", "20", "--json"],
-        cwd=fleet.a,
-        env={**base, **fleet.env("agent-a")},
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    argv = [MEMKEEPER, "claim", "y/", "--wait", "20", "--json"]
+    first = fleet.spawn(fleet.a, argv, "agent-a", stdout=subprocess.PIPE)
     until(lambda: len(fleet.run(fleet.b, "claims", "--json").json["waiters"]) == 1, 10)
     second = fleet.run(fleet.b, "claim", "x/", "--wait", "20", "--json", agent="agent-b")
     assert second.code == 5  # the cycle closed under root b: its request is the one aborted
