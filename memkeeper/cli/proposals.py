@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from memkeeper.errors import Invalid
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable

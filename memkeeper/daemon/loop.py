@@ -18,13 +18,12 @@ import fcntl
 import os
 import time
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from memkeeper.daemon.plan import QUIET_S, Outcome
 from memkeeper.daemon.step import Daemon
 from memkeeper.errors import EnvironmentFailure
 
-TYPE_CHECKING = False  # start-up idiom: agents run this path (hook, append, emit) often
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence, Set
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import TYPE_CHECKING
 
 from memkeeper.store import etcdgw
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memkeeper.store.etcdstore import EtcdStore
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import os
+from typing import TYPE_CHECKING
 
 from memkeeper import names
 from memkeeper.errors import Refused
@@ -24,7 +25,6 @@ from memkeeper.fs.walk import managed_files
 from memkeeper.names import POLICY_FILE, temp_pid
 from memkeeper.policy.loader import parse_policy, policy_bytes
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
