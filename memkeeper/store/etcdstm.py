@@ -182,14 +182,18 @@ class Txn:
             raise Retry()
         return done.revision
 
-    def landed(self) -> int:
+    def landed(self, unique: bytes) -> int:
         """After a commit that failed: the revision at which this transaction's puts all
         stand, with its values, written together after its snapshot — a commit that did land,
         whose answer was lost and that the gateway sent again to another member (whose
-        comparisons then failed against it). 0: it did not land. Every key written by one
-        etcd transaction has that transaction's revision as ``mod_revision``."""
+        comparisons then failed against it). 0: it did not land, or nothing tells: another
+        writer that raced from the same snapshot can have committed the very same values
+        (two bumps of one counter), so a transaction that puts no key under ``unique`` (keys
+        whose values no other transaction writes: the events, each chained to the one before)
+        counts as not landed, and its block runs again. Every key written by one etcd
+        transaction has that transaction's revision as ``mod_revision``."""
         puts = [(key, value) for key, value in self.writes.items() if value is not None]
-        if not puts or not self.snapshot:
+        if not self.snapshot or not any(key.startswith(unique) for key, _ in puts):
             return 0
         found = self.gateway.txn([], [etcdgw.get(key) for key, _ in puts]).responses
         revisions = set()

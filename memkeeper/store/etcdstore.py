@@ -86,10 +86,13 @@ index of a file where 120+ sections changed at once (each archives a body), or a
 A lost answer: when the connection drops after a commit was sent, the gateway sends it again
 to the next member; if the first had applied it, the resent one fails its comparisons. So a
 failed commit checks whether its puts all stand with its values at one revision after its
-snapshot (``Txn.landed``: one etcd transaction gives all its keys one revision) and then counts
-as done rather than raising ``StoreRetry``. When no member answers the commit at all, its
-outcome is unknown if it had reached one (``store_unavailable`` all the same). One
-``EtcdStore`` is for one thread at a time (its gateway's connections are not shared).
+snapshot (``Txn.landed``: one etcd transaction gives all its keys one revision) and, when it
+appended an event (a value no other writer's transaction holds), counts as done rather than
+raising ``StoreRetry``; one without an event runs again (its writes — counters, caches — are
+made again from what the store holds then: a counter skips a value, never repeats one).
+When no member answers the commit at all, its outcome is unknown if it had reached one
+(``store_unavailable`` all the same). One ``EtcdStore`` is for one thread at a time (its
+gateway's connections are not shared).
 """
 
 from __future__ import annotations
@@ -248,8 +251,8 @@ class EtcdStore:
             try:
                 txn.commit()
             except Retry:
-                if txn.landed():  # a resent commit failed against itself: it is done
-                    return
+                if txn.landed(self._key("ev", "")):  # a resent commit failed against itself
+                    return  # (it is done)
                 raise StoreRetry("state store: another writer changed what this one read") from None
 
     def _alone(self, work: Any, *args: Any) -> Any:
@@ -686,8 +689,11 @@ class EtcdStore:
         takes a new lease and revokes the old one once the transaction has committed."""
         assert self._txn is not None
         want = max(1, math.ceil(c.expires_at - c.granted_at + LEASE_GRACE_S))
-        raw = self._txn.cache.get(key)  # a lease operation has read the claims already
+        txn = self._txn  # the row as this block left it (else as read: a lease operation
+        raw = txn.writes[key] if key in txn.writes else txn.cache.get(key)  # read the claims)
         held = _claim_lease(raw) if raw is not None else None
+        if held is not None and held[0] in self._after_commit:
+            held = None  # a lease this block gives up: never the one to hold the key again
         with self._talking():
             if held is not None and held[1] >= want and self.gateway.keepalive(held[0]) > 0:
                 return held
