@@ -33,14 +33,17 @@ VERB_GROUPS = {
 }
 
 
+_VALUED = ("--root", "--agent")  # the options before the verb that take a value
+
+
 def _wanted_verb(argv: Sequence[str]) -> str | None:
     """The verb named on the command line if it is a known one; None means "declare all"."""
     skip = False
     for arg in argv:
         if skip:
             skip = False
-        elif arg in ("--root", "--agent"):
-            skip = True
+        elif len(arg) > 2 and any(option.startswith(arg) for option in _VALUED):
+            skip = True  # --root D, --agent ID, or as argparse abbreviates them (--ro D)
         elif arg in ("-h", "--help"):
             return None
         elif not arg.startswith("-"):
@@ -64,7 +67,8 @@ class _Formatter(argparse.HelpFormatter):
         try:
             width = os.get_terminal_size(sys.stdout.fileno()).columns
         except (OSError, ValueError, AttributeError):
-            width = int(os.environ.get("COLUMNS", "") or 80)
+            columns = os.environ.get("COLUMNS", "")
+            width = int(columns) if columns.isdigit() else 80  # (as argparse: else ignored)
         super().__init__(prog, width=max(width - 2, 40))
 
 

@@ -46,6 +46,10 @@ def run_mcp(args: argparse.Namespace) -> int:
 def run_serve(args: argparse.Namespace) -> int:
     """Serve the dashboard until SIGINT/SIGTERM; its URL, with the token, goes to stdout."""
     try:
+        import sse_starlette  # noqa: F401  # the extra, whole: serve() imports these
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+
         from memkeeper.dashboard.serve import serve
     except ImportError as exc:
         if exc.name is None or not exc.name.startswith(("starlette", "uvicorn", "sse_starlette")):

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from memkeeper.errors import EnvironmentFailure, Invalid
 from memkeeper.fs import files as fsio
 from memkeeper.gate import agentconf
+from memkeeper.names import temp_name
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -125,7 +126,7 @@ def _apply(root: Path, edit: Edit) -> None:
         os.replace(path, root / edit.keep_as)
     if edit.new is None:
         if edit.old is not None:
-            path.unlink()
+            _delete(path, edit.old)
         if edit.restore_from is not None:
             os.replace(root / edit.restore_from, path)
         else:
@@ -133,10 +134,34 @@ def _apply(root: Path, edit: Edit) -> None:
         return
     if edit.new != edit.old or edit.keep_as is not None:
         fsio.make_directories(root, edit.rel)
-        expected = None if edit.keep_as is not None else edit.old  # moved away: a new file
-        fsio.atomic_write(root, edit.rel, edit.new, expected=expected)
+        if edit.old is None or edit.keep_as is not None:  # a new file (or one moved away):
+            fsio.stage(root, edit.rel, edit.new, sync=True, create=True).finish()  # if absent
+        else:
+            fsio.atomic_write(root, edit.rel, edit.new, expected=edit.old)
     if edit.executable:
         path.chmod(0o755)
+
+
+def _delete(path: Path, old: bytes) -> None:
+    """Delete the file at ``path`` if it still holds ``old``: moved aside first (a save
+    landing after that lands in the moved file), read there, and put back if it holds anything
+    else (``Raced``) — beside the file, named ``.NAME.memkeeper-raced-PID``, if a new file
+    took its name meanwhile."""
+    aside = path.with_name(temp_name(path.name, os.getpid()))
+    try:
+        os.rename(path, aside)
+    except FileNotFoundError:
+        return  # gone already: what the plan wanted
+    if aside.read_bytes() == old:
+        aside.unlink()
+        return
+    try:
+        os.link(aside, path)  # back, never over a file created since
+    except FileExistsError:
+        os.rename(aside, path.with_name(f".{path.name}.memkeeper-raced-{os.getpid()}"))
+    else:
+        aside.unlink()
+    raise fsio.Raced(str(path), None)
 
 
 def _remove_empty_directories(root: Path, directory: Path) -> None:

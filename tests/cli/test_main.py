@@ -251,8 +251,9 @@ def test_a_second_patch_imports_no_parser_either(sample: Path) -> None:
 def test_read_and_patch_import_no_verb_group(sample: Path) -> None:
     probe = (
         "import sys; from memkeeper.cli.main import main; "
+        "from memkeeper.cli.parser import VERB_GROUPS; "
         "main(['read', 'CLAUDE.md#build', '--json']); "
-        "print(sorted(m for m in sys.modules if m.endswith('_cli') or m in "
+        "print(sorted(m for m in sys.modules if m in VERB_GROUPS or m in "
         "('memkeeper.leases.decisions', 'markdown_it', 'ruamel.yaml', 'pathspec', 'dataclasses')))"
     )
     subprocess.run([MEMKEEPER, "init"], cwd=sample, capture_output=True, check=True)
