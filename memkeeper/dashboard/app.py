@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import hmac
 import html
+import ipaddress
 import json
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
 COOKIE = "memkeeper_token"
 MAX_BODY = 64 * 1024
 EVENTS_LIMIT = 500
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
 HOW = ("keep-human", "take-generated")
 STATIC = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8"}
 SECURITY_HEADERS = {
@@ -246,12 +246,23 @@ def _int(text: str | None, what: str = "since") -> int:
 # -- safety ------------------------------------------------------------------------------------
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a Host header's name, or ``--host``) names this machine's loopback
+    interface: ``localhost``, or an address of 127.0.0.0/8 or ``::1`` (bracketed or not)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def _check_host(request: Request, allow_remote: bool) -> None:
     if allow_remote:
         return
     host = request.headers.get("host", "")
     name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-    if name not in LOOPBACK_HOSTS:
+    if not is_loopback(name):
         raise ApiError(403, "forbidden", f"Host {host!r} is not this machine's loopback address")
 
 

@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
 import socket
 import sys
 
+import uvicorn
+
+from memkeeper.dashboard.app import build, is_loopback
 from memkeeper.errors import EnvironmentFailure, Invalid
 
 DEFAULT_PORT = 8765
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def serve(
@@ -39,10 +32,6 @@ def serve(
         )
     if not 0 <= port <= 65535:
         raise Invalid(f"--port {port} is not a port number (0 picks a free one)")
-    import uvicorn
-
-    from memkeeper.dashboard.app import build
-
     token = secrets.token_urlsafe(24)
     app = build(root, token, agent=agent or "human", allow_remote=allow_remote)
     family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET

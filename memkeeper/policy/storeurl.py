@@ -20,7 +20,8 @@ SCHEME = "etcd://"
 SPELLING = "etcd://HOST:PORT[,HOST:PORT…]/PREFIX"
 _PREFIX = re.compile(r"[A-Za-z0-9._~/-]+")  # what a prefix may hold: no spaces, no NUL
 STORE_LINE = re.compile(
-    rb"^store:[ \t]*(?P<value>[^\s#'\"][^\s#]*|'[^'\n]*'|\"[^\"\n]*\")?[ \t]*(#.*)?$", re.M
+    rb"^store:[ \t]*(?P<value>[^\s#'\"][^\s#]*|'[^'\r\n]*'|\"[^\"\r\n]*\")?[ \t]*(#[^\r\n]*)?\r?$",
+    re.M,
 )
 
 
@@ -66,7 +67,12 @@ def parse_store_url(text: str) -> StoreUrl:
     for part in hosts.split(","):
         host, sep, port = part.strip().rpartition(":")
         host = host.strip("[]")
-        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        if (
+            not sep
+            or not host
+            or not (port.isascii() and port.isdigit())
+            or not 0 < int(port) < 65536
+        ):
             raise ValueError(f"{text!r}: {part.strip()!r} is not HOST:PORT")
         endpoints.append((host, int(port)))
     return StoreUrl(endpoints, "/" + prefix.strip("/") + "/", text)
