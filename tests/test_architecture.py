@@ -226,3 +226,28 @@ def test_the_checker_sees_imports_inside_functions_and_type_checking_blocks(
 @pytest.mark.parametrize("name", [n for layer in LAYERS[:-1] for n in layer])
 def test_each_layer_named_exists(name: str) -> None:
     assert (PACKAGE / name).is_dir() or (PACKAGE / f"{name}.py").is_file(), name
+
+
+def untested_modules(package: Path, tests: Path) -> list[str]:
+    """The modules of ``package`` without their own test file (``tests/<pkg>/test_<mod>.py``
+    for ``memkeeper/<pkg>/<mod>.py``); a package's ``__init__`` and ``__main__`` need none."""
+    return sorted(
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if path.name not in ("__init__.py", "__main__.py")
+        and not (tests / path.relative_to(package).parent / f"test_{path.name}").is_file()
+    )
+
+
+def test_every_module_has_its_own_test_file() -> None:
+    assert untested_modules(PACKAGE, PACKAGE.parent / "tests") == []
+
+
+def test_the_mirror_check_finds_a_module_without_tests(tmp_path: Path) -> None:
+    for name in ("pkg/__init__.py", "pkg/done.py", "pkg/new.py", "top.py"):
+        (tmp_path / "memkeeper" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "memkeeper" / name).write_text("")
+    (tmp_path / "tests" / "pkg").mkdir(parents=True)
+    (tmp_path / "tests" / "pkg" / "test_done.py").write_text("")
+    found = untested_modules(tmp_path / "memkeeper", tmp_path / "tests")
+    assert found == ["pkg/new.py", "top.py"]
