@@ -738,8 +738,19 @@ class Workspace:
         if not self.shared or self._marked.get(rel) == (state.file_rev, state.file_hash):
             return
         mark = self._mark(rel)
-        if mark is None or (mark.rev, mark.hash) != (state.file_rev, state.file_hash):
-            prepare_home(self.home)  # its .gitignore first: git never sees the marks
+        if mark is not None and (mark.rev, mark.hash) == (state.file_rev, state.file_hash):
+            return
+        prepare_home(self.home)  # its .gitignore first: git never sees the marks
+        held = rel in self._editing  # (the caller holds the file's lock)
+        with contextlib.nullcontext() if held else self.locked(rel):
+            # Again under the lock, which every writer of this root holds until its own mark
+            # is written: the file still holding ``state``'s bytes makes the mark true, even
+            # over a newer one (a write that ended meanwhile changed the file: no mark then).
+            try:
+                if digest(files.read_bytes(self.top, rel)) != state.file_hash:
+                    return  # changed since it was read: the next look decides
+            except (Invalid, files.Raced):
+                return
             synced.write_mark(self.home, synced.Mark(rel, state.file_rev, state.file_hash, data))
             self._marked[rel] = (state.file_rev, state.file_hash)
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from memkeeper import Memory
-from memkeeper.fs import files
+from memkeeper.fs import files, synced
 from tests.conftest import SAMPLE_REPO
 
 if TYPE_CHECKING:
@@ -105,3 +105,25 @@ def test_a_save_in_the_rename_window_of_that_replace_is_recovered_and_pushed(
     assert HUMAN in text
     assert "- from a\n" in text
     assert HUMAN in a.read("CLAUDE.md#testing").content
+
+
+def test_a_read_that_saw_the_file_before_a_write_of_its_own_root_never_marks_it_older(
+    pair: tuple[Memory, Memory, Path],
+) -> None:
+    """A read found the file agreeing with the store at rev N and, before it wrote that down,
+    a write of the same root made rev N+1 and marked it: the read's mark (rev N) must not
+    replace the write's, which describes what the file holds."""
+    a, _, _ = pair
+    ws = a.workspace
+    section = a.read(REF)
+    seen, data = ws.store.file_state("CLAUDE.md"), (a.root / "CLAUDE.md").read_bytes()
+    assert seen is not None
+    a.patch(REF, section.content + "- the write\n", expect_rev=section.rev)
+    mark = synced.read_mark(ws.home, "CLAUDE.md")
+    assert mark is not None
+    assert mark.rev > seen.file_rev
+    ws._marked.pop("CLAUDE.md")  # as a reader in another Workspace of this root knows nothing
+    ws.seen_agreeing("CLAUDE.md", seen, data)  # the read, late
+    after = synced.read_mark(ws.home, "CLAUDE.md")
+    assert after is not None
+    assert (after.rev, after.hash) == (mark.rev, mark.hash)
