@@ -7,12 +7,13 @@ is marked ``sqlite_only`` and runs once."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from memkeeper import Memory
+from memkeeper.clock import FakeClock
 from tests.etcd_cluster import Cluster, binary
 
 EXE, WHY = binary()
@@ -30,6 +31,8 @@ BOTH = frozenset(
     }
 )
 _prefixes = itertools.count(1)
+START = 1_700_000_000.0  # the fake clock's first reading
+Agents = Callable[[str], Memory]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -60,3 +63,23 @@ def memory(
     opened = Memory.open(sample, agent="agent-a")
     yield opened
     opened.close()
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock(START)
+
+
+@pytest.fixture
+def agents(sample: Path, clock: FakeClock) -> Iterator[Agents]:
+    """``agents("a")``: a ``Memory`` of agent ``a`` on the sample, sharing the fake clock."""
+    opened: list[Memory] = []
+
+    def open_as(agent: str) -> Memory:
+        memory = Memory.open(sample, agent=agent, clock=clock)
+        opened.append(memory)
+        return memory
+
+    yield open_as
+    for memory in opened:
+        memory.close()

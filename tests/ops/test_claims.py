@@ -10,41 +10,22 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from memkeeper import Busy, Claim, Conflict, Invalid, Memory, Refused
-from memkeeper.clock import FakeClock
 from memkeeper.fs import wakeups as waiting_module
 from memkeeper.leases.decisions import make_request
 from memkeeper.leases.waiters import WaiterRow
 from memkeeper.store.sqlite import Store
+from tests.ops.conftest import START
 
-START = 1_700_000_000.0
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock(START)
-
-
-@pytest.fixture
-def agents(sample: Path, clock: FakeClock) -> Iterator[Callable[[str], Memory]]:
-    """``agents("a")``: a ``Memory`` of agent ``a`` on the sample, sharing the fake clock."""
-    opened: list[Memory] = []
-
-    def open_as(agent: str) -> Memory:
-        memory = Memory.open(sample, agent=agent, clock=clock)
-        opened.append(memory)
-        return memory
-
-    yield open_as
-    for memory in opened:
-        memory.close()
+if TYPE_CHECKING:
+    from memkeeper.clock import FakeClock
 
 
 class Blocked:

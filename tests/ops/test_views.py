@@ -9,45 +9,29 @@ interface and nothing here is about a backend."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from memkeeper import Memory
-from memkeeper.clock import FakeClock
 from memkeeper.errors import PolicyInvalid, Refused
 from memkeeper.events import iso_utc
 from memkeeper.leases.decisions import make_request
 from memkeeper.leases.waiters import WaiterRow
 from memkeeper.names import HOME_DIR, POLICY_FILE, STATE_DB, STORE_ENV
 from memkeeper.ops import views
+from tests.ops.conftest import START, Agents
 
-START = 1_700_000_000.0
-Agents = Callable[[str], Memory]
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock(START)
+if TYPE_CHECKING:
+    from memkeeper import Memory
+    from memkeeper.clock import FakeClock
 
 
-@pytest.fixture
-def agents(sample: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch) -> Iterator[Agents]:
-    """``agents("a")``: a ``Memory`` of agent ``a`` on the sample (no store yet), on the clock,
-    with its state in the local SQLite store unless a test names a shared one."""
+@pytest.fixture(autouse=True)
+def local_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each view on the local SQLite store unless a test names a shared one."""
     monkeypatch.delenv(STORE_ENV, raising=False)
-    opened: list[Memory] = []
-
-    def open_as(agent: str) -> Memory:
-        memory = Memory.open(sample, agent=agent, clock=clock)
-        opened.append(memory)
-        return memory
-
-    yield open_as
-    for memory in opened:
-        memory.close()
 
 
 def at(when: float) -> str:
