@@ -63,7 +63,7 @@ def read(ws: Workspace, ref: str) -> SectionText:
     if not ws.shared:
         return _read(ws, rel, key)
     try:
-        return _read(ws, rel, key)
+        return ws.again(lambda: _read(ws, rel, key))  # (a snapshot another writer moved on)
     except EnvironmentFailure as failure:
         if failure.reason != "store_unavailable":
             raise

@@ -659,7 +659,16 @@ class Workspace:
         """Bring the index of ``rel`` up to date with the file on disk; ``actor`` and
         ``detail``: who made a change found, and how (see ``index_file``). A file another
         process has open for writing (a save in progress) is waited for briefly, then left
-        as the index last saw it: a half-written state is never indexed."""
+        as the index last saw it: a half-written state is never indexed. With a shared store,
+        a look another writer got in first with (two roots indexing one file at once) starts
+        over on what the store holds then — unless this runs inside another operation's
+        transaction, whose own retry (``again``) it belongs to."""
+        if self.shared and self._staged is None:
+            self.again(lambda: self._refresh(rel, actor, detail))
+        else:
+            self._refresh(rel, actor, detail)
+
+    def _refresh(self, rel: str, actor: str | None, detail: dict[str, Any] | None) -> None:
         data = files.read_bytes(self.top, rel)
         state = self.store.file_state(rel)
         if state is not None and state.file_hash == digest(data):

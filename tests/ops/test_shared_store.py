@@ -17,9 +17,11 @@ import pytest
 
 from memkeeper import Memory
 from memkeeper.fs import files, synced
+from memkeeper.store.etcdstore import EtcdStore
 from tests.conftest import SAMPLE_REPO
 
 if TYPE_CHECKING:
+    from memkeeper.store.etcdstm import Txn
     from tests.etcd_cluster import Cluster
 
 REF = "CLAUDE.md#build"
@@ -127,3 +129,34 @@ def test_a_read_that_saw_the_file_before_a_write_of_its_own_root_never_marks_it_
     after = synced.read_mark(ws.home, "CLAUDE.md")
     assert after is not None
     assert (after.rev, after.hash) == (mark.rev, mark.hash)
+
+
+def test_two_roots_indexing_a_file_at_once_both_answer(
+    tmp_path: Path, cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first look of two roots at one file the store does not have yet, at the same
+    moment (the demo's `watch` under one clone and a `read` under the other): the one whose
+    commit comes second starts over on what the first stored, and answers."""
+    host, port = cluster.endpoints[0]
+    monkeypatch.setenv("MEMKEEPER_STORE", f"etcd://{host}:{port}/first{next(_prefixes)}")
+    for name in ("a", "b"):
+        shutil.copytree(SAMPLE_REPO, tmp_path / name)
+        subprocess.run(["git", "init", "-q", str(tmp_path / name)], check=True)
+    a, b = Memory(tmp_path / "a", "agent-a"), Memory(tmp_path / "b", "agent-b")
+    store = b.workspace.store
+    assert isinstance(store, EtcdStore)
+    real, raced = store._commit, list[bool]()
+
+    def the_other_root_first(txn: Txn) -> None:
+        if not raced:
+            raced.append(True)
+            a.read(REF)  # a indexes CLAUDE.md between b's reads and b's commit
+        real(txn)
+
+    monkeypatch.setattr(store, "_commit", the_other_root_first)
+    section = b.read(REF)
+    assert raced
+    assert section.content == a.read(REF).content
+    assert section.rev == a.read(REF).rev
+    a.close()
+    b.close()
