@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from memkeeper.names import HOME_DIR, POLICY_FILE, STATE_DB, temp_pid
@@ -220,6 +220,8 @@ def settle(
     if seen is None or seen.disk != disk:
         seen = Pending(disk, now, by_git=git or (seen is not None and seen.by_git))
         return None if quiet_s <= 0 and not git else seen
+    if seen.since > now:  # the clock was stepped back: the quiet period starts again now
+        return replace(seen, since=now)
     if git or now - seen.since < quiet_s:
         return seen
     return None

@@ -76,6 +76,7 @@ def _store_watch(ws: Workspace) -> StoreWatch | None:
     return StoreWatch(store) if isinstance(store, EtcdStore) else None
 
 
+OUTAGE_BACKOFF_S, OUTAGE_BACKOFF_MAX_S = 0.2, 5.0  # a shared store down: tried again after
 LATELY_S = 1.0  # a file written this recently is left alone (§15: not rewritten within 1 s)
 REGEN_EVENTS = frozenset(
     {"region.regenerated", "reconcile.opened", "reconcile.resolved", "claim.expired"}
@@ -104,6 +105,7 @@ class Daemon:
         self._last_error = ""
         self.follow_owed: set[str] = set()  # files other roots changed, not brought here yet
         self.outage: tuple[float, int] | None = None  # the shared store down: (retry at, tries)
+        self.expiry_asked = False  # the next expiry asked of the store since the last event
         self.missed: set[str] = set()  # changed paths batches brought while it was down
         self.left: dict[str, int | None] = {}  # the mtime each file had after ``_follow``
         self.store_watch = _store_watch(ws)  # shared store: read its events only when moved
@@ -114,13 +116,18 @@ class Daemon:
     def caught_up(self, *, first: bool) -> list[Outcome]:
         """Once a watch is up: index what changed while none was (before the start, during a
         restart); on the first, also expire due claims and render every region."""
-        if first:
-            self.last_event = self._head()  # what came before is rendered by the forced regen
-        done = self._scan() + (self._run(Sweep()) if first else [])
         files, dirs = len(self.known.files), len(self.known.dirs)
         what = f"{files} managed file(s), {dirs} directories"
         head = Outcome("started", self.root, what) if first else Outcome("rewatched", None, what)
-        return [head, *done, *self._settle(force=first)]
+        try:
+            if first:
+                self.last_event = self._head()  # what came before: the forced regen renders it
+            done = self._scan() + (self._run(Sweep()) if first else [])
+            return [head, *done, *self._settle(force=first)]
+        except EnvironmentFailure as exc:  # a shared store down: caught up once it answers
+            if exc.reason != "store_unavailable" or first:
+                raise
+            return [head, *self._down(exc, [])]
 
     def step(self, raw: Iterable[tuple[int, str]]) -> list[Outcome]:
         """One batch from the change source (empty: a quiet tick). Paths waiting for quiet
@@ -130,7 +137,8 @@ class Daemon:
         changes = list(raw)
         try:
             if self.outage is not None:
-                if self.now() < self.outage[0]:
+                wait = self.outage[0] - self.now()  # (further off than the longest back-off:
+                if 0 < wait <= OUTAGE_BACKOFF_MAX_S:  # the clock was stepped back, try now)
                     self.missed.update(path for _, path in changes)
                     return []
                 self.ws.store.data_version()  # answers again?
@@ -144,10 +152,16 @@ class Daemon:
         except EnvironmentFailure as exc:
             if exc.reason != "store_unavailable":
                 raise
-            tries = 1 if self.outage is None else self.outage[1] + 1
-            self.outage = (self.now() + min(0.2 * 2 ** (tries - 1), 5.0), tries)
-            self.missed.update(path for _, path in changes)
-            return self._failed(exc, None)
+            return self._down(exc, changes)
+
+    def _down(self, exc: EnvironmentFailure, changes: list[tuple[int, str]]) -> list[Outcome]:
+        """The shared store stopped answering: try again after a back-off, with the changes
+        of this batch (and a full look at every file) once it answers."""
+        tries = 1 if self.outage is None else self.outage[1] + 1
+        pause = min(OUTAGE_BACKOFF_S * 2 ** (tries - 1), OUTAGE_BACKOFF_MAX_S)
+        self.outage = (self.now() + pause, tries)
+        self.missed.update(path for _, path in changes)
+        return self._failed(exc, None)
 
     def _step(self, raw: Iterable[tuple[int, str]]) -> list[Outcome]:
         batch = prep_changes(raw, self.root, self.git_dir)
@@ -203,6 +217,7 @@ class Daemon:
         if isinstance(action, Rescan):
             return self._scan()
         self.known = replace(self.known, next_expiry=None)
+        self.expiry_asked = False  # asked again after the sweep
         return self._recorded(LeaseTable(self.ws).sweep, {"claim.expired"})
 
     def _index_when_quiet(self, action: Index) -> list[Outcome]:
@@ -302,9 +317,10 @@ class Daemon:
             done += self._regen()  # its own events come back next time: quiet or idempotent
         if fresh:
             self.last_event = fresh[-1].id
-        if fresh or force or self.known.next_expiry is None:
+        if fresh or force or not self.expiry_asked:  # (a new claim comes with its event)
             expiry = self.ws.store.earliest_expiry(self.now())
             self.known = replace(self.known, next_expiry=expiry)
+            self.expiry_asked = True
         return done
 
     def _follow(self, fresh: list[Event]) -> list[Outcome]:
@@ -333,6 +349,12 @@ class Daemon:
                     after = self._bytes(rel)
             except fsio.Raced:  # a save in progress: after it
                 self.follow_owed.add(rel)
+                continue
+            except EnvironmentFailure as exc:
+                if exc.reason == "store_unavailable":  # the rest too: after the outage
+                    self.follow_owed |= {r for r in owed if r >= rel}
+                    raise
+                done += self._failed(exc, rel)
                 continue
             except MemkeeperError as exc:
                 done += self._failed(exc, rel)
@@ -382,13 +404,13 @@ class Daemon:
     def _regen(self) -> list[Outcome]:
         """Re-render every generated file but those with a change that is not indexed yet:
         someone else wrote them lately; they are indexed (and rendered) once quiet."""
-        skip = self._unsettled_generated()
+        early, skip = self._unsettled_generated()
         try:
             done = self._recorded(lambda: regen(self.ws, None, skip=skip), REGEN_EVENTS)
         except MemkeeperError as exc:
-            return self._failed(exc, getattr(exc, "path", None))
+            return early + self._failed(exc, getattr(exc, "path", None))
         self._last_error = ""
-        return done
+        return early + done
 
     def _failed(self, exc: MemkeeperError, path: str | None) -> list[Outcome]:
         """An ``error`` outcome, unless it repeats the last one word for word."""
@@ -397,14 +419,16 @@ class Daemon:
         self._last_error = exc.message
         return [Outcome("error", path, exc.message)]
 
-    def _unsettled_generated(self) -> frozenset[str]:
-        """Generated files with a change not indexed yet, now waiting for quiet."""
+    def _unsettled_generated(self) -> tuple[list[Outcome], frozenset[str]]:
+        """Generated files with a change not indexed yet, now waiting for quiet (and the
+        outcomes of those that were quiet already, indexed here)."""
+        done: list[Outcome] = []
         for rel in sorted(self.known.files - self.pending.keys()):
             if self._class(rel) == "generated":
                 look = self._look(rel)
                 if look.kind == "file" and look.disk != look.indexed:
-                    self._index_when_quiet(Index(rel, "generated", look.disk or ""))
-        return frozenset(self.pending)
+                    done += self._index_when_quiet(Index(rel, "generated", look.disk or ""))
+        return done, frozenset(self.pending)
 
     # -- git -----------------------------------------------------------------------------------
 
@@ -420,7 +444,10 @@ class Daemon:
 
     def _git_window(self) -> bool:
         """Git is working, or was within the quiet period: index and render nothing."""
-        return self.git_busy or self.now() - self.git_seen < self.quiet_s
+        now = self.now()
+        if self.git_seen > now:  # the clock was stepped back: how long ago git worked is
+            self.git_seen = float("-inf")  # unknown, and it is not working now (git_busy)
+        return self.git_busy or now - self.git_seen < self.quiet_s
 
     # -- looking -------------------------------------------------------------------------------
 

@@ -1,0 +1,635 @@
+"""Adversarial tests of the watch daemon (``daemon.step``, ``daemon.loop``): clocks stepped
+back and forward, many things in one tick, races with a render, git in progress, policy
+edits while a change waits, and — under a shared etcd store — another root's patches, a
+partition of this root from the store and its recovery. Same setup as ``test_step``: a
+``Daemon`` on a copy of sample-repo, a fake clock, batches of ``(change, absolute path)``."""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Iterator, Sequence, Set
+from pathlib import Path
+
+import pytest
+
+from memkeeper import Memory
+from memkeeper.clock import FakeClock
+from memkeeper.daemon import step as step_module
+from memkeeper.daemon.loop import run
+from memkeeper.daemon.plan import INDEX_QUIET_S, QUIET_S, Outcome
+from memkeeper.daemon.step import Daemon
+from memkeeper.fs import files
+from memkeeper.ops.setup import init
+from memkeeper.store.etcdstore import EtcdStore
+from tests.conftest import SAMPLE_REPO
+from tests.etcd_cluster import Cluster, binary
+
+RESCAN_S = 30.0
+ADDED, MODIFIED, DELETED = 1, 2, 3
+Raw = Set[tuple[int, str]]
+EXE, WHY = binary()
+needs_etcd = pytest.mark.skipif(EXE is None, reason=WHY)
+_prefixes = itertools.count(1)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def home(sample: Path, clock: FakeClock) -> Memory:
+    memory = Memory(sample, "watcher", clock=clock)
+    init(memory.workspace, None)
+    return memory
+
+
+@pytest.fixture
+def daemon(home: Memory) -> Daemon:
+    started = Daemon(home.workspace, RESCAN_S, quiet_s=0)
+    started.caught_up(first=True)
+    return started
+
+
+@pytest.fixture
+def patient(home: Memory) -> Daemon:
+    started = Daemon(home.workspace, RESCAN_S, quiet_s=QUIET_S)
+    started.caught_up(first=True)
+    return started
+
+
+def actions(outcomes: Sequence[Outcome]) -> list[str]:
+    return [o.action for o in outcomes]
+
+
+def changed(root: Path, rel: str, edit: Callable[[str], str]) -> set[tuple[int, str]]:
+    path = root / rel
+    path.write_text(edit(path.read_text()))
+    return {(MODIFIED, str(path))}
+
+
+def append_line(text: str) -> str:
+    return text + "\nmore\n"
+
+
+def edits(memory: Memory) -> list[tuple[str | None, str]]:
+    return [(e.path, e.actor) for e in memory.events() if e.type == "section.external_edit"]
+
+
+def ticks(daemon: Daemon, clock: FakeClock, seconds: float, every: float = 0.1) -> list[Outcome]:
+    """Quiet ticks, ``every`` seconds, for ``seconds``: what they all did."""
+    done: list[Outcome] = []
+    for _ in range(round(seconds / every)):
+        clock.advance(every)
+        done += daemon.step(set())
+    return done
+
+
+# -- clocks stepped back and forward -----------------------------------------------------------
+
+
+def test_a_clock_stepped_back_after_git_worked_does_not_keep_the_daemon_paused(
+    patient: Daemon, home: Memory, clock: FakeClock
+) -> None:
+    lock = home.root / ".git/index.lock"
+    lock.write_text("")
+    assert patient.step({(ADDED, str(lock))}) == []
+    lock.unlink()
+    assert patient.step({(DELETED, str(lock))}) == []
+    clock.set(clock.now() - 3600)  # NTP steps the wall clock back an hour
+    clock.advance(2 * QUIET_S)  # git is long done
+    assert (
+        patient.step(changed(home.root, "CLAUDE.md", lambda t: t.replace("make build", "mk"))) == []
+    )
+    done = ticks(patient, clock, 2 * QUIET_S)
+    assert "indexed" in actions(done)
+    assert edits(home) == [("CLAUDE.md", "external")]  # a human's, long after git
+
+
+def test_a_clock_stepped_back_while_a_save_waits_for_quiet_delays_it_by_a_quiet_period_only(
+    patient: Daemon, home: Memory, clock: FakeClock
+) -> None:
+    assert patient.step(changed(home.root, "AGENTS.md", append_line)) == []
+    clock.set(clock.now() - 3600)
+    done = ticks(patient, clock, 2 * INDEX_QUIET_S)
+    assert actions(done)[:1] == ["indexed"]
+
+
+def test_a_clock_stepped_back_does_not_expire_a_claim_early_and_forward_expires_it(
+    daemon: Daemon, home: Memory, clock: FakeClock
+) -> None:
+    claim = Memory(home.root, "agent-b", clock=clock).claim(["src/"], ttl=60)
+    daemon.step(set())
+    clock.set(clock.now() - 3600)
+    assert "expired" not in actions(daemon.step(set()))
+    clock.set(claim.expires_at - 0.01)
+    assert "expired" not in actions(daemon.step(set()))
+    clock.set(claim.expires_at + 7200)  # and a big step forward
+    assert actions(daemon.step(set()))[:1] == ["expired"]
+
+
+def test_a_claim_already_past_its_expiry_at_the_daemons_next_tick_is_expired(
+    daemon: Daemon, home: Memory, clock: FakeClock
+) -> None:
+    Memory(home.root, "agent-b", clock=clock).claim(["src/"], ttl=60)
+    clock.advance(61)  # the machine slept (or the clock stepped) before the daemon looked
+    done = daemon.step(set()) + daemon.step(set())
+    assert "expired" in actions(done)
+    assert "claim.expired" in [e.type for e in home.events()]
+
+
+def test_two_claims_past_their_expiry_at_one_tick_are_both_expired(
+    daemon: Daemon, home: Memory, clock: FakeClock
+) -> None:
+    Memory(home.root, "agent-b", clock=clock).claim(["src/"], ttl=60)
+    Memory(home.root, "agent-c", clock=clock).claim(["docs/"], ttl=90)
+    daemon.step(set())
+    clock.advance(3600)
+    done = daemon.step(set())
+    assert actions(done).count("expired") == 2
+    assert "_No live claims._" in (home.root / "memory/status.md").read_text()
+
+
+# -- many things in one tick ------------------------------------------------------------------
+
+
+def test_many_saves_and_events_in_one_batch_are_each_indexed_once_and_rendered_once(
+    daemon: Daemon, home: Memory, clock: FakeClock
+) -> None:
+    batch: set[tuple[int, str]] = set()
+    for rel in ("AGENTS.md", "memory/architecture.md", "memory/risks.md"):
+        batch |= changed(home.root, rel, append_line)
+        batch.add((MODIFIED, str(home.root / rel)))  # a watcher reports a file twice
+    Memory(home.root, "agent-b", clock=clock).claim(["src/"], ttl=60)
+    Memory(home.root, "agent-c", clock=clock).emit("task.done", data={"n": 1})
+    outcomes = daemon.step(batch | {(MODIFIED, str(home.root / ".memkeeper/state.db-wal"))})
+    indexed = sorted(o.path or "" for o in outcomes if o.action == "indexed")
+    assert indexed == ["AGENTS.md", "memory/architecture.md", "memory/risks.md"]
+    assert actions(outcomes).count("regenerated") == 1
+    status = (home.root / "memory/status.md").read_text()
+    assert "agent-b" in status
+    assert "task.done" in status
+    assert daemon.step(set()) == []
+
+
+# -- files deleted and re-created -------------------------------------------------------------
+
+
+def test_a_file_deleted_then_recreated_unchanged_needs_nothing_and_is_watched_again(
+    daemon: Daemon, home: Memory
+) -> None:
+    agents = home.root / "AGENTS.md"
+    kept = agents.read_text()
+    agents.unlink()
+    assert actions(daemon.step({(DELETED, str(agents))})) == ["gone"]
+    agents.write_text(kept)
+    assert daemon.step({(ADDED, str(agents))}) == []
+    assert "AGENTS.md" in daemon.known.files
+    assert actions(daemon.step(changed(home.root, "AGENTS.md", append_line)))[0] == "indexed"
+
+
+def test_a_save_waiting_for_quiet_then_deleted_is_gone_and_never_indexed(
+    patient: Daemon, home: Memory, clock: FakeClock
+) -> None:
+    assert patient.step(changed(home.root, "AGENTS.md", append_line)) == []
+    (home.root / "AGENTS.md").unlink()
+    assert actions(patient.step({(DELETED, str(home.root / "AGENTS.md"))})) == ["gone"]
+    assert "AGENTS.md" not in patient.pending
+    assert ticks(patient, clock, 2.0) == []
+    assert edits(home) == []
+
+
+def test_a_deleted_generated_page_is_not_an_error_on_the_next_render(
+    daemon: Daemon, home: Memory, clock: FakeClock
+) -> None:
+    status = home.root / "memory/status.md"
+    status.unlink()
+    assert actions(daemon.step({(DELETED, str(status))})) == ["gone"]
+    Memory(home.root, "agent-b", clock=clock).claim(["src/"], ttl=60)
+    assert "error" not in actions(daemon.step(set()))
+
+
+# -- a render racing a human's save -----------------------------------------------------------
+
+
+def _save_during_render(
+    monkeypatch: pytest.MonkeyPatch, status: Path, edit: Callable[[str], str]
+) -> list[bool]:
+    """A human saves the page between the render's read and its replace (once)."""
+    real, saved = files.stage, list[bool]()
+
+    def human_first(top: str, rel: str, data: bytes, **kwargs: object) -> files.Staged:
+        if rel == "memory/status.md" and not saved:
+            status.write_text(edit(status.read_text()))
+            saved.append(True)
+        return real(top, rel, data, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(files, "stage", human_first)
+    return saved
+
+
+def test_a_note_saved_while_the_page_is_rendered_survives_the_render(
+    daemon: Daemon, home: Memory, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    status = home.root / "memory/status.md"
+    saved = _save_during_render(monkeypatch, status, lambda t: t + "\nMy own note.\n")
+    Memory(home.root, "agent-b", clock=clock).claim(["src/"], ttl=60)
+    daemon.step(set())
+    monkeypatch.undo()
+    assert saved
+    done = ticks(daemon, clock, 2 * QUIET_S)
+    assert "error" not in actions(done)
+    assert "My own note." in status.read_text()
+
+
+def test_a_region_edited_while_the_page_is_rendered_keeps_the_text_and_is_reconciled(
+    daemon: Daemon, home: Memory, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    status = home.root / "memory/status.md"
+    saved = _save_during_render(
+        monkeypatch,
+        status,
+        lambda t: t.replace("_No live claims._", "by hand", 1),
+    )
+    Memory(home.root, "agent-b", clock=clock).claim(["src/"], ttl=60)
+    daemon.step(set())
+    monkeypatch.undo()
+    assert saved
+    ticks(daemon, clock, 2 * QUIET_S)
+    daemon.step({(MODIFIED, str(status))})
+    assert "by hand" in status.read_text()
+    assert [r.region for r in home.reconciliations()] == ["claims"]
+
+
+def test_an_unreported_region_edit_found_before_a_render_is_reported_as_a_reconciliation(
+    daemon: Daemon, home: Memory, clock: FakeClock
+) -> None:
+    status = home.root / "memory/status.md"
+    status.write_text(status.read_text().replace("_No live claims._", "mine"))  # not reported
+    Memory(home.root, "agent-b", clock=clock).claim(["src/"], ttl=60)
+    outcomes = daemon.step(set())
+    assert [r.region for r in home.reconciliations()] == ["claims"]
+    assert "reconcile" in actions(outcomes)
+
+
+# -- git in progress ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "marker", ["rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD", "HEAD.lock"]
+)
+def test_a_git_operation_in_progress_pauses_indexing_and_rendering(
+    patient: Daemon, home: Memory, clock: FakeClock, marker: str
+) -> None:
+    busy = home.root / ".git" / marker
+    if marker.startswith("rebase"):
+        busy.mkdir()
+    else:
+        busy.write_text("0" * 40 + "\n")
+    status_before = (home.root / "memory/status.md").read_text()
+    batch = changed(home.root, "AGENTS.md", append_line)
+    Memory(home.root, "agent-b", clock=clock).claim(["src/"], ttl=60)
+    assert patient.step(batch | {(ADDED, str(busy))}) == []
+    assert ticks(patient, clock, 5 * QUIET_S, every=0.5) == []
+    assert (home.root / "memory/status.md").read_text() == status_before
+    shutil.rmtree(busy) if busy.is_dir() else busy.unlink()
+    assert patient.step({(DELETED, str(busy))}) == []
+    done = ticks(patient, clock, 2 * QUIET_S)
+    assert actions(done) == ["indexed", "regenerated"]
+    assert edits(home) == [("AGENTS.md", "git")]
+    assert "agent-b" in (home.root / "memory/status.md").read_text()
+
+
+def test_a_save_seen_before_git_started_stays_the_humans(
+    patient: Daemon, home: Memory, clock: FakeClock
+) -> None:
+    assert patient.step(changed(home.root, "AGENTS.md", append_line)) == []
+    clock.advance(0.1)
+    lock = home.root / ".git/index.lock"
+    lock.write_text("")
+    assert patient.step({(ADDED, str(lock))}) == []  # git starts, not touching AGENTS.md
+    lock.unlink()
+    assert patient.step({(DELETED, str(lock))}) == []
+    assert "indexed" in actions(ticks(patient, clock, 2 * QUIET_S))
+    assert edits(home) == [("AGENTS.md", "external")]
+
+
+def test_a_generated_page_saved_during_a_merge_is_not_rendered_over_after_it(
+    patient: Daemon, home: Memory, clock: FakeClock
+) -> None:
+    merge_head = home.root / ".git/MERGE_HEAD"
+    merge_head.write_text("0" * 40 + "\n")
+    status = home.root / "memory/status.md"
+    resolved = status.read_text().replace("deploy freeze", "deploy freeze (merged)")
+    status.write_text(resolved)
+    assert patient.step({(MODIFIED, str(status)), (ADDED, str(merge_head))}) == []
+    merge_head.unlink()
+    assert patient.step({(DELETED, str(merge_head))}) == []
+    ticks(patient, clock, 3 * QUIET_S)
+    assert status.read_text() == resolved  # git's page: as git (the merge) left it
+    assert edits(home) == [("memory/status.md", "git")]
+
+
+# -- policy edits while running ----------------------------------------------------------------
+
+
+def test_a_policy_edit_while_a_save_waits_keeps_it_waiting_and_then_indexes_it(
+    patient: Daemon, home: Memory, clock: FakeClock
+) -> None:
+    assert patient.step(changed(home.root, "AGENTS.md", append_line)) == []
+    policy = home.root / ".memkeeper.yaml"
+    policy.write_text(policy.read_text() + "\n# a comment\n")
+    assert actions(patient.step({(MODIFIED, str(policy))})) == ["reloaded"]  # not yet quiet
+    assert "indexed" in actions(ticks(patient, clock, 1.0))
+    assert edits(home) == [("AGENTS.md", "external")]
+
+
+def test_a_policy_edit_making_a_waiting_file_private_drops_its_save(
+    patient: Daemon, home: Memory, clock: FakeClock
+) -> None:
+    assert patient.step(changed(home.root, "AGENTS.md", append_line)) == []
+    policy = home.root / ".memkeeper.yaml"
+    rule = "  - path: AGENTS.md\n    class: private\n"
+    policy.write_text(policy.read_text().replace("files:\n", "files:\n" + rule, 1))
+    patient.step({(MODIFIED, str(policy))})
+    assert ticks(patient, clock, 2.0) == []
+    assert edits(home) == []
+    assert "AGENTS.md" not in patient.pending
+
+
+def test_a_policy_edit_making_a_file_generated_while_it_waits_waits_the_full_second(
+    patient: Daemon, home: Memory, clock: FakeClock
+) -> None:
+    notes = home.root / "memory/notes.md"
+    notes.write_text(
+        "# Notes\n\n<!-- memkeeper:generated source=claims -->\n<!-- memkeeper:end -->\n"
+    )
+    policy = home.root / ".memkeeper.yaml"
+    rule = "  - path: memory/notes.md\n    class: generated\n"
+    policy.write_text(policy.read_text().replace("files:\n", "files:\n" + rule, 1))
+    outcomes = patient.step({(ADDED, str(notes)), (MODIFIED, str(policy))})
+    assert actions(outcomes)[:1] == ["reloaded"]
+    assert ticks(patient, clock, 0.5) == []  # a new generated page someone just wrote
+    done = ticks(patient, clock, 1.0)
+    assert "memory/notes.md" in [o.path for o in done if o.action in ("indexed", "regenerated")]
+
+
+# -- a shared store ----------------------------------------------------------------------------
+
+
+class LaterTime:
+    """``time`` for ``daemon.step`` (its "written in the last second" check) that runs
+    ``ahead`` seconds ahead of the real one."""
+
+    def __init__(self, ahead: float) -> None:
+        self.ahead = ahead
+
+    def time(self) -> float:
+        return time.time() + self.ahead
+
+
+@pytest.fixture
+def pair(
+    tmp_path: Path, cluster: Cluster, monkeypatch: pytest.MonkeyPatch, clock: FakeClock
+) -> Iterator[tuple[Memory, Memory]]:
+    """Roots a and b on one etcd prefix, both agreeing with the store; b is the watcher's."""
+    host, port = cluster.endpoints[0]
+    monkeypatch.setenv("MEMKEEPER_STORE", f"etcd://{host}:{port}/review{next(_prefixes)}")
+    roots = []
+    for name in ("a", "b"):
+        shutil.copytree(SAMPLE_REPO, tmp_path / name)
+        subprocess.run(["git", "init", "-q", str(tmp_path / name)], check=True)
+        roots.append(tmp_path / name)
+    a, b = Memory(roots[0], "agent-a", clock=clock), Memory(roots[1], "watcher", clock=clock)
+    for memory in (a, b):
+        for rel in ("CLAUDE.md", "AGENTS.md", "memory/status.md"):
+            memory.workspace.sync_file(rel)
+    yield a, b
+    a.close()
+    b.close()
+
+
+def woken(d: Daemon, timeout: float = 5.0) -> None:
+    """Wait until the store watch says there is something new."""
+    watch = d.store_watch
+    assert watch is not None
+    assert watch.moved.wait(timeout)
+
+
+def partition(memory: Memory) -> Callable[[], None]:
+    """Cut ``memory``'s root off the store (its gateway points at a closed port); the
+    returned function heals it."""
+    store = memory.workspace.store
+    assert isinstance(store, EtcdStore)
+    gateway = store.gateway
+    real = list(gateway.endpoints)
+    gateway.close()
+    gateway.endpoints = [("127.0.0.1", 1)]
+
+    def heal() -> None:
+        gateway.endpoints = real
+
+    return heal
+
+
+def patch_build(memory: Memory, line: str) -> None:
+    section = memory.read("CLAUDE.md#build")
+    memory.patch("CLAUDE.md#build", section.content + line, expect_rev=section.rev)
+
+
+@pytest.fixture
+def follower(pair: tuple[Memory, Memory], monkeypatch: pytest.MonkeyPatch) -> Daemon:
+    monkeypatch.setattr(step_module, "time", LaterTime(10.0))  # files are not "just written"
+    _, b = pair
+    started = Daemon(b.workspace, RESCAN_S, quiet_s=QUIET_S)
+    started.caught_up(first=True)
+    return started
+
+
+@needs_etcd
+def test_another_roots_patch_reaches_this_root_on_the_tick_after_it(
+    pair: tuple[Memory, Memory], follower: Daemon
+) -> None:
+    a, b = pair
+    woken(follower)
+    follower.step(set())
+    patch_build(a, "- from a\n")
+    woken(follower)
+    assert "synced" in actions(follower.step(set()))
+    assert "- from a\n" in (b.root / "CLAUDE.md").read_text()
+
+
+@needs_etcd
+def test_another_roots_patch_while_a_human_edits_here_keeps_both(
+    pair: tuple[Memory, Memory], follower: Daemon, clock: FakeClock
+) -> None:
+    a, b = pair
+    here = b.root / "CLAUDE.md"
+    batch = changed(
+        b.root, "CLAUDE.md", lambda t: t.replace("## Testing\n", "## Testing\n- mine\n")
+    )
+    assert "synced" not in actions(follower.step(batch))  # waits for quiet
+    patch_build(a, "- from a\n")
+    woken(follower)
+    follower.step(set())
+    assert "- mine\n" in here.read_text()  # not replaced while the human's save waits
+    for _ in range(20):
+        clock.advance(0.1)
+        follower.step(set())
+    text = here.read_text()
+    assert "- mine\n" in text
+    assert "- from a\n" in text
+    assert "- mine" in a.read("CLAUDE.md#testing").content  # pushed
+
+
+@needs_etcd
+def test_a_partition_is_one_error_then_everything_missed_is_caught_up(
+    pair: tuple[Memory, Memory], follower: Daemon, clock: FakeClock
+) -> None:
+    a, b = pair
+    woken(follower)
+    follower.step(set())
+    heal = partition(b)
+    batch = changed(b.root, "AGENTS.md", append_line)
+    first = follower.step(batch)
+    assert actions(first) == ["error"]
+    assert "unavailable" in first[0].detail
+    patch_build(a, "- while b was cut off\n")  # the store moves meanwhile
+    assert follower.step(set()) == []  # backing off: not even tried
+    clock.advance(0.2)
+    assert follower.step(set()) == []  # tried again, still down: not said again
+    heal()
+    done: list[Outcome] = []
+    for _ in range(30):
+        clock.advance(0.1)
+        done += follower.step(set())
+    assert actions(done)[:1] == ["synced"]
+    assert "- while b was cut off\n" in (b.root / "CLAUDE.md").read_text()
+    assert "more" in a.read("AGENTS.md").content  # b's save during the outage, pushed
+
+
+@needs_etcd
+def test_a_clock_stepped_back_during_an_outage_does_not_stop_the_retries(
+    pair: tuple[Memory, Memory], follower: Daemon, clock: FakeClock
+) -> None:
+    _, b = pair
+    heal = partition(b)
+    assert actions(follower.step(changed(b.root, "AGENTS.md", append_line))) == ["error"]
+    heal()
+    clock.set(clock.now() - 3600)
+    done: list[Outcome] = []
+    for _ in range(60):  # six seconds: more than the longest back-off (5 s)
+        clock.advance(0.1)
+        done += follower.step(set())
+    assert "synced" in actions(done)
+
+
+@needs_etcd
+def test_a_store_blip_while_bringing_a_file_up_to_date_is_retried(
+    pair: tuple[Memory, Memory], follower: Daemon, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = pair
+    woken(follower)
+    ticks(follower, clock, 2 * QUIET_S)
+    patch_build(a, "- from a\n")
+    woken(follower)
+    real, blipped = b.workspace.sync_file, list[bool]()
+
+    def blip(rel: str) -> None:
+        if not blipped:  # the store is unreachable for this one call
+            blipped.append(True)
+            heal = partition(b)
+            try:
+                real(rel)
+            finally:
+                heal()
+        real(rel)
+
+    monkeypatch.setattr(b.workspace, "sync_file", blip)
+    first = follower.step(set())
+    assert blipped
+    assert "error" in actions(first)
+    ticks(follower, clock, 2.0)
+    assert "- from a\n" in (b.root / "CLAUDE.md").read_text()
+
+
+class Script:
+    """A change source playing its steps in order, across restarts of the watch."""
+
+    def __init__(self, steps: Sequence[Callable[[], Raw]]) -> None:
+        self.steps = list(steps)
+
+    def watch(self, dirs: Sequence[str], stop: object) -> Iterator[Raw]:
+        return self._play()
+
+    def _play(self) -> Iterator[Raw]:
+        yield set()
+        while self.steps:
+            yield self.steps.pop(0)()
+
+
+class Never:
+    def is_set(self) -> bool:
+        return False
+
+
+def no_sleep(seconds: float) -> None:
+    raise AssertionError(f"the daemon slept {seconds} s in a test")
+
+
+@needs_etcd
+def test_a_new_directory_during_an_outage_does_not_end_the_daemon(
+    pair: tuple[Memory, Memory], clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(step_module, "time", LaterTime(10.0))
+    _, b = pair
+    heals: list[Callable[[], None]] = []
+
+    def cut_off_and_mkdir() -> Raw:
+        heals.append(partition(b))
+        (b.root / "memory/teams").mkdir()
+        (b.root / "memory/teams/search.md").write_text("# Search\n\nhi\n")
+        return {(ADDED, str(b.root / "memory/teams"))}
+
+    def heal_later() -> Raw:
+        heals[0]()
+        clock.advance(1.0)
+        return set()
+
+    def later() -> Raw:
+        clock.advance(1.0)
+        return set()
+
+    script = Script([cut_off_and_mkdir, heal_later, later, later])
+    outcomes = list(run(b.workspace, script, Never(), quiet_s=0, pause=no_sleep))
+    assert actions(outcomes)[-1] == "stopped"
+    assert b.workspace.store.file_state("memory/teams/search.md") is not None
+
+
+@needs_etcd
+def test_a_quiet_tick_under_a_shared_store_asks_the_store_nothing(
+    pair: tuple[Memory, Memory], follower: Daemon, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, b = pair
+    woken(follower)
+    ticks(follower, clock, 2 * QUIET_S)  # the first look's files indexed, nothing waits
+    assert follower.pending == {}
+    store = b.workspace.store
+    assert isinstance(store, EtcdStore)
+    calls: list[str] = []
+    real = store.gateway.call
+
+    def counted(path: str, body: dict[str, object]) -> dict[str, object]:
+        calls.append(base64.b64decode(str(body.get("key", ""))).decode(errors="replace"))
+        return real(path, body)
+
+    monkeypatch.setattr(store.gateway, "call", counted)
+    if follower.store_watch is not None and follower.store_watch.moved.is_set():
+        follower.step(set())
+        calls.clear()
+    assert follower.step(set()) == []
+    assert calls == []  # found: the claims' keys, for earliest_expiry
