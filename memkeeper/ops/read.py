@@ -78,6 +78,8 @@ def _read(ws: Workspace, rel: str, key: str | None) -> SectionText:
             return answer
         if ws.rule(rel).file_class == "private":
             return _read_unstored(ws, rel, key, data)
+        if ws.shared and ws.diverged(rel) is not None:  # this root's copy, which the store
+            return _read_unstored(ws, rel, key, data)._replace(stale=True)  # does not have
         ws.refresh(rel)
     answer = _read_indexed(ws, rel, key, None, None)  # what the index holds, at least
     assert answer is not None

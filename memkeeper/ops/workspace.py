@@ -15,7 +15,7 @@ import os
 import time
 
 from memkeeper import names
-from memkeeper.errors import EnvironmentFailure, Invalid, Refused
+from memkeeper.errors import EnvironmentFailure, Invalid, PolicyInvalid, Refused
 from memkeeper.events import digest, iso_utc
 from memkeeper.fs import files, root, synced
 from memkeeper.policy.storeurl import StoreUrl, parse_store_url, policy_store
@@ -822,6 +822,13 @@ class Workspace:
         store (``_look_shared``) — creating it when another root made it and this one never
         had it — or push what was edited here, in a transaction of its own."""
 
+        try:
+            file_class = self.rule(rel).file_class
+        except PolicyInvalid:
+            return  # which class it is cannot be told: nothing goes to the store, or comes
+        if file_class in (None, "private"):
+            return  # a private file's text never goes to the store, nor comes from it
+
         def once() -> None:
             with self.writing():
                 if os.path.lexists(os.path.join(self.top, rel)):
@@ -830,8 +837,6 @@ class Workspace:
                 state = self.store.file_state(rel)
                 if state is None or self._mark(rel) is not None:
                     return  # unknown to the store, or deleted here: nothing to bring
-                if self.rule(rel).file_class in (None, "private"):
-                    return
                 committed = self.committed(rel)
                 self.replace_file(rel, None, committed, index=False)
                 self.agreed(rel, state.file_rev, state.file_hash, committed)
