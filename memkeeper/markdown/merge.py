@@ -29,8 +29,12 @@ class SectionMerge:
     ours: tuple[str, ...] = ()  # keys memkeeper's write changed, added or deleted
 
 
-def merge_sections(base: bytes, theirs: bytes, ours: bytes, path: str) -> SectionMerge:
-    """Merge ``theirs`` and ``ours``, two edits of ``base``, section by section."""
+def merge_sections(
+    base: bytes, theirs: bytes, ours: bytes, path: str, *, ours_wins: bool = False
+) -> SectionMerge:
+    """Merge ``theirs`` and ``ours``, two edits of ``base``, section by section. A section
+    both changed, differently, is a conflict (no ``data``) — or, with ``ours_wins``, ours
+    (``conflicts`` then names those sections, and ``data`` holds the merge)."""
     b, t, o = (_texts(data, path) for data in (base, theirs, ours))
     keys = _order(list(t), list(o))
     changed_t = tuple(k for k in _union(b, t) if t.get(k) != b.get(k))
@@ -38,13 +42,13 @@ def merge_sections(base: bytes, theirs: bytes, ours: bytes, path: str) -> Sectio
     conflicts = tuple(
         k for k in changed_t if k in changed_o and t.get(k) != o.get(k)
     )  # both sides touched it, differently
-    if conflicts:
+    if conflicts and not ours_wins:
         return SectionMerge(None, conflicts, changed_t, changed_o)
     chosen = [(k, o[k] if k in changed_o else t[k]) for k in keys if _kept(k, t, o, changed_o)]
     merged = _joined([text for _, text in chosen], detect_newline(theirs or ours))
     if [k for k, _ in chosen] != list(_texts(merged, path)):
         return SectionMerge(None, tuple(k for k, _ in chosen), changed_t, changed_o)
-    return SectionMerge(merged, (), changed_t, changed_o)
+    return SectionMerge(merged, conflicts, changed_t, changed_o)
 
 
 def _texts(data: bytes, path: str) -> dict[str, bytes]:

@@ -108,7 +108,9 @@ def resolve(ws: Workspace, rec_id: int, how: str) -> Reconciliation:
 
 def _resolve_shared(ws: Workspace, rec_id: int, rel: str, how: str) -> Reconciliation:
     """``--keep-local``: push this root's file to the store, as this root's edit on the
-    store's version; ``--take-store``: replace the file by the store's version."""
+    store's version — merged section by section with what the store changed since the two
+    last agreed, this root's text kept where both changed a section; ``--take-store``:
+    replace the file by the store's version."""
 
     def attempt() -> Reconciliation:
         with ws.locked(rel), ws.writing():
@@ -118,7 +120,7 @@ def _resolve_shared(ws: Workspace, rec_id: int, rel: str, how: str) -> Reconcili
             data = files.read_bytes(ws.top, rel, whole=True) if _exists(ws, rel) else None
             state = ws.store.file_state(rel)
             if how == "keep-local" and data is not None:
-                ws.index_file(rel, data, push=True)
+                ws.index_file(rel, _kept_local(ws, rel, data), push=True)
             elif state is not None:
                 committed = ws.committed(rel)
                 if data != committed:
@@ -129,6 +131,24 @@ def _resolve_shared(ws: Workspace, rec_id: int, rel: str, how: str) -> Reconcili
         return row._replace(resolution=how, resolved_by=by, resolved_at=at)
 
     return ws.retrying(rel, attempt)
+
+
+def _kept_local(ws: Workspace, rel: str, data: bytes) -> bytes:
+    """This root's ``data`` with the sections only the store changed since the two last
+    agreed (the mark's bytes) taken from the store, written to the file (inside the caller's
+    transaction); ``data`` itself when there is no base or the merge would change the file's
+    structure."""
+    from memkeeper.fs.synced import read_mark
+    from memkeeper.markdown.merge import merge_sections
+
+    mark = read_mark(ws.home, rel)
+    if mark is None or not mark.data:
+        return data
+    merged = merge_sections(mark.data, ws.committed(rel), data, rel, ours_wins=True)
+    if merged.data is None or merged.data == data:
+        return data
+    ws.replace_file(rel, data, merged.data, index=False)
+    return merged.data
 
 
 def _exists(ws: Workspace, rel: str) -> bool:

@@ -33,6 +33,14 @@ def test_edits_of_the_same_section_conflict_and_merge_nothing() -> None:
     assert done.conflicts == ("project/build",)
 
 
+def test_with_ours_wins_a_section_both_changed_is_ours_and_the_rest_still_merges() -> None:
+    theirs = edit(edit(BASE, b"make\n", b"make -j\n"), b"pytest\n", b"pytest -q\n")
+    ours = edit(BASE, b"make\n", b"make all\n")
+    done = merge_sections(BASE, theirs, ours, "CLAUDE.md", ours_wins=True)
+    assert done.data == edit(theirs, b"make -j\n", b"make all\n")
+    assert done.conflicts == ("project/build",)
+
+
 def test_the_same_edit_on_both_sides_is_no_conflict() -> None:
     both = edit(BASE, b"make\n", b"make all\n")
     assert merge_sections(BASE, both, both, "CLAUDE.md").data == both

@@ -94,11 +94,6 @@ def _diverge_a(a: Memory, b: Memory) -> int:
     return open_[0].id
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: reconcile resolve --keep-local pushes this root's whole file over the store, "
-    "dropping the other root's edit of a section that did not conflict",
-)
 def test_keep_local_keeps_the_other_roots_edit_of_a_section_that_did_not_conflict(
     two: Pair,
 ) -> None:
