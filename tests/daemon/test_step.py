@@ -7,42 +7,22 @@ import os
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from memkeeper import Memory
-from memkeeper.clock import FakeClock
 from memkeeper.daemon.plan import INDEX_QUIET_S, QUIET_S, Outcome
 from memkeeper.daemon.step import Daemon
-from memkeeper.ops.setup import init
+from tests.daemon.conftest import ADDED, DELETED, MODIFIED, RESCAN_S
 
-RESCAN_S = 30.0
-ADDED, MODIFIED, DELETED = 1, 2, 3
+if TYPE_CHECKING:
+    from memkeeper.clock import FakeClock
+
 MANAGED = {
     *("AGENTS.md", "CLAUDE.md", "memory/architecture.md"),
     *("memory/decisions.md", "memory/risks.md", "memory/status.md"),
 }
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def home(sample: Path, clock: FakeClock) -> Memory:
-    """The sample, initialised; the daemon's ``Memory`` on the fake clock."""
-    memory = Memory(sample, "watcher", clock=clock)
-    init(memory.workspace, None)
-    return memory
-
-
-@pytest.fixture
-def daemon(home: Memory) -> Daemon:
-    """A daemon that has started (its first catch-up is behind it)."""
-    started = Daemon(home.workspace, RESCAN_S, quiet_s=0)
-    started.caught_up(first=True)
-    return started
 
 
 def actions(outcomes: Sequence[Outcome]) -> list[str]:

@@ -1,4 +1,4 @@
-"""Adversarial tests of the watch daemon (``daemon.step``, ``daemon.loop``): clocks stepped
+"""The watch daemon at its edges (``daemon.step``, ``daemon.loop``): clocks stepped
 back and forward, many things in one tick, races with a render, git in progress, policy
 edits while a change waits, and — under a shared etcd store — another root's patches, a
 partition of this root from the store and its recovery. Same setup as ``test_step``: a
@@ -13,46 +13,28 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator, Sequence, Set
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from memkeeper import Memory
-from memkeeper.clock import FakeClock
 from memkeeper.daemon import step as step_module
 from memkeeper.daemon.loop import run
 from memkeeper.daemon.plan import INDEX_QUIET_S, QUIET_S, Outcome
 from memkeeper.daemon.step import Daemon
 from memkeeper.fs import files
-from memkeeper.ops.setup import init
 from memkeeper.store.etcdstore import EtcdStore
 from tests.conftest import SAMPLE_REPO
+from tests.daemon.conftest import ADDED, DELETED, MODIFIED, RESCAN_S
 from tests.etcd_cluster import Cluster, binary
 
-RESCAN_S = 30.0
-ADDED, MODIFIED, DELETED = 1, 2, 3
+if TYPE_CHECKING:
+    from memkeeper.clock import FakeClock
+
 Raw = Set[tuple[int, str]]
 EXE, WHY = binary()
 needs_etcd = pytest.mark.skipif(EXE is None, reason=WHY)
 _prefixes = itertools.count(1)
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def home(sample: Path, clock: FakeClock) -> Memory:
-    memory = Memory(sample, "watcher", clock=clock)
-    init(memory.workspace, None)
-    return memory
-
-
-@pytest.fixture
-def daemon(home: Memory) -> Daemon:
-    started = Daemon(home.workspace, RESCAN_S, quiet_s=0)
-    started.caught_up(first=True)
-    return started
 
 
 @pytest.fixture
