@@ -3,6 +3,7 @@ clock, fed one batch of ``(change, absolute path)`` at a time."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence, Set
 from typing import TYPE_CHECKING
 
 import pytest
@@ -15,8 +16,54 @@ from memkeeper.ops.setup import init
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from memkeeper.daemon.plan import Outcome
+
 RESCAN_S = 30.0
 ADDED, MODIFIED, DELETED = 1, 2, 3  # watchfiles' Change values
+Raw = Set[tuple[int, str]]
+Step = Callable[[], Raw]
+
+
+class Script:
+    """A change source that plays its steps in order, across restarts of the watch; like
+    watchfiles, each watch yields an empty batch first, once it is up."""
+
+    def __init__(self, steps: Sequence[Step]) -> None:
+        self.steps = list(steps)
+        self.watched: list[tuple[str, ...]] = []
+
+    def watch(self, dirs: Sequence[str], stop: object) -> Iterator[Raw]:
+        self.watched.append(tuple(dirs))
+        return self._play()
+
+    def _play(self) -> Iterator[Raw]:
+        yield set()
+        while self.steps:
+            yield self.steps.pop(0)()
+
+
+class Never:
+    def is_set(self) -> bool:
+        return False
+
+
+def no_sleep(seconds: float) -> None:
+    raise AssertionError(f"the daemon slept {seconds} s in a test")
+
+
+def actions(outcomes: Sequence[Outcome]) -> list[str]:
+    return [o.action for o in outcomes]
+
+
+def changed(root: Path, rel: str, edit: Callable[[str], str]) -> set[tuple[int, str]]:
+    """Save ``rel`` as an editor would; the batch a watcher reports for it."""
+    path = root / rel
+    path.write_text(edit(path.read_text()))
+    return {(MODIFIED, str(path))}
+
+
+def append_line(text: str) -> str:
+    return text + "\nmore\n"
 
 
 @pytest.fixture

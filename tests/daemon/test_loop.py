@@ -8,73 +8,35 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence, Set
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
 from memkeeper import Memory
-from memkeeper.clock import FakeClock
 from memkeeper.daemon.loop import instance_lock, run
 from memkeeper.errors import EnvironmentFailure
-from memkeeper.ops.setup import init
+from tests.daemon.conftest import (
+    ADDED,
+    DELETED,
+    MODIFIED,
+    Never,
+    Raw,
+    Script,
+    Step,
+    actions,
+    no_sleep,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from memkeeper.clock import FakeClock
     from memkeeper.daemon.plan import Outcome
-
-Raw = Set[tuple[int, str]]
-Step = Callable[[], Raw]
-ADDED, MODIFIED, DELETED = 1, 2, 3
-
-
-class Script:
-    """A change source that plays its steps in order, across restarts of the watch; like
-    watchfiles, each watch yields an empty batch first, once it is up."""
-
-    def __init__(self, steps: Sequence[Step]) -> None:
-        self.steps = list(steps)
-        self.watched: list[tuple[str, ...]] = []
-
-    def watch(self, dirs: Sequence[str], stop: object) -> Iterator[Raw]:
-        self.watched.append(tuple(dirs))
-        return self._play()
-
-    def _play(self) -> Iterator[Raw]:
-        yield set()
-        while self.steps:
-            yield self.steps.pop(0)()
-
-
-class Never:
-    def is_set(self) -> bool:
-        return False
-
-
-def no_sleep(seconds: float) -> None:
-    raise AssertionError(f"the daemon slept {seconds} s in a test")
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def home(sample: Path, clock: FakeClock) -> Memory:
-    """The sample repository, initialised; the daemon's ``Memory`` on the fake clock."""
-    memory = Memory(sample, "watcher", clock=clock)
-    init(memory.workspace, None)
-    return memory
 
 
 def watch(memory: Memory, *steps: Step) -> tuple[list[Outcome], Script]:
     script = Script(steps)
     return list(run(memory.workspace, script, Never(), quiet_s=0, pause=no_sleep)), script
-
-
-def actions(outcomes: Sequence[Outcome]) -> list[str]:
-    return [o.action for o in outcomes]
 
 
 def event_types(memory: Memory, since: int = 0) -> list[str]:

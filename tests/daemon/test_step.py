@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -14,7 +12,15 @@ import pytest
 from memkeeper import Memory
 from memkeeper.daemon.plan import INDEX_QUIET_S, QUIET_S, Outcome
 from memkeeper.daemon.step import Daemon
-from tests.daemon.conftest import ADDED, DELETED, MODIFIED, RESCAN_S
+from tests.daemon.conftest import (
+    ADDED,
+    DELETED,
+    MODIFIED,
+    RESCAN_S,
+    actions,
+    append_line,
+    changed,
+)
 
 if TYPE_CHECKING:
     from memkeeper.clock import FakeClock
@@ -23,21 +29,6 @@ MANAGED = {
     *("AGENTS.md", "CLAUDE.md", "memory/architecture.md"),
     *("memory/decisions.md", "memory/risks.md", "memory/status.md"),
 }
-
-
-def actions(outcomes: Sequence[Outcome]) -> list[str]:
-    return [o.action for o in outcomes]
-
-
-def changed(root: Path, rel: str, edit: Callable[[str], str]) -> set[tuple[int, str]]:
-    """Save ``rel`` as an editor would; the batch a watcher reports for it."""
-    path = root / rel
-    path.write_text(edit(path.read_text()))
-    return {(MODIFIED, str(path))}
-
-
-def append_line(text: str) -> str:
-    return text + "\nmore\n"
 
 
 # -- starting --------------------------------------------------------------------------------------

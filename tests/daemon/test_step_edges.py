@@ -11,7 +11,7 @@ import itertools
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Sequence, Set
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,13 +25,24 @@ from memkeeper.daemon.step import Daemon
 from memkeeper.fs import files
 from memkeeper.store.etcdstore import EtcdStore
 from tests.conftest import SAMPLE_REPO
-from tests.daemon.conftest import ADDED, DELETED, MODIFIED, RESCAN_S
+from tests.daemon.conftest import (
+    ADDED,
+    DELETED,
+    MODIFIED,
+    RESCAN_S,
+    Never,
+    Raw,
+    Script,
+    actions,
+    append_line,
+    changed,
+    no_sleep,
+)
 from tests.etcd_cluster import Cluster, binary
 
 if TYPE_CHECKING:
     from memkeeper.clock import FakeClock
 
-Raw = Set[tuple[int, str]]
 EXE, WHY = binary()
 needs_etcd = pytest.mark.skipif(EXE is None, reason=WHY)
 _prefixes = itertools.count(1)
@@ -42,20 +53,6 @@ def patient(home: Memory) -> Daemon:
     started = Daemon(home.workspace, RESCAN_S, quiet_s=QUIET_S)
     started.caught_up(first=True)
     return started
-
-
-def actions(outcomes: Sequence[Outcome]) -> list[str]:
-    return [o.action for o in outcomes]
-
-
-def changed(root: Path, rel: str, edit: Callable[[str], str]) -> set[tuple[int, str]]:
-    path = root / rel
-    path.write_text(edit(path.read_text()))
-    return {(MODIFIED, str(path))}
-
-
-def append_line(text: str) -> str:
-    return text + "\nmore\n"
 
 
 def edits(memory: Memory) -> list[tuple[str | None, str]]:
@@ -537,30 +534,6 @@ def test_a_store_blip_while_bringing_a_file_up_to_date_is_retried(
     assert "error" in actions(first)
     ticks(follower, clock, 2.0)
     assert "- from a\n" in (b.root / "CLAUDE.md").read_text()
-
-
-class Script:
-    """A change source playing its steps in order, across restarts of the watch."""
-
-    def __init__(self, steps: Sequence[Callable[[], Raw]]) -> None:
-        self.steps = list(steps)
-
-    def watch(self, dirs: Sequence[str], stop: object) -> Iterator[Raw]:
-        return self._play()
-
-    def _play(self) -> Iterator[Raw]:
-        yield set()
-        while self.steps:
-            yield self.steps.pop(0)()
-
-
-class Never:
-    def is_set(self) -> bool:
-        return False
-
-
-def no_sleep(seconds: float) -> None:
-    raise AssertionError(f"the daemon slept {seconds} s in a test")
 
 
 @needs_etcd
