@@ -237,6 +237,18 @@ def _git(root: Path, *args: str) -> None:
     )
 
 
+@pytest.fixture
+def committed(tmp_path: Path, store_env: str) -> Iterator[tuple[Memory, Memory, Path]]:
+    """Roots a (its files committed to git) and b on one store; a's root is the third value."""
+    root_a = _root(tmp_path, "a")
+    _git(root_a, "add", "-A")
+    _git(root_a, "commit", "-q", "-m", "start")
+    a, b = Memory(root_a, "agent-a"), Memory(_root(tmp_path, "b"), "agent-b")
+    yield a, b, root_a
+    a.close()
+    b.close()
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="bug: _look_shared takes a file holding an older store version for a git write "
@@ -244,49 +256,35 @@ def _git(root: Path, *args: str) -> None:
     "bytes, once `git status` refreshed the index, is overwritten instead of pushed",
 )
 def test_a_humans_undo_to_the_committed_text_is_pushed_not_overwritten(
-    tmp_path: Path, store_env: str
+    committed: tuple[Memory, Memory, Path],
 ) -> None:
-    root_a = _root(tmp_path, "a")
-    _git(root_a, "add", "-A")
-    _git(root_a, "commit", "-q", "-m", "start")
-    a, b = Memory(root_a, "agent-a"), Memory(_root(tmp_path, "b"), "agent-b")
-    try:
-        a.read(REF)
-        _patch_add(b, REF, "- b's line\n")
-        assert "- b's line\n" in a.read(REF).content  # a agrees with the store (rev 2)
-        _edit(a, "- b's line\n", "")  # the human takes b's line out again: git's bytes
-        _git(root_a, "status", "--porcelain")  # (a prompt, an IDE: the index is refreshed)
-        a.read(REF)
-        assert "- b's line\n" not in _file(a).read_text()  # the human's edit stays …
-        assert "- b's line\n" not in _store_text(b)  # … and is pushed
-    finally:
-        a.close()
-        b.close()
+    a, b, root_a = committed
+    a.read(REF)
+    _patch_add(b, REF, "- b's line\n")
+    assert "- b's line\n" in a.read(REF).content  # a agrees with the store (rev 2)
+    _edit(a, "- b's line\n", "")  # the human takes b's line out again: git's bytes
+    _git(root_a, "status", "--porcelain")  # (a prompt, an IDE: the index is refreshed)
+    a.read(REF)
+    assert "- b's line\n" not in _file(a).read_text()  # the human's edit stays …
+    assert "- b's line\n" not in _store_text(b)  # … and is pushed
 
 
 def test_a_checkout_of_the_committed_version_is_brought_up_to_date(
-    tmp_path: Path, store_env: str
+    committed: tuple[Memory, Memory, Path],
 ) -> None:
-    root_a = _root(tmp_path, "a")
-    _git(root_a, "add", "-A")
-    _git(root_a, "commit", "-q", "-m", "start")
-    a, b = Memory(root_a, "agent-a"), Memory(_root(tmp_path, "b"), "agent-b")
-    try:
-        a.read(REF)
-        _patch_add(b, REF, "- b's line\n")
-        a.read(REF)
-        _git(root_a, "checkout", "-q", "--", "CLAUDE.md")  # the old version, by git
-        _patch_add(b, "CLAUDE.md#testing", "- b's test\n")
-        before = len(a.events())
-        assert "- b's line\n" in a.read(REF).content
-        text = _file(a).read_text()
-        assert "- b's line\n" in text
-        assert "- b's test\n" in text
-        assert _store_text(b) == text
-        assert "section.external_edit" not in [e.type for e in a.events()[before:]]
-    finally:
-        a.close()
-        b.close()
+    a, b, root_a = committed
+    a.read(REF)
+    _patch_add(b, REF, "- b's line\n")
+    a.read(REF)
+    _git(root_a, "checkout", "-q", "--", "CLAUDE.md")  # the old version, by git
+    _patch_add(b, "CLAUDE.md#testing", "- b's test\n")
+    before = len(a.events())
+    assert "- b's line\n" in a.read(REF).content
+    text = _file(a).read_text()
+    assert "- b's line\n" in text
+    assert "- b's test\n" in text
+    assert _store_text(b) == text
+    assert "section.external_edit" not in [e.type for e in a.events()[before:]]
 
 
 def _drop_marks(m: Memory) -> None:
