@@ -14,7 +14,7 @@ from memkeeper.records import Event, PatchResult, Reconciliation, SectionInfo, S
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memkeeper.leases.decisions import Claim
+    from memkeeper.claims.decisions import Claim
     from memkeeper.ops.append import AppendResult
     from memkeeper.ops.regen import RegenResult
 
@@ -40,7 +40,7 @@ __all__ = [
 # Records of the heavier features load on first use: ``read`` and ``patch`` never need them.
 _LAZY = {
     "AppendResult": "memkeeper.ops.append",
-    "Claim": "memkeeper.leases.decisions",
+    "Claim": "memkeeper.claims.decisions",
     "RegenResult": "memkeeper.ops.regen",
 }
 

@@ -21,10 +21,10 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from memkeeper.claims.decisions import Claim, Mode
     from memkeeper.clock import Clock
-    from memkeeper.leases.decisions import Claim, Mode
     from memkeeper.ops.append import AppendResult
-    from memkeeper.ops.claims import Cancel, LeaseTable
+    from memkeeper.ops.claims import Cancel, ClaimTable
     from memkeeper.ops.regen import RegenResult
     from memkeeper.records import (
         Event,
@@ -145,11 +145,11 @@ class Memory:
         objective: str = "",
         cancel: Cancel | None = None,
     ) -> Claim:
-        """Take a lease on paths, globs or ``PATH#KEY`` sections; ``Busy`` if not granted
+        """Take a claim on paths, globs or ``PATH#KEY`` sections; ``Busy`` if not granted
         (within ``wait`` seconds, when given) or aborted to break a deadlock. A wait ends
         with ``WaitCancelled`` once ``cancel`` (a ``threading.Event``, say) is set."""
         scope = [targets] if isinstance(targets, str) else list(targets)
-        return self._leases().claim(
+        return self._claims().claim(
             scope,
             mode=mode,
             ttl=ttl,
@@ -162,11 +162,11 @@ class Memory:
 
     def renew(self, id: str, ttl: float | None = None) -> Claim:
         """Extend a claim of this agent's to ``now + ttl`` (the policy's default TTL)."""
-        return self._leases().renew(id, ttl)
+        return self._claims().renew(id, ttl)
 
     def release(self, id: str) -> Claim:
         """Give back a claim of this agent's; returns it as it was."""
-        return self._leases().release(id)
+        return self._claims().release(id)
 
     def claims(self) -> list[Claim]:
         """The live claims of every agent, oldest grant first."""
@@ -175,19 +175,19 @@ class Memory:
         return live(self.workspace)[0]
 
     def metrics(self) -> dict[str, Any]:
-        """Lease counters for the last hour (claims held, queue depth, deadlocks, …)."""
+        """Claim counters for the last hour (claims held, queue depth, deadlocks, …)."""
         from memkeeper.ops.claims import metrics
 
         return metrics(self.workspace)
 
     def sweep_claims(self) -> list[Claim]:
         """Expire the claims that are due (each leaves ``claim.expired``); the daemon's tick."""
-        return self._leases().sweep()
+        return self._claims().sweep()
 
-    def _leases(self) -> LeaseTable:
-        from memkeeper.ops.claims import LeaseTable
+    def _claims(self) -> ClaimTable:
+        from memkeeper.ops.claims import ClaimTable
 
-        return LeaseTable(self.workspace)
+        return ClaimTable(self.workspace)
 
     # -- generated regions and validation ------------------------------------------------------
 
@@ -217,11 +217,21 @@ class Memory:
 
         return views.status(self.workspace)
 
-    def queue(self) -> dict[str, Any]:
+    def waiters(self) -> dict[str, Any]:
         """Live claims and waiters, each waiter with its ``position`` and ``blocked_by``."""
         from memkeeper.ops import views
 
-        return views.queue(self.workspace)
+        return views.waiters(self.workspace)
+
+    def queue(self) -> dict[str, Any]:
+        """Deprecated: the old name of :meth:`waiters` (the word *queue* is kept for the work
+        queue); removed in the next release."""
+        import warnings
+
+        warnings.warn(
+            "Memory.queue() is deprecated, use Memory.waiters()", DeprecationWarning, stacklevel=2
+        )
+        return self.waiters()
 
     def files(self) -> list[dict[str, Any]]:
         """Managed files with their sections, and who changed each last (private: none)."""

@@ -1,4 +1,4 @@
-"""The one seam for time: leases, TTLs and event timestamps read a ``Clock``, never ``time``.
+"""The one seam for time: claims, TTLs and event timestamps read a ``Clock``, never ``time``.
 
 Hot path: runtime imports stay in the cheap stdlib set (``typing`` is needed for ``Protocol``).
 """

@@ -58,3 +58,9 @@ def test_a_suffix_reference_must_be_unambiguous(memory: Memory, sample: Path) ->
         memory.read("AGENTS.md#testing")
     assert set(caught.value.candidates) == {"a/testing", "b/testing"}
     assert memory.read("AGENTS.md#b/testing").content == "y\n"
+
+
+def test_the_old_name_of_waiters_still_answers_and_says_it_is_deprecated(memory: Memory) -> None:
+    with pytest.warns(DeprecationWarning, match=r"Memory\.waiters\(\)"):
+        answer = memory.queue()
+    assert answer == memory.waiters()

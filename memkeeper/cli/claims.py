@@ -1,13 +1,13 @@
-"""The lease verbs of the CLI (docs/reference.md §4): ``claim``, ``renew``, ``release``, ``claims``,
+"""The claim verbs of the CLI (docs/reference.md §4): ``claim``, ``renew``, ``release``, ``claims``,
 ``metrics``. Each returns a JSON-able payload; ``cli`` prints it and maps errors to exit codes
-(``Busy`` is exit 5). Cheap to import: the lease modules load only when a verb runs.
+(``Busy`` is exit 5). Cheap to import: the claim modules load only when a verb runs.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memkeeper.leases.wording import claim_json
+from memkeeper.claims.wording import claim_json
 
 if TYPE_CHECKING:
     import argparse
@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
 
 def add_verbs(verb: Verb) -> None:
-    """Declare the lease verbs with ``verb(name, help)`` (which adds the common options)."""
-    claim = verb("claim", "take a lease on paths, globs or PATH#KEY sections")
+    """Declare the claim verbs with ``verb(name, help)`` (which adds the common options)."""
+    claim = verb("claim", "take a claim on paths, globs or PATH#KEY sections")
     claim.add_argument("targets", nargs="+", metavar="TARGET")
     claim.add_argument("--mode", choices=("write", "read"), default="write")
     claim.add_argument("--ttl", type=float, metavar="S", help="seconds (policy default_ttl)")
@@ -34,7 +34,7 @@ def add_verbs(verb: Verb) -> None:
     renew.add_argument("--ttl", type=float, metavar="S")
     verb("release", "give a claim back").add_argument("id", metavar="ID")
     verb("claims", "list live claims and queued requests")
-    verb("metrics", "lease counters for the last hour")
+    verb("metrics", "claim counters for the last hour")
 
 
 def cmd_claim(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
@@ -62,7 +62,7 @@ def cmd_release(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_claims(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
-    return memory.queue()
+    return memory.waiters()
 
 
 def cmd_metrics(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:

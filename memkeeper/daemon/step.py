@@ -51,7 +51,7 @@ from memkeeper.fs import files as fsio
 from memkeeper.fs.git import git_dir
 from memkeeper.fs.walk import managed_files
 from memkeeper.names import POLICY_FILE
-from memkeeper.ops.claims import LeaseTable
+from memkeeper.ops.claims import ClaimTable
 from memkeeper.ops.regen import regen
 from memkeeper.policy.loader import load_policy
 
@@ -218,7 +218,7 @@ class Daemon:
             return self._scan()
         self.known = replace(self.known, next_expiry=None)
         self.expiry_asked = False  # asked again after the sweep
-        return self._recorded(LeaseTable(self.ws).sweep, {"claim.expired"})
+        return self._recorded(ClaimTable(self.ws).sweep, {"claim.expired"})
 
     def _index_when_quiet(self, action: Index) -> list[Outcome]:
         """Index a changed file once it has been quiet (``settle``); until then, remember it.

@@ -144,7 +144,7 @@ def build(
         Route("/", guard(index, page_request=True)),
         Route("/static/{name}", guard(static)),
         Route("/api/status", guard(api(lambda m, r: m.status()))),
-        Route("/api/claims", guard(api(lambda m, r: m.queue()))),
+        Route("/api/claims", guard(api(lambda m, r: m.waiters()))),
         Route("/api/files", guard(api(lambda m, r: {"files": m.files()}))),
         Route("/api/sections", guard(api(_sections))),
         Route("/api/events", guard(api(_events))),

@@ -2,7 +2,7 @@
 
 A waiter makes ``wait/<id>.fifo``, opens its read end and blocks in ``select()`` until a byte
 arrives or its timeout passes. It also holds a write end open itself, so the FIFO never reads
-as hung up (end of file) when a notifier closes its end. Whoever changes the lease table
+as hung up (end of file) when a notifier closes its end. Whoever changes the claim table
 (a release, grant, abort or expiry) writes one byte into every waiter's FIFO after committing;
 a FIFO nobody reads any more (``ENXIO``) or that is gone is skipped.
 """

@@ -187,7 +187,7 @@ def _claims(facts: Facts, wanted: Sequence[tuple[str, bool]]) -> list[Decision]:
     out: list[Decision] = []
     if not facts.claims:
         return out
-    from memkeeper.leases.decisions import write_permission
+    from memkeeper.claims.decisions import write_permission
 
     for target, strict in wanted:
         decision = write_permission(

@@ -13,8 +13,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Literal
 
+    from memkeeper.claims.decisions import Claim
     from memkeeper.gate.effects import GitState, Sweep
-    from memkeeper.leases.decisions import Claim
 
     Verdict = Literal["allow", "deny", "ask"]
     Kind = Literal["file", "dir", "missing", "other"]

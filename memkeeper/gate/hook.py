@@ -35,9 +35,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterator
     from typing import BinaryIO, TextIO
 
+    from memkeeper.claims.decisions import Claim
     from memkeeper.gate.agents.base import Answer, Phase
     from memkeeper.gate.effects import Effect
-    from memkeeper.leases.decisions import Claim
 
 
 def run(

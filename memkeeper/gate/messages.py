@@ -16,9 +16,9 @@ TYPE_CHECKING = False  # start-up idiom: agents run this path on every tool call
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from memkeeper.claims.decisions import Claim
     from memkeeper.gate.effects import Sweep
     from memkeeper.gate.facts import Facts, PathFacts, SectionFacts
-    from memkeeper.leases.decisions import Claim
 
 APPENDS = frozenset({">>", "tee -a", "sponge -a"})
 RESTORES = frozenset({"git checkout", "git restore"})

@@ -137,7 +137,7 @@ def build(root: str | None = None, agent: str | None = None) -> Server:
         wait: Annotated[float | None, Field(description="queue up to this many s")] = None,
         objective: Annotated[str, Field(description="what the claim is for")] = "",
     ) -> Payload:
-        """Take a lease; status 'busy' names the holders. With wait, queue for it (the call
+        """Take a claim; status 'busy' names the holders. With wait, queue for it (the call
         can be cancelled: the place in the queue is given up)."""
         cancel = threading.Event()
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from memkeeper.claims.wording import claim_json, waiter_json
 from memkeeper.errors import Invalid, MemkeeperError
-from memkeeper.leases.wording import claim_json, waiter_json
 
 if TYPE_CHECKING:
     import threading

@@ -72,7 +72,7 @@ def _check_claims(ws: Workspace, rel: str) -> tuple[str, ...]:
     now = ws.now()
     if not ws.store.any_live_claim(now):
         return ()
-    from memkeeper.leases.wording import holder_json
+    from memkeeper.claims.wording import holder_json
     from memkeeper.ops.claims import write_decision
 
     decision = write_decision(ws, rel, None, None, now)

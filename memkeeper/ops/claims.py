@@ -1,4 +1,4 @@
-"""Claims (docs/reference.md §4): the shell that stores what ``leases`` decides and wakes waiters.
+"""Claims (docs/reference.md §4): the shell that stores what the rules decide, and wakes waiters.
 
 Every operation is one ``writing()`` transaction that reads the claims and the queue once,
 settles them — expired claims go, each leaving ``claim.expired``; waits whose process is gone
@@ -19,27 +19,27 @@ import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from memkeeper.errors import Busy, Invalid, Refused
-from memkeeper.events import iso_utc
-from memkeeper.fs import files as fsio
-from memkeeper.fs import root as roots
-from memkeeper.fs import wakeups as waiting
-from memkeeper.leases import decisions as leases
-from memkeeper.leases.waiters import WaiterRow
-from memkeeper.leases.wording import (
+from memkeeper.claims import decisions as rules
+from memkeeper.claims.waiters import WaiterRow
+from memkeeper.claims.wording import (
     busy_message,
     claim_data,
     holder_json,
     ttl_warnings,
 )
+from memkeeper.errors import Busy, Invalid, Refused
+from memkeeper.events import iso_utc
+from memkeeper.fs import files as fsio
+from memkeeper.fs import root as roots
+from memkeeper.fs import wakeups as waiting
 from memkeeper.markdown import refs
 from memkeeper.ops.read import present_rows
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
+    from memkeeper.claims.decisions import Claim, Mode, Request
     from memkeeper.errors import BusyReason
-    from memkeeper.leases.decisions import Claim, Mode, Request
     from memkeeper.ops.workspace import Workspace
 
 
@@ -63,18 +63,18 @@ _SLACK_S = 0.005  # wake just after an expiry, not just before it
 
 
 def _again(method: Callable[..., T]) -> Callable[..., T]:
-    """A ``LeaseTable`` method of one transaction, run again when a shared store's other
+    """A ``ClaimTable`` method of one transaction, run again when a shared store's other
     writer got in first (``Workspace.again``)."""
 
     @functools.wraps(method)
-    def run(self: LeaseTable, *args: Any, **kwargs: Any) -> T:
+    def run(self: ClaimTable, *args: Any, **kwargs: Any) -> T:
         return self.ws.again(lambda: method(self, *args, **kwargs))
 
     return run
 
 
-class LeaseTable:
-    """The lease operations of one ``Memory``; each public call is one transaction."""
+class ClaimTable:
+    """The claim operations of one ``Memory``; each public call is one transaction."""
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
@@ -93,7 +93,7 @@ class LeaseTable:
         """The policy's default and maximum TTL, read once an operation needs one (a release
         that lets nobody in never does)."""
         if self._ttls is None:
-            self._ttls = self.ws.lease_ttls()
+            self._ttls = self.ws.claim_ttls()
         return self._ttls
 
     @property
@@ -112,7 +112,7 @@ class LeaseTable:
         since a fencing token, once answered, must survive a power cut."""
         self.changed, failure = False, None
         with self.store.writing(durable=durable):
-            self.store.prefetch_leases()
+            self.store.prefetch_claims()
             now = self.ws.now()
             self._sweep(now)
             if self.changed:  # else the queue is as the last transaction's serve left it
@@ -147,7 +147,7 @@ class LeaseTable:
             raise Invalid(f"--wait must be a number of seconds, not {wait} — pass --wait 30")
 
         def make(arrival: int) -> Request:
-            return leases.make_request(
+            return rules.make_request(
                 f"c{arrival}", self.ws.agent, resolved, mode=mode, priority=priority,
                 strict=strict, ttl=self.default_ttl if ttl is None else ttl,
                 objective=objective, arrival=arrival,
@@ -192,7 +192,7 @@ class LeaseTable:
         with self.transaction() as now:
             held = self._find(claim_id)
             ttl = self.default_ttl if ttl is None else ttl
-            claim = leases.renew(held, self.ws.agent, ttl, now, self.max_ttl)
+            claim = rules.renew(held, self.ws.agent, ttl, now, self.max_ttl)
             self.store.put_claim(claim)
             self.held = [claim if c.id == claim.id else c for c in self.held]
             self._event("claim.renewed", claim, {"previous_expires_at": iso_utc(held.expires_at)})
@@ -205,9 +205,9 @@ class LeaseTable:
         durable commit of its own (``_step``), which syncs this one too."""
         with self.transaction(durable=False) as now:
             claim = self._find(claim_id)
-            leases.check_release(claim, self.ws.agent)
+            rules.check_release(claim, self.ws.agent)
             if not claim.is_live(now):
-                raise leases.expired_error(claim, now)
+                raise rules.expired_error(claim, now)
             self._drop(claim, now, None)
         return claim
 
@@ -241,7 +241,7 @@ class LeaseTable:
 
     def _enter(self, request: Request, now: float) -> Claim | None:
         live, queued = self._table()
-        return self._grant(request, now) if leases.grantable(live, queued, request) else None
+        return self._grant(request, now) if rules.grantable(live, queued, request) else None
 
     def _wait(self, request: Request, inbox: waiting.Inbox, cancel: Cancel | None) -> Claim:
         self.me = request.id
@@ -296,13 +296,13 @@ class LeaseTable:
             if not queued:
                 return list(self.rows)  # nobody to grant, no cycle to break
             live = tuple(self.held)
-            order = leases.queue_order(live, queued)
-            ready = next((r for r in order if leases.grantable(live, queued, r)), None)
+            order = rules.queue_order(live, queued)
+            ready = next((r for r in order if rules.grantable(live, queued, r)), None)
             if ready is not None:
                 self._grant(ready, now)
                 self._settle(ready.id, "granted")
                 continue
-            victim = leases.deadlock_victim(live, queued)
+            victim = rules.deadlock_victim(live, queued)
             if victim is None:
                 return list(self.rows)
             self._abort(next(r for r in queued if r.id == victim), "deadlock")
@@ -310,7 +310,7 @@ class LeaseTable:
     def _sweep(self, now: float) -> None:
         """Read the table (one statement) into this transaction's copy and settle it: expired
         claims go (``swept``), then the waits nobody is left to collect."""
-        stored, self.rows = self.store.lease_table()
+        stored, self.rows = self.store.claim_table()
         self.held = [c for c in stored if c.is_live(now)]
         self.swept = [c for c in stored if not c.is_live(now)]
         for claim in self.swept:
@@ -334,7 +334,7 @@ class LeaseTable:
     # -- changes, each with its event ---------------------------------------------------------
 
     def _grant(self, request: Request, now: float) -> Claim:
-        claim = leases.grant(request, self.store.bump("token"), now, self.max_ttl)
+        claim = rules.grant(request, self.store.bump("token"), now, self.max_ttl)
         self.store.put_claim(claim)
         self.held.append(claim)  # the highest token yet: the copy stays in token order
         self._event("claim.granted", claim, {})
@@ -361,7 +361,7 @@ class LeaseTable:
         wait's end: ``claim.granted`` or ``claim.aborted`` of the same id)."""
         data: dict[str, Any] = {"id": request.id, "mode": request.mode}
         data |= {"targets": list(request.targets), "priority": request.priority, "wait_s": wait}
-        blocking = leases.blockers(self.held, request)
+        blocking = rules.blockers(self.held, request)
         data["waiting_on"] = [{"id": c.id, "agent": c.agent} for c in blocking]
         self.ws.record("claim.queued", None, None, data, request.agent)
 
@@ -417,8 +417,8 @@ class LeaseTable:
 
     def _busy(self, request: Request, now: float, reason: BusyReason) -> Busy:
         live, queued = self._table()
-        holders = leases.blockers(live, request)
-        ahead = [w for w in leases.waiters_ahead(live, queued, request) if w.id != request.id]
+        holders = rules.blockers(live, request)
+        ahead = [w for w in rules.waiters_ahead(live, queued, request) if w.id != request.id]
         return Busy(
             busy_message(request, reason, holders, ahead, now),
             reason=reason,
@@ -432,20 +432,20 @@ class LeaseTable:
 
 
 def live(ws: Workspace) -> tuple[list[Claim], list[WaiterRow], float]:
-    """The live claims and queued requests (``LeaseTable.live``); none, and no store
+    """The live claims and queued requests (``ClaimTable.live``); none, and no store
     created, where there is no store."""
     if not ws.has_store:
         return [], [], ws.now()
-    return LeaseTable(ws).live()
+    return ClaimTable(ws).live()
 
 
 def metrics(ws: Workspace) -> dict[str, Any]:
-    """``LeaseTable.metrics``; all zero, and no store created, where there is no store."""
+    """``ClaimTable.metrics``; all zero, and no store created, where there is no store."""
     if not ws.has_store:
         names = ("claims_held", "queue_depth", "claims_granted", "deadlocks_broken")
         zeros = dict.fromkeys((*names, "ttl_expirations", "conflicts"), 0)
         return {"window_s": int(METRICS_WINDOW_S), **zeros}
-    return LeaseTable(ws).metrics()
+    return ClaimTable(ws).metrics()
 
 
 def _busy_reason(row: WaiterRow | None) -> BusyReason:
@@ -484,12 +484,12 @@ def _relative(top: str, path: str, cwd: str) -> str:
 
 def write_decision(
     ws: Workspace, rel: str, key: str | None, claim_id: str | None, now: float
-) -> leases.WriteDecision:
+) -> rules.WriteDecision:
     """What the live claims (strict where the policy says so) say of a write of ``rel``
     (its section ``key``, when given)."""
     target = rel if key is None else f"{rel}#{key}"
     strict = ws.rule(rel, key).strict
-    return leases.write_permission(
+    return rules.write_permission(
         ws.store.claim_rows(), ws.agent, target, claim_id, now, strict=strict
     )
 
@@ -504,7 +504,7 @@ def check_write(ws: Workspace, rel: str, key: str, claim_id: str | None) -> tupl
         return decision.warnings
     message = f"{target}: {decision.refusal}"
     if decision.refusal.startswith(target):  # not the fence: another agent's strict claim
-        strict = "; ".join(leases.describe(c, now) for c in decision.holders if c.strict)
+        strict = "; ".join(rules.describe(c, now) for c in decision.holders if c.strict)
         message = f"{target}: {strict} — wait for its release or expiry, then re-read"
     holders = [holder_json(c, now) for c in decision.holders]
     raise Refused(message, reason="claimed", holders=holders)

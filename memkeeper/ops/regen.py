@@ -18,7 +18,7 @@ from memkeeper.errors import Refused
 from memkeeper.events import iso_utc
 from memkeeper.fs import files as fsio
 from memkeeper.fs.walk import managed_files
-from memkeeper.ops.claims import LeaseTable
+from memkeeper.ops.claims import ClaimTable
 from memkeeper.policy.loader import load_policy
 from memkeeper.records import ClaimView
 from memkeeper.regions import markers as regions
@@ -226,7 +226,7 @@ def live_claims(ws: Workspace, policy: Policy) -> tuple[ClaimView, ...]:
     transaction (it may expire claims), so call it outside ``writing()``."""
     out = []
 
-    for claim in LeaseTable(ws).live()[0]:
+    for claim in ClaimTable(ws).live()[0]:
         targets = [t for t in claim.targets if not is_private(policy, t.partition("#")[0])]
         if targets:
             out.append(

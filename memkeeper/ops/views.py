@@ -52,7 +52,7 @@ def status(ws: Workspace) -> dict[str, Any]:
             {k: v for k, v in r.to_json().items() if k not in ("human", "generated")}
             for r in list_reconciliations(ws)
         ],
-        "claims": queue(ws)["claims"],
+        "claims": waiters(ws)["claims"],
     }
 
 
@@ -67,20 +67,20 @@ def store_view(ws: Workspace) -> dict[str, Any]:
     return {"kind": "etcd", "path": url.text, "endpoints": endpoints, "prefix": url.prefix}
 
 
-def queue(ws: Workspace) -> dict[str, Any]:
+def waiters(ws: Workspace) -> dict[str, Any]:
     """The live claims and the requests waiting for one, in the order they will be served:
     each waiter's ``position`` (1: next) and ``blocked_by`` (the live claims in its way)."""
-    from memkeeper.leases import decisions as leases
-    from memkeeper.leases.wording import claim_json, waiter_json
+    from memkeeper.claims import decisions as rules
+    from memkeeper.claims.wording import claim_json, waiter_json
     from memkeeper.ops.claims import live
 
     claims, waiters, now = live(ws)
     held = tuple(claims)
     queued = tuple(w.request for w in waiters if w.state == "waiting")
-    order = {r.id: n for n, r in enumerate(leases.queue_order(held, queued), 1)}
+    order = {r.id: n for n, r in enumerate(rules.queue_order(held, queued), 1)}
     rows = []
     for waiter in waiters:
-        blocking = leases.blockers(held, waiter.request)
+        blocking = rules.blockers(held, waiter.request)
         rows.append(
             {
                 **waiter_json(waiter, now),

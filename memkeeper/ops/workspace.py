@@ -1029,7 +1029,7 @@ class Workspace:
         self._verdicts[cache_key] = verdict
         return verdict
 
-    def lease_ttls(self) -> tuple[int, int]:
+    def claim_ttls(self) -> tuple[int, int]:
         """The policy's ``leases:`` default and maximum TTL, cached by the policy's hash."""
         policy_bytes, policy_hash = self._policy()
         remembered = self._ttls.get(policy_hash)

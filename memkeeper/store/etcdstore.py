@@ -45,12 +45,12 @@ order is numeric order; values are compact JSON:
   ``request``: the last arrival number).
 
 The lease tables. Claims and queued requests share the prefix ``P/lease/`` (not a ``P/claim/``
-and a ``P/wait/`` table of their own) so that ``lease_table()`` — the first read of every lease
+and a ``P/wait/`` table of their own) so that ``claim_table()`` — the first read of every lease
 operation — is one range and, in a ``writing()`` block, one comparison: a claim or a wait
 another block puts (or settles) in the meantime fails it, and so does a drop, since every drop
 also changes its table's marker key, which lies inside the range (a deletion alone would pass a
 range's comparison). Rows are keyed by id and ordered after reading, as SQLite's ``ORDER BY``:
-claims by token, waiters by arrival (the queue's priority order is ``leases.queue_order``'s).
+claims by token, waiters by arrival (the queue's priority order is ``rules.queue_order``'s).
 ``bump`` reads and writes its counter key in the block, so two stores granting at once conflict
 on ``P/ctr/token`` and one retries: tokens strictly increase across every store of the prefix.
 Expiry is as in SQLite: a claim carries ``expires_at`` and memkeeper's claims code sweeps what
@@ -116,8 +116,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from typing import Any
 
-    from memkeeper.leases.decisions import Claim
-    from memkeeper.leases.waiters import WaiterRow
+    from memkeeper.claims.decisions import Claim
+    from memkeeper.claims.waiters import WaiterRow
 
 EVENTS_HEAD = "events:head"  # as in store.sqlite: the cache key of the chain's head
 MAX_TXN_OPS = 128  # etcd's --max-txn-ops default: operations, and comparisons, per txn
@@ -223,7 +223,7 @@ class EtcdStore:
         raw = self._get(self._key("ver", path, file_hash), track=False)
         return None if raw is None else int(raw)
 
-    def prefetch_leases(self) -> None:
+    def prefetch_claims(self) -> None:
         """Inside ``writing()``: read in one round trip what a lease operation reads first —
         the claims and the queue, the request and token counters, the events' head."""
         if self._txn is None:
@@ -646,7 +646,7 @@ class EtcdStore:
         raw = self._get(self._key("lease", _CLAIMS, claim_id))
         return None if raw is None else _claim(claim_id, raw)
 
-    def lease_table(self) -> tuple[list[Claim], list[WaiterRow]]:
+    def claim_table(self) -> tuple[list[Claim], list[WaiterRow]]:
         """Every stored claim (token order) and every queued request (arrival order), in one
         range: each lease operation starts by reading both."""
         return self._lease_rows("")
@@ -953,7 +953,7 @@ def _claim_lease(raw: bytes) -> tuple[int, int] | None:
 
 
 def _claim(claim_id: str, raw: bytes) -> Claim:
-    from memkeeper.leases.decisions import Claim  # not on the read/patch path
+    from memkeeper.claims.decisions import Claim  # not on the read/patch path
 
     token, agent, mode, targets, priority, strict, granted, expires, objective = json.loads(raw)[:9]
     return Claim(
@@ -969,8 +969,8 @@ def _waiter_json(w: WaiterRow) -> bytes:
 
 
 def _waiter(request_id: str, raw: bytes) -> WaiterRow:
-    from memkeeper.leases.decisions import Request
-    from memkeeper.leases.waiters import WaiterRow  # not on the read/patch path
+    from memkeeper.claims.decisions import Request
+    from memkeeper.claims.waiters import WaiterRow  # not on the read/patch path
 
     arrival, agent, mode, targets, priority, strict, ttl, objective, *rest = json.loads(raw)
     request = Request(

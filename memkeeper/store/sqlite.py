@@ -22,7 +22,7 @@ from memkeeper.fs import files as fsio
 from memkeeper.names import LOCKS_DIR, STATE_DB
 from memkeeper.records import Event, FileState, SectionRow
 from memkeeper.store import walsync
-from memkeeper.store.leasetables import LeaseRows
+from memkeeper.store.claimtables import ClaimRows
 from memkeeper.store.netfs import refuse_network_filesystem
 from memkeeper.store.pendingtables import PendingRows
 from memkeeper.store.proposaltables import ProposalRows
@@ -81,7 +81,7 @@ CREATE TABLE IF NOT EXISTS cache (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS claims (  -- granted leases, expired ones until swept
+CREATE TABLE IF NOT EXISTS claims (  -- granted claims, expired ones until swept
     id TEXT PRIMARY KEY,
     token INTEGER NOT NULL UNIQUE,
     agent TEXT NOT NULL,
@@ -178,7 +178,7 @@ def _row(values: tuple[Any, ...]) -> SectionRow:
     )
 
 
-class Store(LeaseRows, ReconciliationRows, ProposalRows, PendingRows):
+class Store(ClaimRows, ReconciliationRows, ProposalRows, PendingRows):
     """One connection to the memory home's database."""
 
     def __init__(self, connection: sqlite3.Connection, wal: str = "") -> None:
@@ -221,8 +221,8 @@ class Store(LeaseRows, ReconciliationRows, ProposalRows, PendingRows):
         """A shared store's round-trip saver (``EtcdStore.prefetch_file``): nothing to do for
         a local one."""
 
-    def prefetch_leases(self) -> None:
-        """As ``prefetch_file``, for a lease operation: nothing to do here."""
+    def prefetch_claims(self) -> None:
+        """As ``prefetch_file``, for a claim operation: nothing to do here."""
 
     def keep_version(self, path: str, file_hash: str, file_rev: int) -> None:
         """A shared store's record of the versions a file had (``EtcdStore.keep_version``):

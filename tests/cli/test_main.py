@@ -254,7 +254,7 @@ def test_read_and_patch_import_no_verb_group(sample: Path) -> None:
         "from memkeeper.cli.parser import VERB_GROUPS; "
         "main(['read', 'CLAUDE.md#build', '--json']); "
         "print(sorted(m for m in sys.modules if m in VERB_GROUPS or m in "
-        "('memkeeper.leases.decisions', 'markdown_it', 'ruamel.yaml', 'pathspec', 'dataclasses')))"
+        "('memkeeper.claims.decisions', 'markdown_it', 'ruamel.yaml', 'pathspec', 'dataclasses')))"
     )
     subprocess.run([MEMKEEPER, "init"], cwd=sample, capture_output=True, check=True)
     done = subprocess.run(

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
+from memkeeper.claims.decisions import Claim
 from memkeeper.gate import decide as gate
 from memkeeper.gate import facts as gatefacts
 from memkeeper.gate.effects import Sweep, Target
 from memkeeper.gate.facts import Decision, Facts, PathFacts, SectionFacts
 from memkeeper.gate.payload import ToolCall, parse_call
-from memkeeper.leases.decisions import Claim
 from tests.gate.helpers import edit, hand_facts
 
 TYPE_CHECKING = False

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from memkeeper.claims.decisions import Claim
 from memkeeper.gate.effects import Sweep
 from memkeeper.gate.facts import MANAGED, Decision, Facts, PathFacts, SectionFacts
-from memkeeper.leases.decisions import Claim
 from memkeeper.policy.model import FILE_CLASSES
 
 TYPE_CHECKING = False

@@ -20,11 +20,11 @@ from typing import Any, Literal
 import pytest
 
 from memkeeper.api import Memory
+from memkeeper.claims.decisions import Claim
 from memkeeper.gate import decide as gate
 from memkeeper.gate import facts as gatefacts
 from memkeeper.gate.hook import gather
 from memkeeper.gate.payload import parse_call
-from memkeeper.leases.decisions import Claim
 from memkeeper.ops.setup import init
 from tests.conftest import MEMKEEPER, run_cli
 from tests.gate.helpers import edit

@@ -334,7 +334,7 @@ def test_a_cancelled_wait_for_a_claim_leaves_the_queue_at_once(root: Path) -> No
             async with anyio.create_task_group() as group:
                 group.start_soon(wait)
                 with anyio.fail_after(5):
-                    while not holder.queue()["waiters"]:
+                    while not holder.waiters()["waiters"]:
                         await anyio.sleep(0.005)
                 group.cancel_scope.cancel()  # the client gives up on the wait
             given_up = time.monotonic()

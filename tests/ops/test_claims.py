@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from memkeeper import Busy, Claim, Conflict, Invalid, Memory, Refused
+from memkeeper.claims.decisions import make_request
+from memkeeper.claims.waiters import WaiterRow
 from memkeeper.fs import wakeups as waiting_module
-from memkeeper.leases.decisions import make_request
-from memkeeper.leases.waiters import WaiterRow
 from memkeeper.store.sqlite import Store
 from tests.ops.conftest import START
 
@@ -418,7 +418,7 @@ def test_a_patch_without_live_claims_never_loads_the_lease_core(
         "from memkeeper import Memory\n"
         f"m = Memory.open({str(sample)!r}, agent='x')\n"
         "m.patch('CLAUDE.md#build', 'x\\n', expect_rev=2)\n"
-        "print(sorted({'memkeeper.leases.decisions', 'memkeeper.ops.claims', 'dataclasses'}"
+        "print(sorted({'memkeeper.claims.decisions', 'memkeeper.ops.claims', 'dataclasses'}"
         " & set(sys.modules)))"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
@@ -593,7 +593,7 @@ def test_a_release_commits_without_waiting_for_the_disk_a_grant_does_not(
 
 
 @pytest.mark.sqlite_only  # SQLite's own syncs and statements, or a root without a store
-def test_each_operation_reads_the_lease_table_once(memory: Memory) -> None:
+def test_each_operation_reads_the_claim_table_once(memory: Memory) -> None:
     """Issue 14 item 4: a transaction reads the claims and the queue in one statement and
     works on that copy: no step reads them again, not even after its own writes."""
     statements: list[str] = []

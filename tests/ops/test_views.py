@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from memkeeper.claims.decisions import make_request
+from memkeeper.claims.waiters import WaiterRow
 from memkeeper.errors import PolicyInvalid, Refused
 from memkeeper.events import iso_utc
-from memkeeper.leases.decisions import make_request
-from memkeeper.leases.waiters import WaiterRow
 from memkeeper.names import HOME_DIR, POLICY_FILE, STATE_DB, STORE_ENV
 from memkeeper.ops import views
 from tests.ops.conftest import START, Agents
@@ -52,7 +52,7 @@ def queue_waiter(memory: Memory, arrival: int, agent: str, target: str, **reques
 
 VIEWS: dict[str, Callable[[Memory], object]] = {
     "status": lambda m: views.status(m.workspace),
-    "queue": lambda m: views.queue(m.workspace),
+    "queue": lambda m: views.waiters(m.workspace),
     "files": lambda m: views.files(m.workspace),
     "file": lambda m: views.file(m.workspace, "CLAUDE.md"),
     "history": lambda m: views.history(m.workspace, "CLAUDE.md#build"),
@@ -72,7 +72,7 @@ def test_no_view_creates_a_store_where_there_is_none(
 
 def test_without_a_store_the_views_answer_as_an_empty_store_would(agents: Agents) -> None:
     ws = agents("a").workspace
-    assert views.queue(ws) == {"now": at(0), "claims": [], "waiters": []}
+    assert views.waiters(ws) == {"now": at(0), "claims": [], "waiters": []}
     assert views.contention(ws) == []
     assert views.reconciliations(ws) == []
     assert views.history(ws, "CLAUDE.md#build")["history"] == []
@@ -124,7 +124,7 @@ def test_each_waiter_has_its_place_in_line_and_the_claims_in_its_way(agents: Age
     held = holder.claim("src/", ttl=60)
     first = queue_waiter(holder, 50, "c", "src/api/")
     second = queue_waiter(holder, 51, "d", "src/", priority=5, deadline=START + 45.5)
-    shown = views.queue(agents("a").workspace)
+    shown = views.waiters(agents("a").workspace)
     assert shown["now"] == at(0)
     assert [(c["id"], c["agent"]) for c in shown["claims"]] == [(held.id, "b")]
     assert shown["waiters"] == [  # in arrival order; the higher priority is served first
@@ -160,7 +160,7 @@ def test_a_writer_waiting_on_readers_is_blocked_by_each_of_them(agents: Agents) 
     readers = [one.claim("docs/", mode="read"), two.claim("docs/guide.md", mode="read")]
     one.claim("src/")  # not in the writer's way
     queue_waiter(one, 60, "w", "docs/")
-    (waiter,) = views.queue(one.workspace)["waiters"]
+    (waiter,) = views.waiters(one.workspace)["waiters"]
     assert waiter["blocked_by"] == [{"id": c.id, "agent": c.agent} for c in readers]
     assert waiter["position"] == 1
 
@@ -176,7 +176,7 @@ def test_status_carries_the_store_the_claims_and_the_open_reconciliations(
     memory.claim("src/", ttl=60)
     shown = views.status(memory.workspace)
     assert shown["store"] == views.store_view(memory.workspace)
-    assert shown["claims"] == views.queue(memory.workspace)["claims"]
+    assert shown["claims"] == views.waiters(memory.workspace)["claims"]
     (opened,) = memory.reconciliations()
     full = opened.to_json()
     assert shown["reconciliations"] == [  # without the two texts: a listing, not a diff

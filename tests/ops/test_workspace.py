@@ -145,7 +145,7 @@ def test_the_policy_is_read_again_only_when_its_stat_changes(
     monkeypatch.setattr(workspace_module, "open", counting_open, raising=False)
     ws.rule("CLAUDE.md")
     ws.rule("AGENTS.md")
-    ws.lease_ttls()
+    ws.claim_ttls()
     assert len(opened) <= 1  # once (none if the store's choice already read it)
     before, parsed = len(opened), len(parses)
     os.utime(sample / POLICY, ns=(1_000_000_000, 1_000_000_000))
@@ -154,12 +154,12 @@ def test_the_policy_is_read_again_only_when_its_stat_changes(
     assert len(parses) == parsed  # the touched policy hashes the same: its verdicts stand
 
 
-def test_lease_ttls_follow_the_policy_and_its_defaults(ws: Workspace, sample: Path) -> None:
-    assert ws.lease_ttls() == (120, 3600)
+def test_claim_ttls_follow_the_policy_and_its_defaults(ws: Workspace, sample: Path) -> None:
+    assert ws.claim_ttls() == (120, 3600)
     edit(sample, POLICY, "default_ttl: 120", "default_ttl: 45")
-    assert ws.lease_ttls() == (45, 3600)
+    assert ws.claim_ttls() == (45, 3600)
     (sample / POLICY).unlink()
-    assert ws.lease_ttls() == (120, 3600)
+    assert ws.claim_ttls() == (120, 3600)
 
 
 # -- indexing ---------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """What only the etcd store does, against a real single-member etcd (a fresh prefix per test):
 the key layout its docstring promises under the prefix; ``prefetch_file`` and
-``prefetch_leases`` as one read-only round trip whose keys are compared only once read; a
+``prefetch_claims`` as one read-only round trip whose keys are compared only once read; a
 block whose reads changed (a deletion too, through its table's marker) failing as
 ``StoreRetry`` with nothing applied; writes outside a block committing alone and retrying;
 claim keys held by etcd leases that are revoked only once a drop commits; the limits of one
@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from memkeeper import events as ev
+from memkeeper.claims.decisions import Claim, Request
+from memkeeper.claims.waiters import WaiterRow
 from memkeeper.errors import EnvironmentFailure
-from memkeeper.leases.decisions import Claim, Request
-from memkeeper.leases.waiters import WaiterRow
 from memkeeper.records import FileState, PendingWrite, Proposal, SectionRow
 from memkeeper.store import etcdgw, etcdstore
 from memkeeper.store.etcdgw import Compare, Gateway, TxnResult
@@ -296,7 +296,7 @@ def test_claims_and_waiters_share_one_prefix_and_each_drop_changes_its_tables_ma
     assert key("lease/wait", "") not in stored(store)  # the waiters' table was not dropped from
     store.drop_waiter("w1")
     assert set(under(store, b"lease/")) == {key("lease/claim", ""), key("lease/wait", "")}
-    assert store.lease_table() == ([], [])  # markers are no rows
+    assert store.claim_table() == ([], [])  # markers are no rows
 
 
 @etcd_only
@@ -374,17 +374,17 @@ def test_prefetch_file_reads_what_a_patch_reads_first_in_one_read_only_request(
 
 
 @etcd_only
-def test_prefetch_leases_reads_the_table_the_counters_and_the_head_in_one_request(
+def test_prefetch_claims_reads_the_table_the_counters_and_the_head_in_one_request(
     store: EtcdStore, other: EtcdStore
 ) -> None:
     other.put_claim(claim("c1", 1, NOW + 30))
     other.put_waiter(waiter("w1", 1))
     other.bump("token")
     with store.writing():
-        store.prefetch_leases()
+        store.prefetch_claims()
         assert [path for path, _ in sent(store)] == ["/v3/kv/txn"]
         sent(store).clear()
-        claims, waiters = store.lease_table()
+        claims, waiters = store.claim_table()
         assert ([c.id for c in claims], waiters) == (["c1"], [waiter("w1", 1)])
         assert (store.bump("token"), store.bump("request")) == (2, 1)
         assert store.events_head() is None
@@ -395,7 +395,7 @@ def test_prefetch_leases_reads_the_table_the_counters_and_the_head_in_one_reques
 @etcd_only
 def test_prefetching_outside_a_block_sends_nothing(store: EtcdStore) -> None:
     store.prefetch_file("C.md")
-    store.prefetch_leases()
+    store.prefetch_claims()
     assert sent(store) == []
 
 
@@ -621,7 +621,7 @@ def test_a_dropped_claims_lease_is_revoked_only_once_the_drop_commits(
 
     def drop(then: Callable[[], object]) -> None:
         with store.writing():
-            store.lease_table()
+            store.claim_table()
             store.drop_claim("c1")
             then()
 
@@ -644,7 +644,7 @@ def test_a_renewal_whose_lease_has_gone_takes_a_new_one(store: EtcdStore) -> Non
     store.put_claim(claim("c1", 1, NOW + 30))
     lease = lease_of(store, "c1")
     with store.writing():
-        store.lease_table()
+        store.claim_table()
         store.gateway.revoke(lease)  # it ran out meanwhile (and took the key with it)
         store.put_claim(claim("c1", 1, NOW + 20))
     renewed = lease_of(store, "c1")
@@ -661,7 +661,7 @@ def test_a_claim_stored_before_leases_is_read_renewed_onto_a_lease_and_dropped(
     store.gateway.put(store.prefix + key("lease/claim", "c1"), json.dumps(old).encode())
     assert store.claim_row("c1") == claim("c1", 1, NOW + 30)
     with store.writing():
-        store.lease_table()
+        store.claim_table()
         store.put_claim(claim("c1", 1, NOW + 40))
     lease = lease_of(store, "c1")
     assert lease != 0
@@ -675,7 +675,7 @@ def test_a_claim_stored_before_leases_is_read_renewed_onto_a_lease_and_dropped(
 def test_a_claim_put_again_later_in_the_same_block_stays(store: EtcdStore, first: str) -> None:
     store.put_claim(claim("c1", 1, NOW + 30))
     with store.writing():
-        store.lease_table()
+        store.claim_table()
         if first == "drop":
             store.drop_claim("c1")
         else:

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from memkeeper import events as ev
+from memkeeper.claims.decisions import Claim, Request
+from memkeeper.claims.waiters import WaiterRow
 from memkeeper.errors import EnvironmentFailure
-from memkeeper.leases.decisions import Claim, Request
-from memkeeper.leases.waiters import WaiterRow
 from memkeeper.records import Event, FileState, PendingWrite, SectionRow
 from memkeeper.store import etcdstore
 from memkeeper.store.etcdgw import Compare, Gateway, TxnResult
@@ -260,7 +260,7 @@ def test_tallies_count_and_forget(store: AnyStore) -> None:
     assert store.tally_count("late", 0) == 2
 
 
-# -- claims, the queue and counters (as tests/store/test_leasetables.py) ------------------
+# -- claims, the queue and counters (as tests/store/test_claimtables.py) ------------------
 
 NOW = 1_700_000_000.0
 
@@ -378,7 +378,7 @@ def test_a_dropped_claim_is_gone(store: AnyStore) -> None:
     store.drop_claim("c2")
     store.drop_claim("never")  # nothing to drop: nothing happens
     assert store.claim_rows() == []
-    assert store.lease_table() == ([], [])
+    assert store.claim_table() == ([], [])
 
 
 def test_any_live_claim_counts_a_claim_until_its_expiry(store: AnyStore) -> None:
@@ -442,15 +442,15 @@ def test_a_dropped_waiter_is_gone(store: AnyStore) -> None:
     assert store.waiter_rows() == []
 
 
-def test_the_lease_table_is_both_tables_in_their_orders(store: AnyStore) -> None:
-    assert store.lease_table() == ([], [])
+def test_the_claim_table_is_both_tables_in_their_orders(store: AnyStore) -> None:
+    assert store.claim_table() == ([], [])
     with store.writing():
         for id, token in [("b", 5), ("a", 9), ("gone", 1)]:
             store.put_claim(claim(id, token, NOW + 60 if id != "gone" else NOW - 1))
         for id, arrival in [("w3", 3), ("w1", 1)]:
             store.put_waiter(waiter(id, arrival))
         store.settle_waiter("w1", "aborted", "deadlock")
-    claims, waiters = store.lease_table()
+    claims, waiters = store.claim_table()
     assert claims == store.claim_rows()  # expired ones too: the caller sweeps them
     assert [c.id for c in claims] == ["gone", "b", "a"]
     assert waiters == store.waiter_rows()
@@ -459,18 +459,18 @@ def test_the_lease_table_is_both_tables_in_their_orders(store: AnyStore) -> None
         ("w3", "waiting", None),
     ]
     with store.reading():
-        assert store.lease_table() == (claims, waiters)
+        assert store.claim_table() == (claims, waiters)
 
 
-def test_the_lease_table_with_claims_only_or_waiters_only(store: AnyStore) -> None:
+def test_the_claim_table_with_claims_only_or_waiters_only(store: AnyStore) -> None:
     with store.writing():
         store.put_waiter(waiter("w1", 1))
-    assert store.lease_table() == ([], [waiter("w1", 1)])
+    assert store.claim_table() == ([], [waiter("w1", 1)])
     with store.writing():
         store.drop_waiter("w1")
         store.put_claim(claim("c1", 1, NOW + 60))
-        assert store.lease_table() == ([claim("c1", 1, NOW + 60)], [])  # read-your-writes
-    assert store.lease_table() == ([claim("c1", 1, NOW + 60)], [])
+        assert store.claim_table() == ([claim("c1", 1, NOW + 60)], [])  # read-your-writes
+    assert store.claim_table() == ([claim("c1", 1, NOW + 60)], [])
 
 
 def test_a_lease_block_that_raises_leaves_nothing(store: AnyStore) -> None:
@@ -489,7 +489,7 @@ def test_a_lease_block_that_raises_leaves_nothing(store: AnyStore) -> None:
 
     with pytest.raises(RuntimeError):
         everything_then_fail()
-    assert store.lease_table() == ([claim("kept", 1, NOW + 60)], [waiter("w1", 1)])
+    assert store.claim_table() == ([claim("kept", 1, NOW + 60)], [waiter("w1", 1)])
     assert store.bump("token") == 1
 
 
@@ -696,7 +696,7 @@ def test_concurrent_grants_from_two_stores_get_tokens_one_to_n(
     per_thread = 15
 
     def grant(store: EtcdStore, actor: str, n: int) -> None:
-        store.lease_table()  # as every lease operation starts
+        store.claim_table()  # as every lease operation starts
         token = store.bump("token")
         store.put_claim(claim(f"{actor}{n}", token, NOW + 60, (f"{actor}/{n}.md",)))
 
@@ -723,7 +723,7 @@ def test_a_claim_of_a_target_another_store_claims_meanwhile_retries_and_sees_it(
     attempts: list[list[Claim]] = []
 
     def claim_unless_held(store: EtcdStore, id: str, interleave: bool) -> Claim | None:
-        held, _ = store.lease_table()
+        held, _ = store.claim_table()
         attempts.append(held)
         if any(set(c.targets) & set(target) for c in held):
             return None  # busy: somebody holds it
@@ -761,7 +761,7 @@ def test_a_change_of_the_table_meanwhile_fails_a_block_that_read_it(
 
     def queue_behind_what_it_read() -> None:
         with one.writing():
-            assert one.lease_table() == ([claim("c1", 1, NOW + 60)], [waiter("w1", 1)])
+            assert one.claim_table() == ([claim("c1", 1, NOW + 60)], [waiter("w1", 1)])
             change()
             one.put_waiter(waiter("w2", 2))  # queued behind a table that changed
 
@@ -849,23 +849,23 @@ def _lease_of(store: EtcdStore, claim_id: str) -> int:
 def test_a_claims_key_is_held_by_an_etcd_lease_of_its_ttl(cluster: Cluster, prefix: bytes) -> None:
     store = _etcd(cluster, prefix)
     with store.writing():
-        store.lease_table()
+        store.claim_table()
         store.put_claim(claim("c1", 1, NOW + 30))
     lease = _lease_of(store, "c1")
     assert lease != 0
     assert 30 <= store.gateway.time_to_live(lease) <= 30 + LEASE_GRACE_S
     with store.writing():  # a renewal the lease covers: a keep-alive of the same lease
-        store.lease_table()
+        store.claim_table()
         store.put_claim(claim("c1", 1, NOW + 20))
     assert _lease_of(store, "c1") == lease
     with store.writing():  # a longer one: a new lease, the old one revoked
-        store.lease_table()
+        store.claim_table()
         store.put_claim(claim("c1", 1, NOW + 300))
     longer = _lease_of(store, "c1")
     assert longer not in (0, lease)
     assert store.gateway.time_to_live(lease) == -1
     with store.writing():
-        store.lease_table()
+        store.claim_table()
         store.drop_claim("c1")
     assert store.gateway.time_to_live(longer) == -1  # released: revoked
     store.close()
@@ -877,7 +877,7 @@ def test_a_claim_nobody_renews_leaves_the_store_by_itself(cluster: Cluster, pref
     the grace), with no memkeeper left to sweep."""
     store = _etcd(cluster, prefix)
     with store.writing():
-        store.lease_table()
+        store.claim_table()
         store.put_claim(claim("c1", 1, NOW + 1))
     store.close()
     reader = _etcd(cluster, prefix)

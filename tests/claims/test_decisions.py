@@ -1,12 +1,10 @@
-"""Lease decisions: conflicts, expiry, renewal, queue order, deadlocks, write checks."""
+"""Claim decisions: conflicts, expiry, renewal, queue order, deadlocks, write checks."""
 
 from __future__ import annotations
 
 import pytest
 
-from memkeeper.clock import FakeClock
-from memkeeper.errors import Invalid, Refused
-from memkeeper.leases.decisions import (
+from memkeeper.claims.decisions import (
     Claim,
     Mode,
     Request,
@@ -25,6 +23,8 @@ from memkeeper.leases.decisions import (
     would_deadlock,
     write_permission,
 )
+from memkeeper.clock import FakeClock
+from memkeeper.errors import Invalid, Refused
 
 NOW = 1_700_000_000.0
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memkeeper.leases.decisions import Request
-from memkeeper.leases.waiters import WaiterRow
+from memkeeper.claims.decisions import Request
+from memkeeper.claims.waiters import WaiterRow
 
 REQUEST = Request("r1", "agent-a", "write", ("src/",), 2, False, 60.0, "refactor", 7)
 
@@ -75,9 +75,9 @@ def test_a_waiter_row_rebuilds_from_its_fields(
 
 def test_loading_waiters_does_not_load_the_decisions() -> None:
     probe = (
-        "import sys, memkeeper.leases.waiters; "
+        "import sys, memkeeper.claims.waiters; "
         "print(sorted(m for m in sys.modules if m in "
-        "{'memkeeper.leases.decisions', 'memkeeper.leases.targets', 'dataclasses'}))"
+        "{'memkeeper.claims.decisions', 'memkeeper.claims.targets', 'dataclasses'}))"
     )
     result = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True

@@ -1,7 +1,7 @@
-"""The lease tables of the state store: claims, queued requests, counters and tallies.
+"""The claim tables of the state store: claims, queued requests, counters and tallies.
 
 A mixin of ``Store`` (it shares the one connection and its transactions); every SQL statement
-about leases lives here. Call the writing methods inside ``Store.writing()``.
+about claims lives here. Call the writing methods inside ``Store.writing()``.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ if TYPE_CHECKING:
     import sqlite3
     from typing import Any
 
-    from memkeeper.leases.decisions import Claim
-    from memkeeper.leases.waiters import WaiterRow
+    from memkeeper.claims.decisions import Claim
+    from memkeeper.claims.waiters import WaiterRow
 
 
-class LeaseRows:
+class ClaimRows:
     _db: sqlite3.Connection
 
     def bump(self, counter: str) -> int:
@@ -46,9 +46,9 @@ class LeaseRows:
         row = self._db.execute(sql, (claim_id,)).fetchone()
         return None if row is None else _claim(row)
 
-    def lease_table(self) -> tuple[list[Claim], list[WaiterRow]]:
+    def claim_table(self) -> tuple[list[Claim], list[WaiterRow]]:
         """Every stored claim (token order) and every queued request (arrival order), in one
-        statement: each lease operation starts by reading both, and the queue is mostly empty."""
+        statement: each claim operation starts by reading both, and the queue is mostly empty."""
         claims, waiters = [], []
         for row in self._db.execute(_TABLE_SQL).fetchall():
             if row[0] == 0:
@@ -122,7 +122,7 @@ def _marks(count: int) -> str:
 
 
 def _claim(row: tuple[Any, ...]) -> Claim:
-    from memkeeper.leases.decisions import Claim  # not on the read/patch path
+    from memkeeper.claims.decisions import Claim  # not on the read/patch path
 
     id_, token, agent, mode, targets, priority, strict, granted, expires, objective = row
     return Claim(
@@ -132,8 +132,8 @@ def _claim(row: tuple[Any, ...]) -> Claim:
 
 
 def _waiter(row: tuple[Any, ...]) -> WaiterRow:
-    from memkeeper.leases.decisions import Request
-    from memkeeper.leases.waiters import WaiterRow  # not on the read/patch path
+    from memkeeper.claims.decisions import Request
+    from memkeeper.claims.waiters import WaiterRow  # not on the read/patch path
 
     id_, arrival, agent, mode, targets, priority, strict, ttl, objective = row[:9]
     request = Request(

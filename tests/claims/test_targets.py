@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memkeeper.claims.targets import covers, normalize_target, targets_overlap
 from memkeeper.errors import Invalid
-from memkeeper.leases.targets import covers, normalize_target, targets_overlap
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 """The real lease table, driven by random agents and a fake clock.
 
 Three agents, each with its own ``Workspace`` (and store connection) on one temporary root,
-share a ``FakeClock`` and call ``ops.claims.LeaseTable``: claim at once or waiting, wake a
+share a ``FakeClock`` and call ``ops.claims.ClaimTable``: claim at once or waiting, wake a
 waiter or interrupt it, renew, release, sweep, list, check writes with and without a fence,
 and let time pass (or step the clock back).
 
@@ -39,19 +39,19 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from memkeeper.claims import decisions as rules
+from memkeeper.claims.decisions import Claim, Mode, Request
+from memkeeper.claims.targets import covers, targets_overlap
 from memkeeper.clock import FakeClock
 from memkeeper.errors import Busy, Invalid, Refused
 from memkeeper.events import chain_breaks
-from memkeeper.leases import decisions as leases
-from memkeeper.leases.decisions import Claim, Mode, Request
-from memkeeper.leases.targets import covers, targets_overlap
-from memkeeper.ops.claims import ABANDON_GRACE_S, Cancel, LeaseTable, check_write
+from memkeeper.ops.claims import ABANDON_GRACE_S, Cancel, ClaimTable, check_write
 from memkeeper.ops.workspace import Workspace
 from memkeeper.store.sqlite import Store
 
 if TYPE_CHECKING:
+    from memkeeper.claims.waiters import WaiterRow
     from memkeeper.fs.wakeups import Inbox
-    from memkeeper.leases.waiters import WaiterRow
     from memkeeper.records import Event
 
 START = 1_700_000_000.0
@@ -112,7 +112,7 @@ def warmed_root() -> Path:
     (root / ".memkeeper.yaml").write_text(POLICY)
     (root / "CLAUDE.md").write_text(CLAUDE_MD)
     ws = Workspace(root, "warm-up")
-    ws.lease_ttls()
+    ws.claim_ttls()
     ws.refresh("CLAUDE.md")
     for rel, key in WRITES:
         ws.rule(rel, key)
@@ -129,7 +129,7 @@ class Queued(Exception):
         self.request = request
 
 
-class SteppedTable(LeaseTable):
+class SteppedTable(ClaimTable):
     """The real lease table, except that a waiting claim hands its wait back to the caller."""
 
     def _wait(self, request: Request, inbox: Inbox, cancel: Cancel | None) -> Claim:
@@ -286,10 +286,10 @@ class TableMachine(RuleBasedStateMachine):
         """Granted as asked, queued, or busy with whoever is in the way; when the table has
         nothing to sweep first, exactly as the pure decision says."""
         now, quiet = self.now(), self.quiet()
-        probe = leases.make_request(  # arriving after everyone queued, as the real one will
+        probe = rules.make_request(  # arriving after everyone queued, as the real one will
             "probe", agent, scope, mode=mode, priority=priority, ttl=1, arrival=10**9
         )
-        could = leases.grantable(tuple(self.store.claim_rows()), self.queued(), probe)
+        could = rules.grantable(tuple(self.store.claim_rows()), self.queued(), probe)
         try:
             claim = self.tables[agent].claim(
                 scope, mode=mode, ttl=ttl, priority=priority, strict=strict, wait=wait,
@@ -508,7 +508,7 @@ class TableMachine(RuleBasedStateMachine):
     @invariant()
     def no_two_agents_hold_live_conflicting_claims(self) -> None:
         for one, other in itertools.combinations(self.live_rows(), 2):
-            assert not leases.conflicts(one, other), f"conflicting live claims: {one}, {other}"
+            assert not rules.conflicts(one, other), f"conflicting live claims: {one}, {other}"
 
     @invariant()
     def tokens_only_increase_and_stay_with_their_claim(self) -> None:
@@ -549,9 +549,9 @@ class TableMachine(RuleBasedStateMachine):
         """As the last transaction left it: nobody grantable, no wait-for cycle (against the
         stored claims, even those due since: they are what the table decided on)."""
         live, queued = tuple(self.store.claim_rows()), self.queued()
-        ready = [r.id for r in queued if leases.grantable(live, queued, r)]
+        ready = [r.id for r in queued if rules.grantable(live, queued, r)]
         assert ready == [], f"grantable yet waiting: {ready}"
-        assert leases.deadlock_victim(live, queued) is None, "a wait-for cycle was left"
+        assert rules.deadlock_victim(live, queued) is None, "a wait-for cycle was left"
 
     @invariant()
     def the_queue_holds_only_requests_someone_waits_on(self) -> None:
@@ -570,11 +570,11 @@ SETTINGS = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 TableMachine.TestCase.settings = SETTINGS
-test_the_lease_table = TableMachine.TestCase
+test_the_claim_table = TableMachine.TestCase
 
 
 @pytest.mark.slow
-def test_the_lease_table_at_length() -> None:
+def test_the_claim_table_at_length() -> None:
     run_state_machine_as_test(
         TableMachine, settings=settings(SETTINGS, max_examples=1_000, stateful_step_count=60)
     )
@@ -594,7 +594,7 @@ class StuckTable(SteppedTable):
     """Hands out token 1 for every grant."""
 
     def _grant(self, request: Request, now: float) -> Claim:
-        claim = leases.grant(request, 1, now, self.max_ttl)
+        claim = rules.grant(request, 1, now, self.max_ttl)
         self.store.put_claim(claim)
         self._event("claim.granted", claim, {})
         self.changed = True

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.leases.decisions import Claim, Request
-from memkeeper.leases.waiters import WaiterRow
+from memkeeper.claims.decisions import Claim, Request
+from memkeeper.claims.waiters import WaiterRow
 from memkeeper.store.sqlite import Store
 
 NOW = 1_700_000_000.0

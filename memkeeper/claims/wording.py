@@ -5,15 +5,15 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from memkeeper.claims.decisions import describe
 from memkeeper.events import iso_utc
-from memkeeper.leases.decisions import describe
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-    from memkeeper.leases.decisions import Claim, Request
-    from memkeeper.leases.waiters import WaiterRow
+    from memkeeper.claims.decisions import Claim, Request
+    from memkeeper.claims.waiters import WaiterRow
 
 
 def ttl_warnings(ttl: float, ttl_cap: float) -> tuple[str, ...]:

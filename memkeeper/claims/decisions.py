@@ -17,15 +17,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from memkeeper.claims.targets import covers, normalize_target, targets_overlap
 from memkeeper.errors import Invalid, Refused
-from memkeeper.leases.targets import covers, normalize_target, targets_overlap
 
 Mode = Literal["read", "write"]
 
 
 @dataclass(frozen=True, slots=True)
 class Claim:
-    """A granted lease; live while ``now < expires_at``."""
+    """A granted claim; live while ``now < expires_at``."""
 
     id: str
     token: int
@@ -63,7 +63,7 @@ class Request:
     arrival: int
 
 
-Lease = Claim | Request
+Ask = Claim | Request
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +100,7 @@ def make_request(
     return Request(id, agent, mode, norm, priority, strict, ttl, objective, arrival)
 
 
-def conflicts(a: Lease, b: Lease) -> bool:
+def conflicts(a: Ask, b: Ask) -> bool:
     """Different agents, at least one writing, some target of each overlapping."""
     if a.agent == b.agent or (a.mode == "read" and b.mode == "read"):
         return False

@@ -8,17 +8,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memkeeper.clock import FakeClock
-from memkeeper.events import iso_utc
-from memkeeper.leases.decisions import Claim, Mode, Request
-from memkeeper.leases.waiters import WaiterRow
-from memkeeper.leases.wording import (
+from memkeeper.claims.decisions import Claim, Mode, Request
+from memkeeper.claims.waiters import WaiterRow
+from memkeeper.claims.wording import (
     busy_message,
     claim_data,
     claim_json,
     holder_json,
     waiter_json,
 )
+from memkeeper.clock import FakeClock
+from memkeeper.events import iso_utc
 
 NOW = 1_700_000_000.0
 

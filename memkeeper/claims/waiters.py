@@ -1,4 +1,4 @@
-"""A queued claim request as the lease table keeps it: a record, cheap to import (the store
+"""A queued claim request as the claim table keeps it: a record, cheap to import (the store
 loads it on every command)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from memkeeper.records import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memkeeper.leases.decisions import Request
+    from memkeeper.claims.decisions import Request
 
 
 class WaiterRow(Record):
