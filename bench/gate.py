@@ -52,7 +52,7 @@ def _add_file(path: str, text: str) -> str:
 
 
 # Each agent's pre-tool payload for writing ``path`` whole with ``text`` (absolute paths where
-# the agent sends them), in the shape /work/shared/agent-hooks/<agent>.md §2 documents.
+# the agent sends them), in the shape each agent documents for its hooks.
 
 
 def claude_code(root: Path, path: str, text: str) -> Call:

@@ -8,7 +8,7 @@ back) and needs nothing. Which coordination events call for re-rendering generat
 ``regen_due``; which directories to watch is ``watch_dirs``. What the daemon did comes back as
 ``Outcome`` values (``describe`` turns an event it caused into one).
 
-Two kinds of waiting keep the daemon off other writers' toes (contract §15):
+Two kinds of waiting keep the daemon off other writers' toes (docs/reference.md §11):
 
 - **Quiet.** A changed file is indexed only once its bytes have stayed the same for
   ``INDEX_QUIET_S`` — ``QUIET_S`` for a generated file, whose indexing renders it, i.e.

@@ -1,5 +1,5 @@
 """``memkeeper serve``: the live dashboard for the humans watching a fleet (docs/reference.md
-§4.24, contract §12) — a Starlette app, served by uvicorn on 127.0.0.1.
+§4.24) — a Starlette app, served by uvicorn on 127.0.0.1.
 
 Everything it shows comes through ``Memory`` (``ops/views.py``), as the CLI's listings do;
 ``/api/stream`` is server-sent events from one ``stream.Broadcaster``. Safety: every request

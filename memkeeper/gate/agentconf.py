@@ -1,5 +1,5 @@
 """What ``install-hooks`` writes for each agent, as text in and text out (docs/reference.md
-§4.20, /work/shared/agent-hooks/<agent>.md section 1); ``gate/install.py`` does the I/O.
+§4.20); ``gate/install.py`` does the I/O.
 
 Every file is committed and shared by every clone, so no command names a path of this
 machine. Each gate command is ``sh -c 'SCRIPT' memkeeper 'ANSWER'``: the script runs

@@ -1,5 +1,5 @@
-"""``memkeeper mcp``: the MCP server on stdio (contract §11), with the official SDK (extra
-``memkeeper[mcp]``, imported only by this command: ``import mcp`` alone costs ~0.4 s).
+"""``memkeeper mcp``: the MCP server on stdio (docs/reference.md §4.21), with the official SDK
+(extra ``memkeeper[mcp]``, imported only by this command: ``import mcp`` alone costs ~0.4 s).
 
 Each tool is one function of ``memkeeper.mcpserver.tools`` with its input schema spelled here
 (the SDK derives the schema from the annotations, the output schema from the return type).

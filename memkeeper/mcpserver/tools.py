@@ -1,7 +1,7 @@
-"""The MCP tools (contract §11), each a thin call into ``Memory`` answering the CLI's ``--json``
-object: ``status`` always present, ``"ok"`` or the error's own (``conflict`` with ``current``
-and ``recover``, ``refused``, ``busy`` with ``holders``, ``invalid``…). An error an agent can
-act on is an ordinary result, never a protocol error.
+"""The MCP tools (docs/reference.md §4.21), each a thin call into ``Memory`` answering the CLI's
+``--json`` object: ``status`` always present, ``"ok"`` or the error's own (``conflict`` with
+``current`` and ``recover``, ``refused``, ``busy`` with ``holders``, ``invalid``…). An error an
+agent can act on is an ordinary result, never a protocol error.
 
 No MCP here: plain functions over a ``Memory`` (``memkeeper.mcpserver.server`` registers them
 with the SDK), so they are tested, and timed, without a transport.

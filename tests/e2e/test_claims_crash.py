@@ -1,5 +1,5 @@
-"""Fencing tokens across crashes: processes that claim are SIGKILLed mid-way, and no token is
-ever handed out twice or out of order (contract §4: strictly increasing across all grants)."""
+"""Fencing tokens across crashes: processes that claim are SIGKILLed mid-way, and no token is ever
+handed out twice or out of order (docs/reference.md §4: strictly increasing across all grants)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""``memkeeper serve`` in a subprocess and its page in a real headless Chromium (contract §12):
-a claim taken from the CLI appears without a reload, its objective as text (never markup) and
-its countdown ticking; a waiter shows whom it waits on; a patch shows its writer and, on a
-click, the section's text and history; the events list filters; a reconciliation appears with
-its diff and "Keep human" resolves it; the page fits 1280 and 400 px without horizontal
-scrolling; and it says "reconnecting" when the server goes away.
+"""``memkeeper serve`` in a subprocess and its page in a real headless Chromium (docs/reference.md
+§4.24): a claim taken from the CLI appears without a reload, its objective as text (never markup)
+and its countdown ticking; a waiter shows whom it waits on; a patch shows its writer and, on a
+click, the section's text and history; the events list filters; a reconciliation appears with its
+diff and "Keep human" resolves it; the page fits 1280 and 400 px without horizontal scrolling; and
+it says "reconnecting" when the server goes away.
 
 With ``MEMKEEPER_SCREENSHOT=1`` the 1280 px page is saved to ``docs/dashboard.png``."""
 

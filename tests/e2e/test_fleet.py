@@ -1,5 +1,5 @@
-"""Fleets across machines (issue 12, contract §13): two roots — two clones of one repository —
-sharing one etcd store through ``MEMKEEPER_STORE``, driven through the real CLI in
+"""Fleets across machines (issue 12, docs/reference.md §12): two roots — two clones of one
+repository — sharing one etcd store through ``MEMKEEPER_STORE``, driven through the real CLI in
 subprocesses. The same section's revisions, one claim table and one event chain for both; each
 root's files brought up to date from the store; a hand edit under one root pushed, merged, or —
 where both sides changed one section — kept and reconciled, never lost."""

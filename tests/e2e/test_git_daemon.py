@@ -1,5 +1,5 @@
-"""Git at work in a tree the daemon watches (contract §15): a branch switch, a stash and rebase,
-a merge with a conflict in CLAUDE.md and a hard reset all succeed with ``memkeeper watch``
+"""Git at work in a tree the daemon watches (docs/reference.md §11): a branch switch, a stash and
+rebase, a merge with a conflict in CLAUDE.md and a hard reset all succeed with ``memkeeper watch``
 running; afterwards ``verify`` is clean and the events say which changes were git's.
 
 Between git commands each test waits longer than the daemon's quiet period, so a daemon that

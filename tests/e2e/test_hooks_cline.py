@@ -6,7 +6,7 @@ the pre-SDK ones (``write_to_file``, ``replace_in_file``, ``execute_command``), 
 its exact answer and exit code; then post-tool events indexing what changed as
 ``cline:TASK``.
 
-Where the shapes come from (/work/shared/agent-hooks/cline.md §2 and §3, after cline/cline
+Where the shapes come from (Cline's hook input and output, after cline/cline
 @ 21cb8d2):
 - VS Code: ``apps/vscode/src/sdk/hooks-adapter.ts`` ``beforeTool``/``afterTool`` (the
   ``preToolUse``/``postToolUse`` block, ``toStringRecord``), ``apps/vscode/src/core/hooks/

@@ -2,7 +2,7 @@
 each with the exact stdout and exit code Codex reads, and a PostToolUse that indexes the
 change as ``codex:SESSION``.
 
-Every payload has the shape of /work/shared/agent-hooks/codex.md §2: the common fields
+Every payload has the shape Codex documents for its hooks: the common fields
 (``session_id``, ``turn_id``, ``transcript_path``, ``cwd``, ``hook_event_name``, ``model``,
 ``permission_mode``) of openai/codex ``codex-rs/hooks/src/events/pre_tool_use.rs``
 ``command_input_json`` @ 0082977c; ``apply_patch`` with the raw patch in

@@ -1,7 +1,7 @@
 """GitHub Copilot's gate through the real ``memkeeper hook copilot``: a table of payloads in
 Copilot's documented shapes, each with the exact answer and exit code Copilot reads.
 
-Shapes (/work/shared/agent-hooks/copilot.md §2 "Input JSON" and its example inputs):
+Shapes (Copilot's documented hook input JSON and its example inputs):
 - camelCase ``{sessionId, timestamp, cwd, toolName, toolArgs}``, the event on argv (the
   installed ``--event preToolUse``): github/docs ``content/copilot/reference/hooks-reference.md``
   "preToolUse / PreToolUse" @ 05da5bc3c1401734f1197ba6a620e2ed4f1b30e1;

@@ -1,7 +1,7 @@
 """Cursor's gate through the real ``memkeeper hook cursor``: a table of payloads in Cursor's
 documented shapes, each with the exact answer and exit code Cursor reads.
 
-Shapes (/work/shared/agent-hooks/cursor.md §2 "Input JSON" and its example inputs):
+Shapes (Cursor's documented hook input JSON and its example inputs):
 - the common fields, ``preToolUse {tool_name, tool_input, tool_use_id}``,
   ``beforeShellExecution {command, cwd, sandbox}`` and ``afterFileEdit {file_path, edits}``:
   cursor.com/docs/hooks, read through mehmetbaykar/cursor-docs-skill

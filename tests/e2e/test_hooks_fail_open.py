@@ -1,4 +1,4 @@
-"""Never block by crashing (docs/reference.md §10, CONTRACT §10): for every agent in
+"""Never block by crashing (docs/reference.md §7 and §10): for every agent in
 ``memkeeper.gate.agents.AGENTS``, a pre-tool call that memkeeper would judge reaches a core
 broken on disk — a state store that is not a database, one from a newer memkeeper, a policy
 that is not YAML, a memory file it cannot read — and the real ``memkeeper hook AGENT``
@@ -45,7 +45,7 @@ class Fixture:
 
 
 FIXTURES = {
-    # /work/shared/agent-hooks/claude.md §2 "Example inputs (PreToolUse)", after the Claude Code
+    # The example inputs (PreToolUse), after the Claude Code
     # hooks reference (code.claude.com/docs/en/hooks "PreToolUse input"); timeout 600 s (§5).
     "claude-code": Fixture(
         lambda root: {

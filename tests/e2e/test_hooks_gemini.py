@@ -2,7 +2,7 @@
 command, each with the exact stdout and exit code Gemini reads, and an AfterTool event that
 indexes the change as ``gemini:SESSION``.
 
-Every payload has the shape of /work/shared/agent-hooks/gemini.md §2: the base fields
+Every payload has the shape Gemini CLI documents for its hooks: the base fields
 (``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name``, ``timestamp``) of
 google-gemini/gemini-cli ``packages/core/src/hooks/types.ts`` ``HookInput`` and
 ``hookEventHandler.ts`` ``createBaseInput``; ``tool_input`` the tool's own parameters

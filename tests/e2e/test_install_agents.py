@@ -5,7 +5,7 @@ of their own, comments (JSONC, TOML), a Cline hook and a git pre-commit hook of 
 The user's bytes survive both (install adds, uninstall takes exactly that out again); a
 second install changes nothing; the installed commands name no path of this machine; and
 each command, run by a shell as its agent runs it, really runs the gate. The user's entries
-follow each agent's documented configuration (/work/shared/agent-hooks/<agent>.md section 1;
+follow each agent's documented configuration (
 VS Code's ``servers``: code.visualstudio.com/docs/copilot/reference/mcp-configuration).
 """
 

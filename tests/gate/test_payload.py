@@ -9,7 +9,7 @@ import pytest
 
 from memkeeper.gate.payload import BadPayload, ToolCall, parse_call
 
-CWD = "/work/repo"
+CWD = "/srv/repo"
 
 
 def pre(tool: str, tool_input: object, **extra: Any) -> bytes:
@@ -57,7 +57,7 @@ def test_a_bash_call_carries_its_command_and_ignores_the_rest() -> None:
     [
         ("notes.md", f"{CWD}/notes.md"),
         ("./memory/../notes.md", f"{CWD}/notes.md"),
-        ("../other/x.md", "/work/other/x.md"),
+        ("../other/x.md", "/srv/other/x.md"),
         ("/abs//dir/./x.md", "/abs/dir/x.md"),
     ],
 )

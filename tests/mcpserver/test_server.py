@@ -1,9 +1,9 @@
-"""The MCP server ``build`` makes, driven in process by the SDK's own client (no transport):
-the eleven tools of contract §11 with their input schemas, defaults and output schemas; the
-server's name and instructions; each result as structured content with the same JSON as its
-text; errors an agent can act on as ordinary results, arguments that break the schema as tool
-errors that run nothing; the session's identity on the event loop and in worker threads
-alike; and a cancelled ``memory_claim`` wait that gives its place up."""
+"""The MCP server ``build`` makes, driven in process by the SDK's own client (no transport): the
+eleven tools of docs/reference.md §4.21 with their input schemas, defaults and output schemas; the
+server's name and instructions; each result as structured content with the same JSON as its text;
+errors an agent can act on as ordinary results, arguments that break the schema as tool errors that
+run nothing; the session's identity on the event loop and in worker threads alike; and a cancelled
+``memory_claim`` wait that gives its place up."""
 
 from __future__ import annotations
 

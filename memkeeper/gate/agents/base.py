@@ -5,7 +5,7 @@ The core (``gate.decide``) speaks one vocabulary, Claude Code's: a ``ToolCall`` 
 ``Write`` (a whole file), an ``Edit``/``MultiEdit`` (old → new text), or a ``Bash`` command.
 An adapter maps its agent's tools onto those — Codex's ``apply_patch`` becomes one call per
 file, a deleted or moved file the ``rm``/``mv`` it amounts to — and answers in its agent's own
-format (docs/reference.md §10, /work/shared/AGENT-HOOKS.md). Pure.
+format (docs/reference.md §10). Pure.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Claude Code (docs/reference.md §7; /work/shared/agent-hooks/claude.md): ``PreToolUse`` /
+"""Claude Code (docs/reference.md §7): ``PreToolUse`` /
 ``PostToolUse`` with ``hook_event_name``, ``session_id``, ``cwd``, ``tool_name`` and
 ``tool_input``. The core speaks its vocabulary, so its calls pass through ``gate.payload``
 as they are; ``PowerShell`` is judged as a shell command (its redirections are spelled as a

@@ -1,4 +1,4 @@
-"""Cline (docs/reference.md §7 "Cline"; /work/shared/agent-hooks/cline.md): executable files
+"""Cline (docs/reference.md §7 "Cline"): executable files
 ``.clinerules/hooks/PreToolUse`` / ``PostToolUse`` fed one JSON object. Two runners send it
 (cline/cline @ 21cb8d2): the VS Code extension (``hookName: "PreToolUse"``, the tool in
 ``preToolUse {toolName, parameters}`` with every value a string, JSON-encoded when it is

@@ -1,4 +1,4 @@
-"""Codex CLI (docs/reference.md §7 "Codex CLI"; /work/shared/agent-hooks/codex.md):
+"""Codex CLI (docs/reference.md §7 "Codex CLI"):
 ``PreToolUse`` / ``PostToolUse`` with ``hook_event_name``, ``session_id`` (and ``agent_id``
 inside a sub-agent), ``turn_id``, ``model``, ``cwd``, ``tool_name``, ``tool_use_id`` and
 ``tool_input``.

@@ -1,5 +1,4 @@
-"""GitHub Copilot CLI and cloud agent (docs/reference.md §7 "GitHub Copilot", contract §10;
-/work/shared/agent-hooks/copilot.md, after github/docs
+"""GitHub Copilot CLI and cloud agent (docs/reference.md §7 "GitHub Copilot", after github/docs
 ``content/copilot/reference/hooks-reference.md``).
 
 Two payloads, chosen by how the hook's event is spelled in the configuration:

@@ -1,5 +1,5 @@
 """Cursor: the IDE's agent, ``cursor-agent`` and cloud agents (docs/reference.md §7 "Cursor",
-contract §10; /work/shared/agent-hooks/cursor.md, after cursor.com/docs/hooks).
+after cursor.com/docs/hooks).
 
 ``.cursor/hooks.json`` runs the hook with ``hook_event_name`` in the payload, beside the
 common ``conversation_id``, ``generation_id``, ``cursor_version``, ``workspace_roots`` (and, as

@@ -1,4 +1,4 @@
-"""Gemini CLI (docs/reference.md §7 "Gemini CLI"; /work/shared/agent-hooks/gemini.md):
+"""Gemini CLI (docs/reference.md §7 "Gemini CLI"):
 ``BeforeTool`` / ``AfterTool`` with ``hook_event_name``, ``session_id``, ``cwd``,
 ``tool_name`` and ``tool_input`` (the tool's own arguments).
 

@@ -4,7 +4,7 @@ shell command, ``NotebookEdit`` passed on with its input unread), the phase and 
 and its answers: nothing for a silent allow, else one line of ``hookSpecificOutput`` JSON,
 always exit 0.
 
-The payload shapes are those of /work/shared/agent-hooks/claude.md §2 ("Example inputs";
+The payload shapes are those Claude Code documents ("Example inputs";
 ``agent_id`` inside a sub-agent), the answers those of §3 and docs/reference.md §7.
 """
 

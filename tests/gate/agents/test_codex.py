@@ -2,7 +2,7 @@
 ``apply_patch`` file by file, ``Bash`` unwrapped — and the core's decisions in the one
 output shape Codex accepts (anything else it does not support fails open).
 
-The payload shapes are those of /work/shared/agent-hooks/codex.md §2 ("Example inputs",
+The payload shapes are those Codex documents ("Example inputs",
 from openai/codex ``codex-rs/hooks/src/events/pre_tool_use.rs`` ``command_input_json`` @
 0082977c, the apply_patch input of PR #18391 and ``apply_patch_tests.rs``, the argv join of
 ``shell_payload_command``); the answers those of §3 and the developers.openai.com/codex/hooks

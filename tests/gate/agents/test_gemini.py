@@ -2,7 +2,7 @@
 the core's decisions as Gemini's ``{"decision": "deny", "reason": …}`` — ``{}`` on every
 other path, with exit 0, since Gemini denies on some non-zero exits that print anything.
 
-The payload shapes are those of /work/shared/agent-hooks/gemini.md §2 ("Example inputs";
+The payload shapes are those Gemini CLI documents ("Example inputs";
 google-gemini/gemini-cli ``packages/core/src/hooks/types.ts`` ``HookInput`` /
 ``BeforeToolInput``, the tool parameters of ``tools/definitions`` and ``tools/edit.ts``
 @ 5411f113); the answers those of §3 and ``docs/hooks/reference.md`` ("BeforeTool").
