@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from memkeeper import Memory
 from tests.etcd_cluster import Cluster, binary
+from tests.tiers import suspended
 
 SAMPLE_REPO = Path(__file__).resolve().parent.parent / "sample-repo"
 
@@ -32,6 +34,14 @@ os.environ.setdefault(
     "PYTHONPYCACHEPREFIX", os.path.join(tempfile.gettempdir(), "memkeeper-tests-pycache")
 )
 MEMKEEPER = str(Path(sys.executable).parent / "memkeeper")
+
+# Hypothesis profiles, chosen with --hypothesis-profile NAME (or $HYPOTHESIS_PROFILE): ``ci``,
+# the default, is what CI and the README's command run; ``dev`` is the fast loop — a tenth of
+# the examples where a test does not pin its own number. Tests that pin theirs (the property
+# suites that found bugs at that size) keep it in both.
+settings.register_profile("ci", print_blob=True)
+settings.register_profile("dev", max_examples=10, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @dataclass(frozen=True)
@@ -112,17 +122,27 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     exe, why = binary()
     if exe is None:
         pytest.skip(why)
-    started = Cluster(tmp_path_factory.mktemp("etcd")).start()
+    with suspended("the session's etcd"):
+        started = Cluster(tmp_path_factory.mktemp("etcd")).start()
     yield started
     started.stop()
 
 
-@pytest.fixture
-def sample(tmp_path: Path) -> Path:
-    """A fresh copy of sample-repo in its own git repository (memkeeper not yet initialised)."""
-    root = tmp_path / "repo"
+@pytest.fixture(scope="session")
+def sample_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """sample-repo in a git repository of its own, made once per test process: ``sample``
+    copies it (a copy is ~40 times cheaper than another ``git init``, and spawns nothing)."""
+    root = tmp_path_factory.mktemp("template") / "repo"
     shutil.copytree(SAMPLE_REPO, root)
     subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+@pytest.fixture
+def sample(tmp_path: Path, sample_template: Path) -> Path:
+    """A fresh copy of sample-repo in its own git repository (memkeeper not yet initialised)."""
+    root = tmp_path / "repo"
+    shutil.copytree(sample_template, root, symlinks=True)
     return root
 
 
@@ -163,8 +183,17 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     compileall.compile_dir(str(Path(__file__).resolve().parent.parent / "memkeeper"), quiet=1)
 
 
+TESTS = Path(__file__).resolve().parent
+E2E = TESTS / "e2e"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Leave ``slow`` tests out unless ``-m`` mentions them (``-m slow`` runs only them)."""
+    """Mark each test with its tier, by directory (as pip keeps its tiers): ``tests/e2e/`` is
+    ``e2e`` (real processes: the installed CLI, git, etcd, a browser, agents); every other
+    directory is ``unit`` (in this process).
+    Then leave ``slow`` tests out unless ``-m`` mentions them (``-m slow`` runs only them)."""
+    for item in items:
+        item.add_marker("e2e" if E2E in item.path.parents else "unit")
     if "slow" in str(config.getoption("markexpr") or ""):
         return
     slow = [item for item in items if item.get_closest_marker("slow") is not None]

@@ -60,7 +60,10 @@ def test_a_suffix_reference_must_be_unambiguous(memory: Memory, sample: Path) ->
     assert memory.read("AGENTS.md#b/testing").content == "y\n"
 
 
-def test_the_old_name_of_waiters_still_answers_and_says_it_is_deprecated(memory: Memory) -> None:
+def test_the_old_name_of_waiters_still_answers_and_says_it_is_deprecated(sample: Path) -> None:
+    memory = Memory.open(sample, agent="agent-a", clock=FakeClock(1_700_000_000.0))
+    memory.claim(["memory/"], ttl=60)
     with pytest.warns(DeprecationWarning, match=r"Memory\.waiters\(\)"):
         answer = memory.queue()
     assert answer == memory.waiters()
+    assert [claim["targets"] for claim in answer["claims"]] == [["memory/"]]

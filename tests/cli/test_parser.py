@@ -237,7 +237,7 @@ def test_help_lists_every_verb_and_a_verbs_help_is_its_own() -> None:
     assert all(verb in top for verb in EVERY_VERB)
     claim = help_of(["--json", "claim", "-h"])
     assert claim.startswith("usage: memkeeper claim ")
-    assert "take a lease on paths, globs or PATH#KEY sections" in claim
+    assert "take a claim on paths, globs or PATH#KEY sections" in claim
 
 
 # -- the lazy parser -----------------------------------------------------------------------------
