@@ -2,11 +2,14 @@
 §4.24) — a Starlette app, served by uvicorn on 127.0.0.1.
 
 Everything it shows comes through ``Memory`` (``ops/views.py``), as the CLI's listings do;
-``/api/stream`` is server-sent events from one ``stream.Broadcaster``. Safety: every request
-needs the access token (``Authorization: Bearer T``; or ``?token=T`` once, which sets an
-HttpOnly, SameSite=Strict cookie that authenticates GETs) compared in constant time; a POST
-needs the header — a cookie alone never changes anything; the Host header must name the
-loopback address unless ``allow_remote`` (a page elsewhere cannot rebind a name to us);
+``/api/stream`` is server-sent events from one ``stream.Broadcaster``. Safety: every API
+request needs the access token (``Authorization: Bearer T``, or ``?token=T`` on a GET — the
+page's event stream, which cannot send a header), compared in constant time; a POST needs the
+header. The token is never put in a cookie: cookies ignore ports, so a browser would send one
+to every other server on this host. The page and its script carry no secret and need no
+token (the script keeps the token in the tab's ``sessionStorage``, which is per origin, port
+included). The Host header must name the loopback address unless ``allow_remote`` (a page
+elsewhere cannot rebind a name to us);
 bodies are limited to ``MAX_BODY`` bytes; a private file's text is never served; the page
 inserts everything agents wrote as text, never as markup, and its Content-Security-Policy
 allows no inline script.
@@ -16,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import hmac
-import html
 import ipaddress
 import json
 from importlib import resources
@@ -25,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from memkeeper.api import Memories, Memory
@@ -39,7 +41,6 @@ if TYPE_CHECKING:
 
     Handler = Callable[[Request], Awaitable[Response]]
 
-COOKIE = "memkeeper_token"
 MAX_BODY = 64 * 1024
 EVENTS_LIMIT = 500
 HOW = ("keep-human", "take-generated")
@@ -73,19 +74,16 @@ def build(
     memories = Memories(root, agent)
     stream_memory = Memory.open(root, agent=agent)
     broadcaster = Broadcaster(stream_memory, *(() if poll_s is None else (poll_s,)))
-    page = _page(token, str(stream_memory.root))
+    page = _page()
 
-    def guard(handler: Handler, *, post: bool = False, page_request: bool = False) -> Handler:
+    def guard(handler: Handler, *, post: bool = False, public: bool = False) -> Handler:
         async def endpoint(request: Request) -> Response:
+            response: Response
             try:
                 _check_host(request, allow_remote)
-                via_query = _authorize(request, token, post=post)
-                if via_query and page_request:  # drop the token from the address bar
-                    response: Response = RedirectResponse("/", status_code=303)
-                else:
-                    response = await handler(request)
-                if via_query:
-                    response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
+                if not public:
+                    _authorize(request, token, post=post)
+                response = await handler(request)
             except ApiError as exc:
                 response = _error(exc.code, exc.status, exc.message)
             except MemkeeperError as exc:
@@ -141,8 +139,8 @@ def build(
         return JSONResponse({"status": "ok", "reconciliation": done.to_json()})
 
     routes = [
-        Route("/", guard(index, page_request=True)),
-        Route("/static/{name}", guard(static)),
+        Route("/", guard(index, public=True)),
+        Route("/static/{name}", guard(static, public=True)),
         Route("/api/status", guard(api(lambda m, r: m.status()))),
         Route("/api/claims", guard(api(lambda m, r: m.waiters()))),
         Route("/api/files", guard(api(lambda m, r: {"files": m.files()}))),
@@ -266,18 +264,16 @@ def _check_host(request: Request, allow_remote: bool) -> None:
         raise ApiError(403, "forbidden", f"Host {host!r} is not this machine's loopback address")
 
 
-def _authorize(request: Request, token: str, *, post: bool) -> bool:
-    """Whether the request carries the token (``ApiError`` 401 if not); True when it came in
-    the query string (the cookie is set then)."""
+def _authorize(request: Request, token: str, *, post: bool) -> None:
+    """``ApiError`` 401 unless the request carries the token: in the header, or — a GET — in
+    the query string. A cookie never counts (see the module's docstring)."""
     header = request.headers.get("authorization", "")
     if header.startswith("Bearer ") and _same(header[7:], token):
-        return False
+        return
     if post:
         raise ApiError(401, "unauthorized", "a POST needs the header Authorization: Bearer TOKEN")
-    if _same(request.cookies.get(COOKIE, ""), token):
-        return False
     if _same(request.query_params.get("token", ""), token):
-        return True
+        return
     raise ApiError(
         401, "unauthorized", "this dashboard needs its access token: open the URL memkeeper "
         "serve printed (…/?token=…), or send Authorization: Bearer TOKEN"
@@ -288,11 +284,9 @@ def _same(given: str, token: str) -> bool:
     return hmac.compare_digest(given.encode("utf-8", "replace"), token.encode())
 
 
-def _page(token: str, root: str) -> bytes:
-    template = resources.files("memkeeper.dashboard").joinpath("static", "index.html")
-    text = template.read_text(encoding="utf-8")
-    text = text.replace("{{TOKEN}}", html.escape(token, quote=True))
-    return text.replace("{{ROOT}}", html.escape(root, quote=True)).encode("utf-8")
+def _page() -> bytes:
+    """The page: the same bytes for everyone (the script asks the API for the rest)."""
+    return resources.files("memkeeper.dashboard").joinpath("static", "index.html").read_bytes()
 
 
 # -- answers -------------------------------------------------------------------------------------

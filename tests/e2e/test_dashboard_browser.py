@@ -9,6 +9,7 @@ With ``MEMKEEPER_SCREENSHOT=1`` the 1280 px page is saved to ``docs/dashboard.pn
 
 from __future__ import annotations
 
+import http.server
 import os
 import queue
 import re
@@ -18,6 +19,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -165,7 +167,7 @@ def test_the_page_follows_claims_files_events_and_resolves_a_reconciliation(
     root = served.root
     watched = open_dashboard(browser, served.url)
     page = watched.page
-    assert "token=" not in page.url  # the token went into a cookie, and out of the address bar
+    assert "token=" not in page.url  # the token went into the tab's storage, out of the address bar
     expect(page.locator("h1")).to_have_text(re.compile(rf"memkeeper — /.*/{root.name}"))
     expect(page.locator("#files-list article.file")).not_to_have_count(0)
 
@@ -315,3 +317,49 @@ def test_the_events_list_keeps_the_newest_500_as_more_stream_in(
     assert watched.dialogs == []
     assert watched.problems == []
     watched.page.close()
+
+
+class Recorder(http.server.BaseHTTPRequestHandler):
+    """Another web server on this host, on another port: it keeps every request's headers."""
+
+    seen: ClassVar[list[dict[str, str]]] = []
+
+    def do_GET(self) -> None:
+        Recorder.seen.append({k.lower(): v for k, v in self.headers.items()})
+        body = b"<!doctype html><title>elsewhere</title><p>another server</p>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_another_server_on_this_host_never_receives_the_token(
+    served: Served, browser: Browser
+) -> None:
+    # cookies ignore ports: a token kept in one would go to every server on 127.0.0.1
+    other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    try:
+        token = served.url.partition("?token=")[2]
+        context = browser.new_context()
+        page = context.new_page()
+        page.goto(served.url)
+        expect(page.locator("#conn-text")).to_have_text("live", timeout=15_000)
+        page.reload()  # the token survives a reload in this tab, without a cookie
+        expect(page.locator("#conn-text")).to_have_text("live", timeout=15_000)
+        assert context.cookies() == []
+        Recorder.seen.clear()
+        page.goto(f"http://127.0.0.1:{other.server_address[1]}/")
+        expect(page.locator("p")).to_have_text("another server")
+        assert Recorder.seen, "the other server got no request"
+        assert all(token not in value for seen in Recorder.seen for value in seen.values())
+        assert "cookie" not in Recorder.seen[0]
+        assert page.evaluate("JSON.stringify(window.sessionStorage)") == "{}"
+        context.close()
+    finally:
+        other.shutdown()
+        other.server_close()

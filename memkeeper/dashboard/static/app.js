@@ -8,7 +8,34 @@
   const MAX_EVENTS = 500; // rows kept in the DOM (and in memory)
   const POLL_MS = 10000; // the slow fallback refresh
   const TICK_MS = 250; // countdowns re-render when their text changes
-  const TOKEN = (document.querySelector('meta[name="memkeeper-token"]') || {}).content || "";
+  const TOKEN = takeToken();
+
+  // The access token: from the URL memkeeper serve printed (…/?token=T) on the first load,
+  // then from this tab's sessionStorage — which is per origin, port included — so a reload
+  // keeps it and no other server on this host ever sees it (a cookie would go to them all).
+  // The token leaves the address bar (and the history) at once.
+  function takeToken() {
+    const KEY = "memkeeper-token";
+    const params = new URLSearchParams(window.location.search);
+    const given = params.get("token");
+    if (given) {
+      try {
+        window.sessionStorage.setItem(KEY, given);
+      } catch (_) {
+        // storage refused (a private window's quota): the token lives as long as the page
+      }
+      params.delete("token");
+      const rest = params.toString();
+      const url = window.location.pathname + (rest ? `?${rest}` : "") + window.location.hash;
+      window.history.replaceState(null, "", url);
+      return given;
+    }
+    try {
+      return window.sessionStorage.getItem(KEY) || "";
+    } catch (_) {
+      return "";
+    }
+  }
 
   const $ = (id) => document.getElementById(id);
 
@@ -207,8 +234,11 @@
   }
 
   async function api(path, init) {
-    const options = Object.assign({ credentials: "same-origin", cache: "no-store" }, init || {});
-    options.headers = Object.assign({ Accept: "application/json" }, (init && init.headers) || {});
+    const options = Object.assign({ credentials: "omit", cache: "no-store" }, init || {});
+    options.headers = Object.assign(
+      { Accept: "application/json", Authorization: `Bearer ${TOKEN}` },
+      (init && init.headers) || {},
+    );
     const response = await fetch(path, options);
     let body = null;
     try {
@@ -227,7 +257,7 @@
   function post(path, payload) {
     return api(path, {
       method: "POST",
-      headers: { "Content-Type": "application/json", Authorization: `Bearer ${TOKEN}` },
+      headers: { "Content-Type": "application/json" },
       body: JSON.stringify(payload),
     });
   }
@@ -305,6 +335,10 @@
     if (status.policy) parts.push(`policy ${status.policy}`);
     parts.push(`${files.length} managed file${files.length === 1 ? "" : "s"}`);
     $("policy").textContent = parts.join(" · ");
+    if (status.root && $("root").textContent !== status.root) {
+      $("root").textContent = status.root;
+      document.title = `memkeeper — ${status.root}`;
+    }
   });
 
   // ---- claims and waiters --------------------------------------------------------------
@@ -571,7 +605,9 @@
     if (stream) stream.close();
     // ?since: the server replays the log after that id first (from 0 without it); the
     // browser's own reconnects send Last-Event-ID instead, which the server prefers.
-    stream = new EventSource(`/api/stream?since=${maxEventId}`);
+    // An EventSource cannot send a header: the token goes in the query, to this origin only.
+    const token = encodeURIComponent(TOKEN);
+    stream = new EventSource(`/api/stream?since=${maxEventId}&token=${token}`);
     stream.onopen = () => {
       retryMs = 1000;
       setConn("live");
@@ -600,7 +636,7 @@
         // the browser gave up (an HTTP error): try again ourselves, more slowly each time
         setTimeout(connect, retryMs);
         retryMs = Math.min(retryMs * 2, 30000);
-        loadStatus(); // a 401 here tells us the cookie is gone
+        loadStatus(); // a 401 here tells us the token is wrong (the server restarted)
       }
     };
   }
@@ -869,8 +905,7 @@
   }
 
   function start() {
-    const root = $("root").textContent.trim();
-    if (root) document.title = `memkeeper — ${root}`;
+    if (!TOKEN) setUnauthorized();
     for (const id of ["filter-type", "filter-agent", "filter-path"]) {
       $(id).addEventListener("input", applyFilters);
     }
