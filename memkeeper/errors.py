@@ -64,6 +64,11 @@ class Invalid(MemkeeperError):
     candidates: Sequence[str] = ()  # for an unknown or ambiguous reference
 
 
+class Usage(Invalid):
+    """Exit 2: a command line that cannot be read; the message is a whole line naming the
+    command (``memkeeper patch: … — see memkeeper patch --help``)."""
+
+
 class PolicyInvalid(Invalid):
     """Exit 2: the policy file is wrong at ``path:line:column``; ``problem`` says what and
     ``fix`` what to do (``check`` reports the two apart)."""

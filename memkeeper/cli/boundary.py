@@ -13,7 +13,7 @@ import os
 import sys
 
 from memkeeper import names
-from memkeeper.errors import MemkeeperError
+from memkeeper.errors import MemkeeperError, Usage
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -27,7 +27,9 @@ def fail(exc: MemkeeperError, as_json: bool) -> int:
     if as_json:
         print(json.dumps(exc.to_json(), ensure_ascii=False))
         return exc.exit_code
-    print(f"memkeeper: {exc.message}", file=sys.stderr)
+    # A usage error's message already names the command: `memkeeper patch: …`.
+    told = exc.message if isinstance(exc, Usage) else f"memkeeper: {exc.message}"
+    print(told, file=sys.stderr)
     violations: Sequence[Violation] = getattr(exc, "violations", None) or ()
     for item in violations:
         where = f"{item.path}:{item.line}" if item.line else item.path

@@ -23,7 +23,9 @@ def add_verbs(verb: Verb) -> None:
     """Declare the claim verbs with ``verb(name, help)`` (which adds the common options)."""
     claim = verb("claim", "take a claim on paths, globs or PATH#KEY sections")
     claim.add_argument("targets", nargs="+", metavar="TARGET")
-    claim.add_argument("--mode", choices=("write", "read"), default="write")
+    claim.add_argument(
+        "--mode", choices=("write", "read"), default="write", help="write (default) or read"
+    )
     claim.add_argument("--ttl", type=float, metavar="S", help="seconds (policy default_ttl)")
     claim.add_argument("--priority", type=int, default=0, metavar="P", help="higher goes first")
     claim.add_argument("--strict", action="store_true", help="refuse others' writes under it")
@@ -31,7 +33,9 @@ def add_verbs(verb: Verb) -> None:
     claim.add_argument("--objective", default="", metavar="T", help="what the claim is for")
     renew = verb("renew", "keep a claim alive: it expires TTL seconds from now")
     renew.add_argument("id", metavar="ID")
-    renew.add_argument("--ttl", type=float, metavar="S")
+    renew.add_argument(
+        "--ttl", type=float, metavar="S", help="seconds from now (default: the claim's own TTL)"
+    )
     verb("release", "give a claim back").add_argument("id", metavar="ID")
     verb("claims", "list live claims and queued requests")
     verb("metrics", "claim counters for the last hour")

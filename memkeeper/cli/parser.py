@@ -12,7 +12,7 @@ import importlib
 import os
 import sys
 
-from memkeeper.errors import Invalid
+from memkeeper.errors import Usage
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -60,8 +60,9 @@ def parse_args(words: Sequence[str]) -> argparse.Namespace:
     return build_parser(_wanted_verb(words)).parse_args(words)
 
 
-class _Formatter(argparse.HelpFormatter):
-    """argparse's formatter, sized without importing shutil (argparse builds one per option)."""
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's formatter, sized without importing shutil (argparse builds one per option);
+    the examples after the options keep their lines."""
 
     def __init__(self, prog: str) -> None:
         try:
@@ -78,7 +79,15 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        raise Invalid(f"{self.prog}: {message} — see {self.prog} --help")
+        raise Usage(f"{self.prog}: {message} — see {self.prog} --help")
+
+    def format_help(self) -> str:
+        # The examples are read only now: parsing a command line never pays for them.
+        if self.epilog is None:
+            from memkeeper.cli.examples import epilog
+
+            self.epilog = epilog(self.prog, self._get_formatter()._width)
+        return super().format_help()
 
 
 def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
@@ -113,6 +122,9 @@ class _Skipped:
 def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
     """The parser; with ``wanted``, only that verb is declared (and only its group imported)."""
     parser = _Parser(prog="memkeeper", description="Safe shared memory files for AI agents.")
+    parser.add_argument(
+        "--version", action=_Version, nargs=0, default=argparse.SUPPRESS, help="print the version"
+    )
     _common(parser, top=True)
     verbs = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -124,7 +136,12 @@ def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
         return sub
 
     init = verb("init", "write .memkeeper.yaml (if absent) and .memkeeper/, index managed files")
-    init.add_argument("--preset", help="policy preset to copy (default: default)")
+    init.add_argument(
+        "--preset",
+        metavar="NAME",
+        help="the policy preset to copy when there is no policy yet (default: default; "
+        "the presets are listed below)",
+    )
     init.add_argument(
         "--howto",
         action="store_true",
@@ -136,9 +153,24 @@ def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
     verb("read", "read a section (PATH#KEY) or a whole file (PATH)").add_argument("ref")
     patch = verb("patch", "compare-and-swap one section's body")
     patch.add_argument("ref", metavar="PATH#KEY")
-    patch.add_argument("--expect-rev", type=int, required=True)
-    patch.add_argument("--expect-file-hash")
-    patch.add_argument("--claim", metavar="ID")
+    patch.add_argument(
+        "--expect-rev",
+        type=int,
+        required=True,
+        metavar="N",
+        help="the section's rev you read (`read --json`); another rev now is a conflict (exit "
+        "3) that prints the current text",
+    )
+    patch.add_argument(
+        "--expect-file-hash",
+        metavar="H",
+        help="also require the whole file unchanged since you read it (its file_hash)",
+    )
+    patch.add_argument(
+        "--claim",
+        metavar="ID",
+        help="write under this claim of yours: refused once it has expired (its fencing token)",
+    )
     patch.add_argument(
         "--merge",
         action="store_true",
@@ -148,12 +180,29 @@ def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
     source.add_argument("--body-file", metavar="F", help="new body ('-' for stdin)")
     source.add_argument("--dmp-file", metavar="F", help="diff-match-patch payload ('-': stdin)")
     events = verb("events", "the event log, oldest first")
-    events.add_argument("--since", type=int, default=0, metavar="ID")
+    events.add_argument(
+        "--since", type=int, default=0, metavar="ID", help="only events after this id (0: all)"
+    )
     events.add_argument("--follow", action="store_true", help="keep printing new events")
     verb("verify", "check the event log's hash chain and the index against the files")
     for module in _groups_for(wanted):
         module.add_verbs(verb)
     return parser
+
+
+class _Version(argparse.Action):
+    """``--version``: the installed package's, looked up only when asked (importlib.metadata
+    costs more than a whole ``read``)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> NoReturn:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("memkeeper")
+        except PackageNotFoundError:
+            found = "(not installed)"
+        print(f"memkeeper {found}")
+        parser.exit()
 
 
 def _groups_for(wanted: str | None) -> list[Any]:

@@ -245,3 +245,13 @@ def test_the_boundary_prints_an_error_without_a_recover_line_when_there_is_none(
 ) -> None:
     assert fail(Refused("no", reason="owner"), as_json=False) == 4
     assert capsys.readouterr().err == "memkeeper: no\n"
+
+
+def test_a_usage_error_names_its_command_once_for_people(cli: Cli) -> None:
+    done = cli("patch", "CLAUDE.md#build")
+    assert done.code == 2
+    assert done.stderr == (
+        "memkeeper patch: the following arguments are required: --expect-rev "
+        "— see memkeeper patch --help\n"
+    )
+    assert cli().stderr.startswith("memkeeper: the following arguments are required: command")

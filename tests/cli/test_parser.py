@@ -28,7 +28,7 @@ from memkeeper.cli.parser import (
     build_parser,
     parse_args,
 )
-from memkeeper.errors import Invalid
+from memkeeper.errors import Invalid, Usage
 
 COMMON = {"root": None, "agent": None, "json": False, "debug": False}
 
@@ -406,3 +406,48 @@ def test_help_without_columns_is_80_wide_and_never_narrower_than_40(
 
 def test_a_columns_that_is_no_number_is_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
     assert patch_help(monkeypatch, "wide") == patch_help(monkeypatch, "80")
+
+
+# -- a command line that explains itself ---------------------------------------------------------
+
+
+def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as stopped:
+        parse_args(["--version"])
+    assert stopped.value.code == 0
+    assert capsys.readouterr().out == f"memkeeper {version('memkeeper')}\n"
+
+
+@pytest.mark.parametrize("verb", EVERY_VERB)
+def test_every_option_of_every_verb_says_what_it_does(verb: str) -> None:
+    parser = build_parser(verb)
+    (verbs,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    undocumented = [
+        "/".join(action.option_strings)
+        for action in verbs.choices[verb]._actions
+        if action.option_strings and not action.help
+    ]
+    assert undocumented == []
+
+
+@pytest.mark.parametrize("verb", EVERY_VERB)
+def test_every_verbs_help_ends_with_examples_of_it(verb: str) -> None:
+    shown = help_of([verb, "--help"])
+    examples = shown.split("\nexamples:\n", 1)[1].splitlines()
+    assert examples
+    firsts = [line for line in examples if line.startswith("  ") and not line.startswith("   ")]
+    assert firsts
+    assert all(f"memkeeper {verb} " in f"{line} " for line in firsts)
+
+
+def test_init_help_lists_the_presets() -> None:
+    assert "presets: cline-memory-bank, default" in help_of(["init", "--help"])
+
+
+def test_a_usage_error_is_a_usage_error_naming_the_command() -> None:
+    with pytest.raises(Usage) as caught:
+        parse_args(["patch", "CLAUDE.md#build"])
+    assert caught.value.exit_code == 2
+    assert caught.value.message.startswith("memkeeper patch: the following arguments are required")

@@ -1,0 +1,79 @@
+"""The examples each verb's ``--help`` ends with. Read only when help is printed (the parser
+asks for them as it formats), so no command pays for this module otherwise."""
+
+from __future__ import annotations
+
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "memkeeper": (
+        "memkeeper init --preset default",
+        "memkeeper read CLAUDE.md#build --json",
+        "memkeeper patch CLAUDE.md#build --expect-rev 4 --body-file new-body.md",
+        "memkeeper COMMAND --help",
+    ),
+    "init": ("memkeeper init", "memkeeper init --preset cline-memory-bank --howto"),
+    "status": ("memkeeper status", "memkeeper status --json"),
+    "sections": ("memkeeper sections CLAUDE.md",),
+    "read": ("memkeeper read CLAUDE.md#build", "memkeeper read memory/decisions.md --json"),
+    "patch": (
+        "memkeeper patch CLAUDE.md#build --expect-rev 4 --body-file new-body.md",
+        "printf 'make wheel\\n' | memkeeper patch CLAUDE.md#build --expect-rev 4 --body-file -",
+        "memkeeper patch CLAUDE.md#build --expect-rev 4 --body-file new.md --merge",
+    ),
+    "events": ("memkeeper events --since 120 --json", "memkeeper events --follow"),
+    "verify": ("memkeeper verify", "memkeeper verify --json"),
+    "claim": (
+        "memkeeper claim src/billing/ --ttl 600 --objective 'retry behaviour'",
+        "memkeeper claim CLAUDE.md#build --strict --wait 30",
+    ),
+    "renew": ("memkeeper renew c-41 --ttl 600",),
+    "release": ("memkeeper release c-41",),
+    "claims": ("memkeeper claims", "memkeeper claims --json"),
+    "metrics": ("memkeeper metrics --json",),
+    "append": (
+        "memkeeper append memory/decisions.md --text 'Use etcd for claims across clones.'",
+        "memkeeper append memory/decisions.md --entry-file entry.md",
+    ),
+    "regen": ("memkeeper regen", "memkeeper regen memory/status.md"),
+    "reconcile": (
+        "memkeeper reconcile list",
+        "memkeeper reconcile show 3",
+        "memkeeper reconcile resolve 3 --keep-human",
+    ),
+    "check": ("memkeeper check", "memkeeper check --staged", "memkeeper check memory/"),
+    "watch": ("memkeeper watch",),
+    "emit": ('memkeeper emit task.completed --data \'{"task": "T-12"}\'',),
+    "hook": ("memkeeper hook claude-code < payload.json",),
+    "install-hooks": ("memkeeper install-hooks", "memkeeper install-hooks codex gemini --mcp"),
+    "uninstall-hooks": ("memkeeper uninstall-hooks", "memkeeper uninstall-hooks cursor"),
+    "mcp": ("memkeeper mcp",),
+    "serve": ("memkeeper serve", "memkeeper serve --port 0"),
+    "proposals": (
+        "memkeeper proposals",
+        "memkeeper proposals show 2",
+        "memkeeper proposals apply 2 --expect-rev 7",
+    ),
+}
+
+
+def epilog(prog: str, width: int = 80) -> str | None:
+    """``examples:`` and the verb's examples, one a line, for ``memkeeper VERB`` (or the top);
+    an example longer than ``width`` goes on over indented lines, ending each with `` \\``."""
+    verb = prog.split()[-1]
+    lines = [line for example in EXAMPLES.get(verb, ()) for line in _fold(example, width)]
+    if verb == "init":
+        from memkeeper.policy.presets import preset_names
+
+        lines = [*lines, "", f"presets: {', '.join(preset_names())}"]
+    return "examples:\n" + "\n".join(lines) if lines else None
+
+
+def _fold(example: str, width: int) -> list[str]:
+    """``  EXAMPLE`` as shell lines no wider than ``width`` (a word wider stays whole)."""
+    lines: list[str] = []
+    line = "  "
+    for word in example.split(" "):
+        if line.strip() and len(line) + 1 + len(word) + 2 > width:
+            lines.append(line + " \\")
+            line = "      "
+        line += word if not line.strip() else " " + word
+    return [*lines, line]
