@@ -149,7 +149,7 @@ def run_demo(root: Path) -> None:
         t.join()
     kept = [a for a in AGENTS if f"- note by {a}" in naive_copy.read_text()]
     say(
-        f"  each wrote the whole file; notes that survived: {kept} — "
+        f"  each wrote the whole file; notes that survived: {', '.join(kept) or 'none'} — "
         f"{3 - len(kept)} of 3 silently lost"
     )
     naive_copy.unlink()
@@ -172,7 +172,10 @@ def run_demo(root: Path) -> None:
     _, before = mk(root, "read", "CLAUDE.md#build", agent="agent-a")
     path = root / "CLAUDE.md"
     path.write_text(path.read_text().replace("make build", "make wheel"))
-    say("  human saved: 'make build' -> 'make wheel' (memkeeper was not asked)")
+    say(
+        "  a human saved in an editor: 'make build' -> 'make wheel' (memkeeper was not asked, "
+        "so its log will name the writer `external`)"
+    )
     code, out = mk(
         root,
         "patch",
@@ -229,7 +232,8 @@ def run_demo(root: Path) -> None:
     code, claim = mk(root, "claim", "src/api/", "--ttl", "600", agent="agent-b")
     say(f"  agent-b claims src/api/: exit {code}, claim {claim['id']} (token {claim['token']})")
     _, regen = mk(root, "regen", agent="agent-a")
-    say(f"  memkeeper regen: rendered {regen['files'][0]['rendered']} in memory/status.md")
+    rendered = ", ".join(regen["files"][0]["rendered"])
+    say(f"  memkeeper regen: rendered {rendered} in memory/status.md")
     show_region(root, "claims")
     _, again = mk(root, "regen", agent="agent-a")
     say(f"  a second regen writes nothing: written={again['files'][0]['written']}")
@@ -237,7 +241,10 @@ def run_demo(root: Path) -> None:
     step("8. A human edits inside the generated region")
     status = root / "memory/status.md"
     status.write_text(status.read_text().replace("| agent-b |", "| agent-b (back Monday) |"))
-    say("  human saved: '| agent-b |' -> '| agent-b (back Monday) |' inside the claims region")
+    say(
+        "  a human saved: '| agent-b |' -> '| agent-b (back Monday) |' inside the claims region "
+        "(the log: `external`)"
+    )
     code, out = mk(root, "check")
     for v in out["violations"]:
         say(f"  memkeeper check: exit {code}, {v['path']}:{v['line']} [{v['rule']}]")
@@ -251,6 +258,8 @@ def run_demo(root: Path) -> None:
     step("9. The reconciliation is resolved: the human's note moves above the region")
     code, out = mk(root, "reconcile", "resolve", str(rec["id"]), "--keep-human")
     say(f"  memkeeper reconcile resolve {rec['id']} --keep-human: exit {code}")
+    say("  the human's edited table, now plain text above the region, then the region itself")
+    say("  (rendered again; it will follow the claims, the human's copy stays as written):")
     show_region(root, "claims", above="## Live claims")
     code, out = mk(root, "check")
     say(f"  memkeeper check: exit {code}, {len(out['checked'])} files, no violations")
@@ -316,6 +325,8 @@ def watch_step(root: Path) -> None:
     lines: queue.Queue[dict[str, Any]] = queue.Queue()
     threading.Thread(target=collect, args=(daemon, lines), daemon=True).start()
     relay(lines, lambda line: line["action"] == "started")
+    # What it does at start-up (bringing the status page up to date with the log) comes first.
+    drain(lines)
     _, events = mk(root, "events")
     last = events[-1]["id"]
     claude = root / "CLAUDE.md"
@@ -358,7 +369,7 @@ def dashboard_step(root: Path) -> None:
         assert server.stdout is not None
         url = server.stdout.readline().strip().removeprefix("memkeeper dashboard: ")
         base, _, token = url.partition("/?token=")
-        say(f"  memkeeper serve is running: {url}")
+        say(f"  memkeeper serve is running on {base} while this step runs")
         say("  (claims with their time left, events as they land, every file's sections,")
         say("  reconciliations with keep-human / take-generated buttons, metrics)")
         request = urllib.request.Request(
@@ -378,6 +389,9 @@ def dashboard_step(root: Path) -> None:
         if sys.stdin.isatty():
             say(f"  open {url} in a browser; press Enter to stop it and end the demo")
             input()
+        else:
+            say("  it stops with the demo; run the demo in a terminal to keep it open, or run")
+            say("  `memkeeper serve` in your own repository")
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=10)
@@ -445,6 +459,7 @@ def fleet_step(tmp: Path) -> None:
         lines: queue.Queue[dict[str, Any]] = queue.Queue()
         threading.Thread(target=collect, args=(daemon, lines), daemon=True).start()
         relay(lines, lambda line: line["action"] == "started")
+        drain(lines)
         ref = "CLAUDE.md#conventions"
         _, section = mk(laptop, "read", ref, agent="claude@laptop")
         body = section["content"] + "- Shared across machines through etcd.\n"
@@ -455,6 +470,10 @@ def fleet_step(tmp: Path) -> None:
         took = wait_until(lambda: "through etcd" in target.read_text())
         say(f"  {took * 1000:.0f} ms later the runner's own CLAUDE.md has it (its watch):")
         relay(lines, lambda line: line["action"] == "synced")
+        say("  the runner's CLAUDE.md#conventions now ends with:")
+        tail = (runner / "CLAUDE.md").read_text().split("## Conventions", 1)[1].splitlines()
+        for line in [line for line in tail if line.startswith("- ")][-3:]:
+            say(f"    | {line}")
         _, stale = mk(runner, *args, agent="codex@ci", stdin=section["content"] + "- stale\n")
         say(
             f"  codex@ci patches with the old rev {section['rev']}: {stale['status']}, current "
@@ -500,6 +519,17 @@ def relay(lines: queue.Queue[dict[str, Any]], until: Callable[[dict[str, Any]], 
         say(f"  [watch] {line['action']} {where}: {line['detail']}")
         if until(line):
             return
+
+
+def drain(lines: queue.Queue[dict[str, Any]], quiet: float = 0.5) -> None:
+    """Print the daemon's lines until it has said nothing for ``quiet`` seconds."""
+    while True:
+        try:
+            line = lines.get(timeout=quiet)
+        except queue.Empty:
+            return
+        where = (line["path"] or "") + (f"#{line['section']}" if line["section"] else "")
+        say(f"  [watch] {line['action']} {where}: {line['detail']}")
 
 
 def wait_until(check: Callable[[], bool], timeout: float = 10.0) -> float:
