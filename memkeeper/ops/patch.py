@@ -150,6 +150,11 @@ def _merge(
         ref = f"{rel}#{row.key} at rev {want.expect_rev}"
         mine = patchrules.apply_dmp(base.decode("utf-8"), want.dmp, ref).encode("utf-8")
     assert mine is not None
+    # The body with the section's line endings, as a plain patch writes it: an agent's LF
+    # body must not differ on every line from a CRLF file's base and current body.
+    from memkeeper.markdown.lines import LINE_END, detect_newline
+
+    mine = LINE_END.sub(detect_newline(row.body + base), mine)
     outcome, merged = merge(base, row.body, mine, ws.home)
     if outcome == "merged":
         return merged

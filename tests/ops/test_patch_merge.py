@@ -214,3 +214,19 @@ def test_no_git_keeps_the_body_as_a_proposal(
     assert caught.value.fields["merge"] == "unavailable"
     assert "git" in caught.value.message
     assert [p.id for p in memory.proposals()] == [caught.value.fields["proposal"]]
+
+
+def test_lf_bodies_merge_into_a_crlf_file_as_a_plain_patch_lands_there(
+    memory: Memory, sample: Path
+) -> None:
+    path = sample / "CLAUDE.md"
+    path.write_bytes(path.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
+    read = memory.read(REF)
+    assert "\r\n" in read.content
+    lf = read.content.replace("\r\n", "\n")
+    memory.patch(REF, add_line(lf, "- theirs"), expect_rev=read.rev)
+    done = memory.patch(REF, add_line(lf, "- mine"), expect_rev=read.rev, merge=True)
+    assert done.merged
+    content = memory.read(REF).content
+    assert content.endswith("- theirs\r\n- mine\r\n\r\n")
+    assert "\n" not in content.replace("\r\n", "")
