@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from memkeeper.records import Proposal
 
 WRITABLE_CLASSES = ("section-owned", "generated")
+# Open proposals one section keeps at most: past that a body whose merge failed is not kept
+# (the conflict still answers, with the current text).
+MAX_OPEN_PROPOSALS = 20
 
 
 def patch(
@@ -158,12 +161,25 @@ def _merge(
     outcome, merged = merge(base, row.body, mine, ws.home)
     if outcome == "merged":
         return merged
-    proposal = ws.store.open_proposal(
+    why = "overlap" if outcome == "conflict" else "unavailable"
+    open_here = [p for p in ws.store.proposals() if (p.path, p.section) == (rel, row.key)]
+    same = (rel, row.key, want.expect_rev, mine, ws.agent)
+    kept = next((p for p in open_here if _identity(p) == same), None)
+    if kept is None and len(open_here) >= MAX_OPEN_PROPOSALS:
+        full = (
+            f"{rel}#{row.key}: changed since you read it (expected rev {want.expect_rev}, it is "
+            f"at rev {row.rev}), the merge did not land, and the section already has "
+            f"{len(open_here)} open proposals, the most kept: your body is not kept. Read the "
+            f"current content and patch with rev {row.rev}, or apply or drop some of them "
+            "(`memkeeper proposals`)"
+        )
+        return _conflict(lost, full, merge=why, proposal=None)
+    proposal = kept or ws.store.open_proposal(
         rel, row.key, want.expect_rev, mine, ws.agent, iso_utc(ws.now())
     )
-    why = "overlap" if outcome == "conflict" else "unavailable"
-    data = {"proposal": proposal.id, "base_rev": want.expect_rev, "rev": row.rev, "why": why}
-    ws.record("proposal.opened", rel, row.key, data)
+    if kept is None:
+        data = {"proposal": proposal.id, "base_rev": want.expect_rev, "rev": row.rev, "why": why}
+        ws.record("proposal.opened", rel, row.key, data)
     what = (
         "your change and the one made since touch the same lines"
         if outcome == "conflict"
@@ -176,6 +192,12 @@ def _merge(
         f"`memkeeper proposals apply {proposal.id} --expect-rev {row.rev}` to replace it"
     )
     return _conflict(lost, message, merge=why, proposal=proposal.id)
+
+
+def _identity(proposal: Proposal) -> tuple[str, str, int, bytes, str]:
+    """What makes two proposals one: a retry of the same body from the same read by the same
+    agent is kept once."""
+    return (proposal.path, proposal.section, proposal.base_rev, proposal.body, proposal.agent)
 
 
 def _conflict(lost: Conflict, message: str, **extra: Any) -> Conflict:

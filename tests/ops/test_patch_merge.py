@@ -230,3 +230,40 @@ def test_lf_bodies_merge_into_a_crlf_file_as_a_plain_patch_lands_there(
     content = memory.read(REF).content
     assert content.endswith("- theirs\r\n- mine\r\n\r\n")
     assert "\n" not in content.replace("\r\n", "")
+
+
+def conflicting(memory: Memory) -> tuple[str, int]:
+    """A body whose merge cannot land (the same line changed on both sides), and its base."""
+    read = memory.read(REF)
+    memory.patch(REF, read.content.replace("3.11", "3.12"), expect_rev=read.rev)
+    return read.content.replace("3.11", "3.13"), read.rev
+
+
+def test_identical_retries_of_a_failed_merge_keep_one_proposal(memory: Memory) -> None:
+    mine, base = conflicting(memory)
+    ids = set()
+    for _ in range(40):
+        with pytest.raises(Conflict) as caught:
+            memory.patch(REF, mine, expect_rev=base, merge=True)
+        ids.add(caught.value.fields["proposal"])
+    assert len(ids) == 1
+    assert len(memory.proposals()) == 1
+    assert [e.type for e in memory.events()].count("proposal.opened") == 1
+
+
+def test_a_section_keeps_a_bounded_number_of_open_proposals(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memkeeper.ops import patch as patch_module
+
+    monkeypatch.setattr(patch_module, "MAX_OPEN_PROPOSALS", 3)
+    mine, base = conflicting(memory)
+    for n in range(3):
+        with pytest.raises(Conflict):
+            memory.patch(REF, mine + f"v{n}\n", expect_rev=base, merge=True)
+    with pytest.raises(Conflict) as caught:
+        memory.patch(REF, mine + "one too many\n", expect_rev=base, merge=True)
+    assert caught.value.fields["proposal"] is None
+    assert "3 open proposals" in caught.value.message
+    assert "3.12" in caught.value.current.content
+    assert len(memory.proposals()) == 3
