@@ -25,6 +25,8 @@ MAX_TTL = 3600
 ENTRY_FIELDS = ("date", "time", "agent", "text")
 # Never descended into by `managed_files`, whatever the globs say.
 SKIP_DIRS = frozenset({".git", HOME_DIR, ".venv", "node_modules", "__pycache__"})
+# Directories of agents' hook scripts, never memory files whatever a rule's glob reaches.
+HOOK_SCRIPT_DIRS = (".clinerules/hooks/",)
 # Dot-directories walked by default because the ecosystem keeps instructions there; any other
 # dot-directory is walked only when a rule's glob names it (`.clinerules/**`).
 DOT_DIRS = frozenset({".github", ".cursor", ".claude"})
@@ -68,10 +70,12 @@ class Policy:
     def classify(self, relpath: str) -> FileRule | None:
         """The first rule matching a root-relative POSIX path; None means unmanaged.
 
-        memkeeper's own state and git's are never managed, whatever a glob like `**` says.
+        memkeeper's own state and git's are never managed, whatever a glob like `**` says,
+        nor are agents' hook scripts (Cline runs every file of ``.clinerules/hooks/``,
+        memkeeper's own gate among them: they are programs, not memory).
         """
         path = relpath.removeprefix("./")
-        if path.split("/", 1)[0] in (".git", HOME_DIR):
+        if path.split("/", 1)[0] in (".git", HOME_DIR) or path.startswith(HOOK_SCRIPT_DIRS):
             return None
         return next((rule for rule in self.rules if rule.matches(path)), None)
 

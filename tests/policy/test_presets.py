@@ -160,3 +160,10 @@ def test_an_unknown_preset_says_which_ones_exist() -> None:
 def test_a_preset_name_is_never_read_as_a_path(name: str) -> None:
     with pytest.raises(Invalid, match="unknown preset"):
         preset_bytes(name)
+
+
+@pytest.mark.parametrize("event", ["PreToolUse", "PostToolUse", "TaskStart"])
+def test_the_cline_preset_never_manages_the_hook_scripts_in_clinerules(event: str) -> None:
+    policy = parse_policy(preset_bytes("cline-memory-bank"))
+    assert policy.classify(f".clinerules/hooks/{event}") is None
+    assert policy.classify(".clinerules/01-style.md") is not None
