@@ -122,11 +122,34 @@ def _files(
         names = list(paths) if paths else git.staged()  # in their index version, changed or not
     elif paths:
         names = list(paths)
+        _refuse_missing(root, policy, git, names)
     else:
         return managed_files(policy, root), []
     rules = [(name, policy.classify(name)) for name in names]
     managed = [(name, rule) for name, rule in rules if rule is not None]
     return managed, [name for name, rule in rules if rule is None and not staged]
+
+
+def _refuse_missing(root: Path, policy: Policy, git: Git, names: list[str]) -> None:
+    """``Invalid`` for a named path that is neither in the working tree nor in git's HEAD (a
+    typo would otherwise pass as "0 files checked"); a deleted file is still judged."""
+    in_git = git.is_repo()
+    missing = [
+        name
+        for name in names
+        if not os.path.lexists(root / name) and (not in_git or git.head(name) is None)
+    ]
+    if not missing:
+        return
+    import difflib
+
+    known = [rel for rel, _ in managed_files(policy, root)]
+    close = difflib.get_close_matches(missing[0], known, n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    raise Invalid(
+        f"{missing[0]}: no such file under {root}, nor in git's HEAD — {hint}check takes the "
+        "paths of files (or none, for every managed file)"
+    )
 
 
 def _deletions(

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from memkeeper.errors import Failed, Invalid
 from memkeeper.fs.git import Git
 from memkeeper.ops.check import check, conflict_markers, judge, judge_regions
-from tests.conftest import Cli, run_cli
+from tests.conftest import Cli, run_cli, tree_bytes
 
 STATUS = "memory/status.md"
 GIT_ENV = {
@@ -445,3 +445,25 @@ def test_staged_judges_the_committed_history_of_a_root_below_the_top_of_the_repo
     with pytest.raises(Failed) as caught:
         check(root, staged=True)
     assert rules(caught.value.violations) == [("memory/risks.md", 5, "append-only")]
+
+
+def test_a_named_path_that_exists_nowhere_is_invalid_with_the_likely_name(
+    cli: Cli, sample: Path
+) -> None:
+    assert cli("init").code == 0
+    before = tree_bytes(sample)
+    done = cli("check", "memory/decisons.md", "--json")
+    assert done.code == 2
+    assert done.json["message"].startswith("memory/decisons.md: no such file under ")
+    assert "did you mean memory/decisions.md?" in done.json["message"]
+    assert tree_bytes(sample) == before
+
+
+def test_a_named_file_deleted_since_the_last_commit_is_still_judged(cli: Cli, sample: Path) -> None:
+    assert cli("init").code == 0
+    git(sample, "add", "-A")
+    git(sample, "commit", "-qm", "base")
+    (sample / "memory/decisions.md").unlink()
+    done = cli("check", "memory/decisions.md", "--json")
+    assert done.code == 6
+    assert [v["path"] for v in done.json["violations"]] == ["memory/decisions.md"]
