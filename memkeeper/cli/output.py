@@ -66,6 +66,7 @@ def _files(p: dict[str, Any]) -> str:
     rows = [
         f"  {f['class']:<14} {f['path']}"
         + (f" ({f['sections']} sections)" if "sections" in f else "")
+        + (f" — not indexed: {f['error']}" if "error" in f else "")
         for f in p["files"]
     ]
     open_ = [f"  #{r['id']} {r['path']} region {r['region']}" for r in p.get("reconciliations", ())]

@@ -42,10 +42,17 @@ def init(ws: Workspace, preset: str | None, *, add_howto: bool = False) -> dict[
     ``add_howto``, add (or bring up to date) the ``howto`` region of the agents' files."""
 
     created = not os.path.exists(os.path.join(ws.root, POLICY_FILE))
+    # An unknown preset is refused whether or not there is a policy already (preset_bytes).
+    chosen = preset_bytes(preset or "default")
     if created:
-        chosen = preset_bytes(preset or "default")
         parse_policy(chosen, f"preset {preset or 'default'}")
         fsio.atomic_write(ws.root, POLICY_FILE, chosen)
+    elif preset is not None and fsio.read_bytes(ws.root, POLICY_FILE) != chosen:
+        raise Invalid(
+            f"{POLICY_FILE} exists and is not the preset {preset!r}: --preset only writes a "
+            f"policy where there is none — leave --preset out to keep yours, or move "
+            f"{POLICY_FILE} aside first to start from the preset"
+        )
     policy = load_policy(ws.root)
     _ = ws.store  # create the store first: files are indexed into it, not read statelessly
     guides = howto_files(ws, policy, write=add_howto)
@@ -68,7 +75,12 @@ def describe(ws: Workspace, policy: Policy) -> list[dict[str, Any]]:
     for rel, rule in managed_files(policy, ws.root):
         entry: dict[str, Any] = {"path": rel, "class": rule.file_class}
         if rule.file_class != "private":
-            entry["sections"] = len(read.sections(ws, rel))
+            # One file that is not text (a binary the policy's glob reaches) is reported
+            # on its line; the rest of the repository is still described.
+            try:
+                entry["sections"] = len(read.sections(ws, rel))
+            except Invalid as exc:
+                entry["error"] = exc.message
         files.append(entry)
     return files
 

@@ -42,10 +42,41 @@ def test_init_keeps_an_existing_policy_byte_for_byte(memory: Memory, sample: Pat
     assert payload["policy"] == POLICY
 
 
-def test_init_ignores_a_preset_when_a_policy_exists(memory: Memory, sample: Path) -> None:
+def test_init_refuses_a_preset_another_policy_is_in_the_way_of(
+    memory: Memory, sample: Path
+) -> None:
     before = (sample / POLICY).read_bytes()
-    assert init(memory.workspace, "cline-memory-bank")["preset"] is None
+    with pytest.raises(Invalid, match="exists and is not the preset 'cline-memory-bank'"):
+        init(memory.workspace, "cline-memory-bank")
     assert (sample / POLICY).read_bytes() == before
+    assert not (sample / ".memkeeper").exists()
+
+
+def test_init_with_the_preset_the_policy_already_is_changes_nothing(
+    memory: Memory, sample: Path
+) -> None:
+    (sample / POLICY).unlink()
+    init(memory.workspace, "cline-memory-bank")
+    again = init(memory.workspace, "cline-memory-bank")
+    assert (again["policy_created"], again["preset"]) == (False, None)
+
+
+def test_init_refuses_an_unknown_preset_also_where_a_policy_exists(
+    memory: Memory, sample: Path
+) -> None:
+    with pytest.raises(Invalid, match="unknown preset 'nosuch'"):
+        init(memory.workspace, "nosuch")
+
+
+def test_a_file_that_is_not_text_is_reported_and_the_rest_described(
+    memory: Memory, sample: Path
+) -> None:
+    (sample / "memory/blob.md").write_bytes(b"\x00\x01 not text")
+    files = {f["path"]: f for f in init(memory.workspace, None)["files"]}
+    assert "NUL byte" in files["memory/blob.md"]["error"]
+    assert "sections" not in files["memory/blob.md"]
+    assert files["CLAUDE.md"]["sections"] == 5
+    assert "error" in {f["path"]: f for f in status(memory.workspace)["files"]}["memory/blob.md"]
 
 
 def test_init_describes_every_managed_file_with_class_and_section_count(
