@@ -21,7 +21,13 @@ def _read(p: dict[str, Any]) -> str:
     rev = f"rev {p['rev']}" if p["key"] else f"file rev {p['file_rev']}"
     text = p["heading"] + p["content"]
     tail = "" if not text or text.endswith(("\n", "\r")) else "\n"
-    return f"== {where} ({rev}, {p['hash']})\n{text}{tail}"
+    stale = (
+        "== STALE: the shared store did not answer; this is this root's own copy, which may be "
+        "behind other roots' changes (its revs are the last this root knew)\n"
+        if p.get("stale")
+        else ""
+    )
+    return f"{stale}== {where} ({rev}, {p['hash']})\n{text}{tail}"
 
 
 def _sections(p: dict[str, Any]) -> str:

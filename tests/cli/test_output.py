@@ -362,3 +362,23 @@ def test_a_verb_without_a_renderer_is_shown_as_indented_json() -> None:
     assert (
         render("future-verb", {"b": [1], "a": "é"}) == '{\n  "b": [\n    1\n  ],\n  "a": "é"\n}\n'
     )
+
+
+READ = {
+    "path": "CLAUDE.md",
+    "key": "build",
+    "rev": 3,
+    "file_rev": 7,
+    "hash": "sha256:ab",
+    "heading": "## Build\n",
+    "content": "make\n",
+}
+
+
+def test_a_read_the_shared_store_did_not_answer_says_so_first_for_people() -> None:
+    shown = render("read", {**READ, "stale": True})
+    assert shown.startswith("== STALE: the shared store did not answer;")
+    assert shown.endswith("== CLAUDE.md#build (rev 3, sha256:ab)\n## Build\nmake\n")
+    assert render("read", {**READ, "stale": False}) == (
+        "== CLAUDE.md#build (rev 3, sha256:ab)\n## Build\nmake\n"
+    )
