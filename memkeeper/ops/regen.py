@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from memkeeper.errors import Refused
+from memkeeper.errors import Invalid, Refused
 from memkeeper.events import iso_utc
 from memkeeper.fs import files as fsio
 from memkeeper.fs.walk import managed_files
@@ -99,6 +99,17 @@ def _targets(ws: Workspace, policy: Policy, rel: str | None) -> list[str]:
 def _compiled(
     rel: str, data: bytes, policy: Policy
 ) -> tuple[tuple[Region, ...], dict[str, Renderer]]:
+    # A merge left half done: its markers, not a region marker it split, are the problem, and a
+    # render would overwrite one side of the conflict inside a region.
+    from memkeeper.ops.check import conflict_markers
+
+    unresolved = conflict_markers(data)
+    if unresolved:
+        line, marker = unresolved[0]
+        raise Invalid(
+            f"{rel}:{line}: unresolved merge conflict (a `{marker}` line) — resolve it first: "
+            "keep the text you want and delete the marker lines; regen wrote nothing"
+        )
     found = regions.parse(data, rel)
     return found, {r.id: compile_region(r, policy.templates, rel) for r in found}
 

@@ -252,3 +252,31 @@ def test_a_howto_region_shows_the_policy_and_follows_its_edits(
     (again,) = memory.regen()
     assert again.rendered == ("howto",)
     assert "| `GEMINI.md` | section-owned |" in region_text(sample, "howto")
+
+
+def conflicted(page: str) -> str:
+    """``page`` as a merge leaves it when both sides re-rendered the claims region."""
+    start = page.index("<!-- memkeeper:generated source=claims")
+    end = page.index("\n", page.index("<!-- memkeeper:end", start)) + 1
+    region = page[start:end]
+    theirs = region.replace("_No live claims._", "| a | write | x/ | 2026 |")
+    return page[:start] + f"<<<<<<< HEAD\n{region}=======\n{theirs}>>>>>>> other\n" + page[end:]
+
+
+@pytest.mark.parametrize("shape", ["both sides", "inside the region"])
+def test_regen_of_a_page_with_conflict_markers_names_the_conflict_and_writes_nothing(
+    memory: Memory, sample: Path, shape: str
+) -> None:
+    status = sample / "memory/status.md"
+    page = status.read_text()
+    if shape == "both sides":
+        status.write_text(conflicted(page))
+    else:
+        end = page.index("<!-- memkeeper:end")
+        status.write_text(
+            page[:end] + "<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> o\n" + page[end:]
+        )
+    before = status.read_bytes()
+    with pytest.raises(Invalid, match=r"memory/status\.md:\d+: unresolved merge conflict"):
+        memory.regen("memory/status.md")
+    assert status.read_bytes() == before
