@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from memkeeper import limits
 from memkeeper.claims.targets import covers, normalize_target, targets_overlap
 from memkeeper.errors import Invalid, Refused
 
@@ -90,8 +91,17 @@ def make_request(
     objective: str = "",
     arrival: int,
 ) -> Request:
-    """A ``Request`` with normalized, de-duplicated targets; ``Invalid`` on a bad one."""
-    norm = tuple(dict.fromkeys(normalize_target(target) for target in targets))
+    """A ``Request`` with normalized, de-duplicated targets; ``Invalid`` on a bad one (or on
+    more of them, or a longer objective, than ``memkeeper.limits`` allows)."""
+    given = list(targets)
+    if len(given) > limits.MAX_TARGETS:
+        raise Invalid(
+            f"a claim names {len(given):,} targets; at most {limits.MAX_TARGETS} — claim a "
+            "directory or a glob instead"
+        )
+    limits.text(objective, "the objective", limit=limits.MAX_OBJECTIVE_CHARS)
+    limits.whole(priority, "the priority", signed=True)
+    norm = tuple(dict.fromkeys(normalize_target(target) for target in given))
     if not norm:
         raise Invalid("a claim needs at least one target — name a path, glob or PATH#KEY")
     if mode not in ("read", "write"):

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import NoReturn
 
+from memkeeper import limits
 from memkeeper.errors import Invalid
 
 _WILDCARDS = re.compile(r"[*?\[]")
@@ -24,6 +25,14 @@ _WILDCARDS = re.compile(r"[*?\[]")
 
 def normalize_target(target: str) -> str:
     """The canonical form of a claim target, or ``Invalid`` saying how to write it."""
+    if "\x00" in target or len(target) > limits.MAX_TARGET_CHARS:
+        shown = target if len(target) <= 60 else target[:60] + "…"
+        what = "contains a NUL character" if "\x00" in target else f"is {len(target):,} characters"
+        _bad(
+            shown,
+            f"{what} — a target is a path, a glob or PATH#KEY of at most "
+            f"{limits.MAX_TARGET_CHARS} characters, without NUL",
+        )
     path, sep, key = target.partition("#")
     if path.startswith("/"):
         _bad(target, "is absolute — give a path relative to the repository root")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memkeeper.claims.wording import claim_json
+from memkeeper.cli.inputs import signed_number
 
 if TYPE_CHECKING:
     import argparse
@@ -27,7 +28,9 @@ def add_verbs(verb: Verb) -> None:
         "--mode", choices=("write", "read"), default="write", help="write (default) or read"
     )
     claim.add_argument("--ttl", type=float, metavar="S", help="seconds (policy default_ttl)")
-    claim.add_argument("--priority", type=int, default=0, metavar="P", help="higher goes first")
+    claim.add_argument(
+        "--priority", type=signed_number, default=0, metavar="P", help="higher goes first"
+    )
     claim.add_argument("--strict", action="store_true", help="refuse others' writes under it")
     claim.add_argument("--wait", type=float, metavar="S", help="queue up to S seconds")
     claim.add_argument("--objective", default="", metavar="T", help="what the claim is for")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memkeeper.cli.inputs import read_input
+from memkeeper.cli.inputs import read_input, whole_number
 from memkeeper.errors import Invalid
 from memkeeper.ops.reconcile import show
 
@@ -33,7 +33,7 @@ def add_verbs(verb: Verb) -> None:
     regen.add_argument("path", nargs="?")
     reconcile = verb("reconcile", "hand edits of generated regions: list | show ID | resolve ID")
     reconcile.add_argument("action", choices=("list", "show", "resolve"))
-    reconcile.add_argument("id", nargs="?", type=int, metavar="ID")
+    reconcile.add_argument("id", nargs="?", type=whole_number, metavar="ID")
     how = reconcile.add_mutually_exclusive_group()
     how.add_argument("--keep-human", action="store_true", help="keep the edit above the region")
     how.add_argument("--take-generated", action="store_true", help="render over the edit")

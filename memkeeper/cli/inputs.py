@@ -18,3 +18,28 @@ def read_input(name: str) -> bytes:
         raise Invalid(
             f"{name}: cannot read ({exc.strerror}) — give an existing file or '-'", path=name
         ) from None
+
+
+def whole_number(text: str) -> int:
+    """argparse's ``type`` for an id, a rev or a count: a whole number the stores can keep."""
+    return _number(text, signed=False)
+
+
+def signed_number(text: str) -> int:
+    """argparse's ``type`` for a priority: a whole number, maybe negative, within 64 bits."""
+    return _number(text, signed=True)
+
+
+def _number(text: str, *, signed: bool) -> int:
+    import argparse
+
+    from memkeeper.limits import MAX_INT
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    low = -MAX_INT if signed else 0
+    if not low <= value <= MAX_INT:
+        raise argparse.ArgumentTypeError(f"{text} is not a whole number from {low} to {MAX_INT}")
+    return value

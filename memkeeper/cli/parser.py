@@ -12,6 +12,7 @@ import importlib
 import os
 import sys
 
+from memkeeper.cli.inputs import whole_number
 from memkeeper.errors import Usage
 
 TYPE_CHECKING = False
@@ -155,7 +156,7 @@ def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
     patch.add_argument("ref", metavar="PATH#KEY")
     patch.add_argument(
         "--expect-rev",
-        type=int,
+        type=whole_number,
         required=True,
         metavar="N",
         help="the section's rev you read (`read --json`); another rev now is a conflict (exit "
@@ -181,7 +182,11 @@ def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
     source.add_argument("--dmp-file", metavar="F", help="diff-match-patch payload ('-': stdin)")
     events = verb("events", "the event log, oldest first")
     events.add_argument(
-        "--since", type=int, default=0, metavar="ID", help="only events after this id (0: all)"
+        "--since",
+        type=whole_number,
+        default=0,
+        metavar="ID",
+        help="only events after this id (0: all)",
     )
     events.add_argument("--follow", action="store_true", help="keep printing new events")
     verb("verify", "check the event log's hash chain and the index against the files")

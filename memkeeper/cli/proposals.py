@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from memkeeper.cli.inputs import whole_number
 from memkeeper.errors import Invalid
 
 if TYPE_CHECKING:
@@ -27,8 +28,10 @@ def add_verbs(verb: Verb) -> None:
         "| drop ID",
     )
     proposals.add_argument("action", nargs="?", choices=ACTIONS, default="list")
-    proposals.add_argument("id", nargs="?", type=int, metavar="ID")
-    proposals.add_argument("--expect-rev", type=int, metavar="N", help="apply: the section's rev")
+    proposals.add_argument("id", nargs="?", type=whole_number, metavar="ID")
+    proposals.add_argument(
+        "--expect-rev", type=whole_number, metavar="N", help="apply: the section's rev"
+    )
     proposals.add_argument("--all", action="store_true", help="list applied and dropped ones too")
 
 

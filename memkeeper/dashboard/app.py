@@ -235,10 +235,15 @@ async def _json_body(request: Request) -> dict[str, Any]:
 def _int(text: str | None, what: str = "since") -> int:
     if text is None or text == "":
         return 0
+    from memkeeper.limits import MAX_INT
+
     try:
-        return int(text)
+        value = int(text)
     except ValueError:
         raise ApiError(400, "invalid", f"{what} must be a whole number, not {text!r}") from None
+    if not 0 <= value <= MAX_INT:
+        raise ApiError(400, "invalid", f"{what} must be a whole number from 0 to {MAX_INT}")
+    return value
 
 
 # -- safety ------------------------------------------------------------------------------------

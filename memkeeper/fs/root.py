@@ -68,6 +68,9 @@ def relative_path(
     """
     if not user_path:
         raise Invalid("empty path — name a file inside the memory root")
+    if "\x00" in user_path:
+        shown = user_path.replace("\x00", "\\0")
+        raise Invalid(f"{shown}: a path cannot contain a NUL character — name a file", path=shown)
     top = os.path.realpath(root)
     here = os.path.realpath(os.getcwd() if cwd is None else cwd)
     base = here if here == top or here.startswith(top + os.sep) else top

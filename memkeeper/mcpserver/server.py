@@ -21,10 +21,12 @@ from typing import Annotated, Any
 import anyio
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
-from pydantic import Field
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field, ValidationError
 
 from memkeeper import names
 from memkeeper.api import Memories, Memory
+from memkeeper.limits import MAX_INT
 from memkeeper.mcpserver import stdio, tools
 
 Payload = dict[str, Any]
@@ -39,7 +41,10 @@ INSTRUCTIONS = (
 
 Ref = Annotated[str, Field(description="a section: PATH#KEY, e.g. CLAUDE.md#build")]
 FilePath = Annotated[str, Field(description="a memory file, relative to the repository root")]
-Rev = Annotated[int, Field(description="the section's rev from memory_read (compare-and-swap)")]
+Rev = Annotated[
+    int,
+    Field(description="the section's rev from memory_read (compare-and-swap)", ge=0, le=MAX_INT),
+]
 ClaimId = Annotated[str, Field(description="a claim's id from memory_claim")]
 Ttl = Annotated[float | None, Field(description="seconds (default: the policy's default_ttl)")]
 
@@ -50,6 +55,22 @@ class Server(MCPServer):
     def __init__(self, memories: Memories, **settings: Any) -> None:
         super().__init__("memkeeper", **settings)
         self.memories = memories
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context | None = None
+    ) -> Any:
+        """The SDK's call; arguments that fail the input schema answer ``status: invalid``
+        with what is wrong with each, as every other bad input does (not a tool error)."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            tool = self._tool_manager.get_tool(name)
+            payload = tools.invalid_arguments(name, exc.__cause__.errors())
+            if tool is None:
+                raise
+            return tool.fn_metadata.convert_result(payload)
 
     async def run_stdio_async(self) -> None:
         low = self._lowlevel_server  # what the SDK's own run_stdio_async runs on its streams
@@ -132,7 +153,9 @@ def build(root: str | None = None, agent: str | None = None) -> Server:
         ctx: Context,
         mode: Annotated[str, Field(description="'write' or 'read'")] = "write",
         ttl: Ttl = None,
-        priority: Annotated[int, Field(description="higher goes first in the queue")] = 0,
+        priority: Annotated[
+            int, Field(description="higher goes first in the queue", ge=-MAX_INT, le=MAX_INT)
+        ] = 0,
         strict: Annotated[bool, Field(description="refuse others' writes under it")] = False,
         wait: Annotated[float | None, Field(description="queue up to this many s")] = None,
         objective: Annotated[str, Field(description="what the claim is for")] = "",
@@ -172,8 +195,10 @@ def build(root: str | None = None, agent: str | None = None) -> Server:
     @server.tool()
     async def memory_events(
         ctx: Context,
-        since: Annotated[int, Field(description="events after this id")] = 0,
-        limit: Annotated[int, Field(description="at most this many")] = tools.EVENTS_LIMIT,
+        since: Annotated[int, Field(description="events after this id", ge=0, le=MAX_INT)] = 0,
+        limit: Annotated[
+            int, Field(description="at most this many", ge=0, le=MAX_INT)
+        ] = tools.EVENTS_LIMIT,
     ) -> Payload:
         """Coordination events after an id, oldest first; next_since pages on."""
         return run(ctx, lambda m: tools.events(m, since, limit))

@@ -34,6 +34,17 @@ def answer(call: Callable[[], Payload]) -> Payload:
         return exc.to_json()
 
 
+def invalid_arguments(tool: str, errors: Sequence[Any]) -> Payload:
+    """``status: invalid`` for arguments the input schema refused: each one named, with what
+    is wrong (pydantic's words), never the values (they are the caller's data)."""
+    problems = []
+    for error in errors:
+        where = ".".join(str(part) for part in error.get("loc", ())) or "arguments"
+        problems.append(f"{where}: {error.get('msg', 'invalid')}")
+    message = f"{tool}: " + "; ".join(problems) + " — see the tool's input schema"
+    return Invalid(message).to_json()
+
+
 def sections(memory: Memory, path: str) -> Payload:
     rel = memory.workspace.relpath(path)
     return {"path": rel, "sections": [s.to_json() for s in memory.sections(path)]}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from memkeeper import limits
 from memkeeper.errors import Refused
 from memkeeper.fs import files as fsio
 from memkeeper.markdown import appendonly
@@ -49,7 +50,7 @@ class AppendResult:
 def append(ws: Workspace, rel: str, text: str | bytes) -> AppendResult:
     """Add ``text`` (poured into the file's ``entry_template``, if any) at the end of ``rel``."""
     raw = text.encode("utf-8") if isinstance(text, str) else text
-    body = text_bytes(raw, "entry")
+    body = text_bytes(limits.body(raw, "the entry"), "entry")
     template = _entry_template(ws, rel)
     entry = appendonly.make_entry(template, body, ws.agent, ws.now())
     return ws.retrying(rel, lambda: _attempt(ws, rel, entry, appendonly.entry_title(body)))

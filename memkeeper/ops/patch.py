@@ -62,6 +62,10 @@ def patch(
         )
     if (body is None) == (dmp is None):
         raise Invalid("patch needs exactly one of a body or a diff-match-patch payload")
+    if dmp is not None:
+        from memkeeper.limits import body as bounded
+
+        bounded(dmp.encode("utf-8", "surrogatepass"), "the diff-match-patch payload")
     if expect_file_hash is not None:
         if merge:
             raise Invalid(
@@ -73,9 +77,10 @@ def patch(
     new_body = None
     if body is not None:
         raw = body.encode("utf-8") if isinstance(body, str) else body
+        from memkeeper.limits import body as bounded
         from memkeeper.markdown.patchrules import text_bytes
 
-        text_bytes(raw, "body")
+        text_bytes(bounded(raw, "the body"), "body")
         new_body = raw
     _ = ws.store  # a write: the store exists from here on (and keeps the verdicts cached)
     rule = ws.rule(rel)
@@ -164,8 +169,8 @@ def _merge(
     why = "overlap" if outcome == "conflict" else "unavailable"
     open_here = [p for p in ws.store.proposals() if (p.path, p.section) == (rel, row.key)]
     same = (rel, row.key, want.expect_rev, mine, ws.agent)
-    kept = next((p for p in open_here if _identity(p) == same), None)
-    if kept is None and len(open_here) >= MAX_OPEN_PROPOSALS:
+    retried = next((p for p in open_here if _identity(p) == same), None)
+    if retried is None and len(open_here) >= MAX_OPEN_PROPOSALS:
         full = (
             f"{rel}#{row.key}: changed since you read it (expected rev {want.expect_rev}, it is "
             f"at rev {row.rev}), the merge did not land, and the section already has "
@@ -174,10 +179,10 @@ def _merge(
             "(`memkeeper proposals`)"
         )
         return _conflict(lost, full, merge=why, proposal=None)
-    proposal = kept or ws.store.open_proposal(
+    proposal = retried or ws.store.open_proposal(
         rel, row.key, want.expect_rev, mine, ws.agent, iso_utc(ws.now())
     )
-    if kept is None:
+    if retried is None:
         data = {"proposal": proposal.id, "base_rev": want.expect_rev, "rev": row.rev, "why": why}
         ws.record("proposal.opened", rel, row.key, data)
     what = (

@@ -334,3 +334,12 @@ def test_a_fenced_write_under_a_covering_claim_is_allowed(scope: str) -> None:
     claims = [held("c1", "agent-b", scope)]
     decision = write_permission(claims, "agent-b", "./CLAUDE.md#project/build", "c1", NOW)
     assert decision == write_permission([], "agent-b", "CLAUDE.md#project/build", None, NOW)
+
+
+def test_a_request_bounds_its_targets_objective_and_priority() -> None:
+    with pytest.raises(Invalid, match="names 257 targets; at most 256"):
+        make_request("r", "a", [f"t{n}" for n in range(257)], ttl=60.0, arrival=1)
+    with pytest.raises(Invalid, match="the objective is 10,000,000 characters long"):
+        make_request("r", "a", ["t"], objective="x" * 10_000_000, ttl=60.0, arrival=1)
+    with pytest.raises(Invalid, match="the priority must be a whole number"):
+        make_request("r", "a", ["t"], priority=2**64, ttl=60.0, arrival=1)

@@ -354,3 +354,13 @@ def test_covering_a_file_covers_each_of_its_sections(
     file = path.partition("#")[0]
     if covers(claim_target, file):
         assert covers(claim_target, f"{file}#{key}")
+
+
+@pytest.mark.parametrize(
+    ("target", "problem"),
+    [("src/a\x00b", "contains a NUL character"), ("x" * 1025, "is 1,025 characters")],
+)
+def test_a_target_with_a_nul_or_too_long_is_a_bad_target(target: str, problem: str) -> None:
+    with pytest.raises(Invalid, match=problem) as caught:
+        normalize_target(target)
+    assert caught.value.fields["reason"] == "bad_target"

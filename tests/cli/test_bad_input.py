@@ -64,6 +64,7 @@ TESTING_BODY = (
 
 
 DECISIONS = "memory/decisions.md"
+BIG = str(2**64)
 CLAIMS_START = "<!-- memkeeper:generated source=claims -->\n"
 CLAIMS_END = "<!-- memkeeper:end -->\n"
 CLAIMS_REGION = CLAIMS_START + CLAIMS_END
@@ -623,6 +624,42 @@ CASES = [
     Case("events since a word", ("events", "--since", "x"), 2, "invalid int value: 'x'"),
     Case("sections above the root", ("sections", "../x.md"), 2, "outside the memory root"),
     Case("read of an empty path", ("read", ""), 2, "empty path — name a file"),
+    # numbers past 64 bits (they reached SQLite as internal errors), NUL characters, sizes
+    *(
+        Case(f"{' '.join(args[:2])} past 64 bits", args, 2, f"{BIG} is not a whole number")
+        for args in [
+            ("events", "--since", BIG),
+            ("claim", "x", "--priority", BIG),
+            ("reconcile", "show", BIG),
+            ("proposals", "show", BIG),
+            ("proposals", "apply", "1", "--expect-rev", BIG),
+            ("patch", "CLAUDE.md#build", "--expect-rev", BIG, "--body-file", "-"),
+        ]
+    ),
+    Case("a negative since", ("events", "--since", "-1"), 2, "-1 is not a whole number"),
+    Case("a NUL in a path", ("read", "CLAUDE.md\x00x"), 2, "cannot contain a NUL"),
+    Case("a NUL in a claim target", ("claim", "src/\x00x"), 2, "NUL character"),
+    Case("a 2,000-character target", ("claim", "x" * 2000), 2, "is 2,000 characters"),
+    Case(
+        "a 10 MB objective",
+        ("claim", "x", "--objective", "o" * 10_000_000),
+        2,
+        "the objective is 10,000,000 characters long",
+    ),
+    Case(
+        "a 2 MB section body",
+        ("patch", "CLAUDE.md#build", "--expect-rev", "1", "--body-file", "-"),
+        2,
+        "the body is 2,097,152 bytes",
+        stdin=b"x" * 2 * 1024 * 1024,
+    ),
+    Case(
+        "a 2 MB entry",
+        ("append", DECISIONS, "--entry-file", "-"),
+        2,
+        "the entry is 2,097,152 bytes",
+        stdin=b"x" * 2 * 1024 * 1024,
+    ),
 ]
 
 

@@ -279,3 +279,29 @@ def test_a_foreign_host_header_is_refused(client: TestClient) -> None:
     answer = client.get("/api/status", headers={**AUTH, "Host": "evil.example:8765"})
     assert answer.status_code == 403
     assert "loopback" in answer.json()["message"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"/api/events?since={2**64}",
+        "/api/events?since=-1",
+        f"/api/events?limit={2**64}",
+        f"/api/stream?since={2**64}",
+        "/api/sections?path=CLAUDE.md%00x",
+        "/api/sections?path=CLAUDE.md&key=bu%00ild",
+    ],
+)
+def test_numbers_past_64_bits_and_nul_characters_are_a_400_not_a_500(
+    client: TestClient, path: str
+) -> None:
+    answer = client.get(path, headers=AUTH)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["status"] == "invalid"
+
+
+def test_a_reconciliation_id_past_64_bits_is_a_400(client: TestClient) -> None:
+    answer = client.post(
+        f"/api/reconciliations/{2**64}/resolve", json={"how": "keep-human"}, headers=AUTH
+    )
+    assert answer.status_code == 400

@@ -195,3 +195,8 @@ def test_naming_the_root_itself_is_invalid(tmp_path: Path, itself: str) -> None:
 def test_naming_the_root_by_its_absolute_path_is_invalid(tmp_path: Path) -> None:
     with pytest.raises(Invalid, match="root directory"):
         relative_path(tmp_path, str(tmp_path), cwd=tmp_path)
+
+
+def test_a_path_with_a_nul_character_is_invalid(tmp_path: Path) -> None:
+    with pytest.raises(Invalid, match=r"^CLAUDE\.md\\0x: a path cannot contain a NUL"):
+        relative_path(tmp_path, "CLAUDE.md\x00x", cwd=tmp_path)

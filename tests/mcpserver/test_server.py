@@ -213,23 +213,25 @@ MALFORMED = [
     ("memory_read", {"ref": 5}),
     ("memory_patch", {"ref": "CLAUDE.md#build", "expect_rev": "one", "body": "x\n"}),
     ("memory_emit", {"type": "task.done", "data": [1, 2]}),
+    ("memory_patch", {"ref": "CLAUDE.md#build", "expect_rev": 2**64, "body": "x\n"}),
+    ("memory_events", {"since": 2**64}),
+    ("memory_claim", {"targets": ["x"], "priority": 2**64}),
 ]
 
 
 @pytest.mark.parametrize(("tool", "arguments"), MALFORMED)
-def test_arguments_that_break_the_schema_are_a_tool_error_and_run_nothing(
+def test_arguments_that_break_the_schema_are_status_invalid_and_run_nothing(
     root: Path, tool: str, arguments: Json
 ) -> None:
     before = (root / "CLAUDE.md").read_bytes()
 
     async def main() -> None:
         async with connected(build(str(root))) as client:
-            result = await client.call_tool(tool, arguments)
-            assert result.is_error
-            assert result.structured_content is None
-            (text,) = result.content
-            assert isinstance(text, TextContent)
-            assert "validation error" in text.text
+            got = await call(client, tool, **arguments)
+            assert got["status"] == "invalid"
+            assert got["message"].startswith(f"{tool}: ")
+            assert got["message"].endswith(" — see the tool's input schema")
+            assert "pydantic" not in got["message"]
 
     run(main)
     assert (root / "CLAUDE.md").read_bytes() == before

@@ -19,6 +19,7 @@ from tests.conftest import MEMKEEPER
 
 pytest.importorskip("mcp", reason="the MCP SDK is not installed: pip install 'memkeeper[mcp]'")
 
+from memkeeper.limits import MAX_BODY_BYTES
 from memkeeper.mcpserver import stdio
 
 INIT = {
@@ -89,13 +90,17 @@ def serve(root: Path, stdin: bytes, ids: set[int]) -> dict[int, dict[str, Any]]:
 @pytest.mark.e2e
 def test_lines_longer_than_a_read_chunk_both_ways_and_a_bad_line_skipped(root: Path) -> None:
     read = tool_call(1, "memory_read", ref="CLAUDE.md#build")
-    body = "".join(f"- line {n:07d}\n" for n in range(stdio.LINE_CHUNK * 3 // 15)) + "\n"
+    # Under the body bound (memkeeper.limits) yet longer than a read chunk on the wire both
+    # ways: each "é" is two bytes in the file and six ("\u00e9") in the request's JSON.
+    line = "- " + "é" * 50 + "\n"
+    body = line * (MAX_BODY_BYTES // len(line.encode()) - 1) + "\n"
+    assert len(json.dumps(body)) > stdio.LINE_CHUNK * 2
     patch = tool_call(2, "memory_patch", ref="CLAUDE.md#build", body=body, expect_rev=1)
     got = serve(root, lines(INIT, INITIALIZED, read, "{not json", patch), {0, 1, 2})
     assert got[1]["result"]["structuredContent"]["rev"] == 1  # the bad line skipped
     assert got[2]["result"]["structuredContent"]["rev"] == 2
     assert body in (root / "CLAUDE.md").read_text()
-    back = serve(root, lines(INIT, INITIALIZED, read), {0, 1})  # an answer of 6 MiB and more
+    back = serve(root, lines(INIT, INITIALIZED, read), {0, 1})  # an answer of 2 MiB and more
     section = back[1]["result"]["structuredContent"]
     assert (section["rev"], section["content"]) == (2, body)
 
@@ -118,6 +123,7 @@ def test_with_stdin_a_file_the_sdks_own_transport_serves(root: Path, tmp_path: P
 
 STRAY = """
 import anyio, os, sys
+from memkeeper.limits import MAX_BODY_BYTES
 from memkeeper.mcpserver import stdio
 
 async def main() -> None:
