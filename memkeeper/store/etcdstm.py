@@ -5,17 +5,15 @@ and buffers what it writes; ``commit`` is one etcd transaction that applies the 
 if nothing it read has changed since: each key read must still have the ``mod_revision`` it
 had (a key read as absent: still absent), and each range read must hold no key modified
 after the snapshot (etcd compares a whole range at once, so a key added to it is seen too).
-Otherwise ``Retry``: ``run`` starts the work over on a new snapshot. This is what the etcd
+Otherwise ``ReadChanged``: ``run`` starts the work over on a new snapshot. This is what the etcd
 store's ``writing()`` is built on (issue 12), as SQLite's is on ``BEGIN IMMEDIATE``.
 """
 
 from __future__ import annotations
 
-import random
-import time
-
 from memkeeper.store import etcdgw
 from memkeeper.store.etcdgw import Compare
+from memkeeper.store.retry import Retry
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,7 +28,7 @@ ATTEMPTS = 200
 BACKOFF_S = 0.002
 
 
-class Retry(Exception):
+class ReadChanged(Exception):
     """What the transaction read changed before it committed: run it again."""
 
 
@@ -162,7 +160,7 @@ class Txn:
         self.deleted.append((start, end))
 
     def commit(self) -> int:
-        """Apply the writes if nothing read has changed; the revision after it. ``Retry``
+        """Apply the writes if nothing read has changed; the revision after it. ``ReadChanged``
         otherwise (nothing was written)."""
         if not self.writes and not self.deleted:
             return self.snapshot
@@ -179,7 +177,7 @@ class Txn:
         ]
         done = self.gateway.txn(compare, ops)
         if not done.succeeded:
-            raise Retry()
+            raise ReadChanged()
         return done.revision
 
     def landed(self, unique: bytes) -> int:
@@ -240,12 +238,22 @@ class RangeCompare(Compare):
 
 def run(gateway: Gateway, work: Callable[[Txn], T], attempts: int = ATTEMPTS) -> tuple[T, int]:
     """``work`` in a transaction, committed; started over on a fresh snapshot while it loses
-    to other writers. Its result and the revision of the commit."""
-    for attempt in range(attempts):
+    to other writers (after a random pause, growing). Its result and the revision of the
+    commit; ``Contended`` once ``attempts`` were lost."""
+
+    def once() -> tuple[T, int]:
         txn = Txn(gateway)
         result = work(txn)
-        try:
-            return result, txn.commit()
-        except Retry:
-            time.sleep(random.uniform(0, BACKOFF_S * min(2**attempt, 64)))
-    raise Contended(f"a transaction lost to other writers {attempts} times in a row")
+        return result, txn.commit()
+
+    retry = Retry(
+        attempts,
+        on=(ReadChanged,),
+        delay=BACKOFF_S,
+        max_delay=BACKOFF_S * 64,
+        jitter=True,
+        give_up=lambda _: Contended(
+            f"a transaction lost to other writers {attempts} times in a row"
+        ),
+    )
+    return retry(once)

@@ -108,8 +108,8 @@ from memkeeper.errors import EnvironmentFailure
 from memkeeper.records import Event, FileState, PendingWrite, Proposal, Reconciliation, SectionRow
 from memkeeper.store import etcdgw, proposaltables
 from memkeeper.store.etcdgw import Gateway
-from memkeeper.store.etcdstm import Retry, Txn
-from memkeeper.store.retry import StoreRetry
+from memkeeper.store.etcdstm import ReadChanged, Txn
+from memkeeper.store.retry import Retry, StoreRetry
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -250,7 +250,7 @@ class EtcdStore:
         with self._talking():
             try:
                 txn.commit()
-            except Retry:
+            except ReadChanged:
                 if txn.landed(self._key("ev", "")):  # a resent commit failed against itself
                     return  # (it is done)
                 raise StoreRetry("state store: another writer changed what this one read") from None
@@ -259,13 +259,17 @@ class EtcdStore:
         """``work(*args)`` in the current block, or committed alone (retried on conflict)."""
         if self._writing:
             return work(*args)
-        for _ in range(AUTOCOMMIT_ATTEMPTS):
-            try:
-                with self.writing():
-                    return work(*args)
-            except StoreRetry:
-                continue
-        raise StoreRetry(f"state store: lost to other writers {AUTOCOMMIT_ATTEMPTS} times")
+        autocommit = Retry(
+            AUTOCOMMIT_ATTEMPTS,
+            give_up=lambda _: StoreRetry(
+                f"state store: lost to other writers {AUTOCOMMIT_ATTEMPTS} times"
+            ),
+        )
+        return autocommit(self._committed, work, *args)
+
+    def _committed(self, work: Any, *args: Any) -> Any:
+        with self.writing():
+            return work(*args)
 
     @contextlib.contextmanager
     def _talking(self) -> Iterator[None]:

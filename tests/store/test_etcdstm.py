@@ -10,7 +10,7 @@ import pytest
 
 from memkeeper.store import etcdgw, etcdstm
 from memkeeper.store.etcdgw import Gateway
-from memkeeper.store.etcdstm import Retry, Txn, run
+from memkeeper.store.etcdstm import ReadChanged, Txn, run
 from tests.etcd_cluster import Cluster, binary
 
 EXE, WHY = binary()
@@ -52,7 +52,7 @@ def test_a_key_added_to_a_range_read_aborts_the_commit(gw: Gateway) -> None:
     assert first.range(b"/s/slots/") == []
     gw.put(b"/s/slots/b", b"taken")  # another writer, after first's snapshot
     first.put(b"/s/slots/a", b"mine")
-    with pytest.raises(Retry):
+    with pytest.raises(ReadChanged):
         first.commit()
     assert [kv.key for kv in gw.range(b"/s/slots/", etcdgw.prefix_end(b"/s/slots/"))[1]] == [
         b"/s/slots/b"
@@ -65,7 +65,7 @@ def test_a_deleted_key_that_was_read_aborts_the_commit(gw: Gateway) -> None:
     assert txn.get(b"/s/x") == b"1"
     gw.delete(b"/s/x")
     txn.put(b"/s/y", b"2")
-    with pytest.raises(Retry):
+    with pytest.raises(ReadChanged):
         txn.commit()
     assert gw.range(b"/s/y")[1] == []
 
@@ -75,7 +75,7 @@ def test_a_key_read_as_absent_that_appears_aborts_the_commit(gw: Gateway) -> Non
     assert txn.get(b"/s/new") is None
     gw.put(b"/s/new", b"theirs")
     txn.put(b"/s/new", b"mine")
-    with pytest.raises(Retry):
+    with pytest.raises(ReadChanged):
         txn.commit()
 
 
