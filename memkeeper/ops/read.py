@@ -9,11 +9,11 @@ a store (read-only commands create no state where there is none).
 
 from __future__ import annotations
 
-from memkeeper.errors import EnvironmentFailure
 from memkeeper.events import digest
 from memkeeper.fs import files
 from memkeeper.markdown import refs
 from memkeeper.records import SectionInfo, SectionText
+from memkeeper.store.errors import StoreUnavailable
 from memkeeper.store.retry import Retry
 
 TYPE_CHECKING = False
@@ -67,9 +67,7 @@ def read(ws: Workspace, ref: str) -> SectionText:
         return _read(ws, rel, key)
     try:
         return ws.again(lambda: _read(ws, rel, key))  # (a snapshot another writer moved on)
-    except EnvironmentFailure as failure:
-        if failure.reason != "store_unavailable":
-            raise
+    except StoreUnavailable:
         return _read_unstored(ws, rel, key, None)._replace(stale=True)
 
 

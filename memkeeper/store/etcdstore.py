@@ -10,7 +10,7 @@ and ``StoreRetry`` is raised: the caller re-runs the whole operation (``Workspac
 will). ``reading()`` is the same snapshot without a commit; outside both, each read is a plain
 (linearizable) range, and each writing method commits alone in a transaction of its own,
 retried on conflict — the equivalent of SQLite's autocommit. When no member answers, every
-method raises ``EnvironmentFailure`` with ``reason="store_unavailable"``.
+method raises ``StoreUnavailable`` (an ``EnvironmentFailure``, ``reason="store_unavailable"``).
 
 Keys, under the prefix ``P`` (bytes ending in ``/``); ``\\0`` separates a path from what
 follows it (neither paths nor keys hold one); numbers are zero-padded to 20 digits so key
@@ -107,6 +107,7 @@ from memkeeper import events as ev
 from memkeeper.errors import EnvironmentFailure
 from memkeeper.records import Event, FileState, PendingWrite, Proposal, Reconciliation, SectionRow
 from memkeeper.store import etcdgw, proposaltables
+from memkeeper.store.errors import StoreUnavailable
 from memkeeper.store.etcdgw import Gateway
 from memkeeper.store.etcdstm import ReadChanged, Txn
 from memkeeper.store.retry import Retry, StoreRetry
@@ -276,10 +277,9 @@ class EtcdStore:
         try:
             yield
         except etcdgw.Unavailable as exc:
-            raise EnvironmentFailure(
+            raise StoreUnavailable(
                 f"state store unavailable: {exc} — nothing was changed; check the etcd cluster "
-                "(MEMKEEPER_STORE) and the network",
-                reason="store_unavailable",
+                "(MEMKEEPER_STORE) and the network"
             ) from exc
         except etcdgw.EtcdError as exc:
             if exc.code == 11:  # the snapshot's revision was compacted meanwhile: start over
