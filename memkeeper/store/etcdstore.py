@@ -68,7 +68,8 @@ when they are UTF-8 (memkeeper indexes only UTF-8 files), else as ``{"b64": …}
 Bodies are kept lazily: the current body of each present section is its row's, so a put of
 rows archives a body under ``P/body/`` only when the section moves on from it (a new rev, or
 gone) — indexing a new file writes no body key; ``body_at`` answers from the row first.
-Pruning follows ``proposaltables`` (``KEEP_BODIES`` / ``PRUNE_EVERY``) with one range delete.
+Pruning follows SQLite's (``sqlite.files``: ``KEEP_BODIES`` / ``PRUNE_EVERY``) with one
+range delete.
 
 The chain: ``append_event`` reads the head key inside the transaction and writes it back, so
 two concurrent appends conflict on it and one of them retries: ids 1, 2, 3… without gap or
@@ -106,11 +107,12 @@ import os
 from memkeeper import events as ev
 from memkeeper.errors import EnvironmentFailure
 from memkeeper.records import Event, FileState, PendingWrite, Proposal, Reconciliation, SectionRow
-from memkeeper.store import etcdgw, proposaltables
+from memkeeper.store import etcdgw
 from memkeeper.store.errors import StoreUnavailable
 from memkeeper.store.etcdgw import Gateway
 from memkeeper.store.etcdstm import ReadChanged, Txn
 from memkeeper.store.retry import Retry, StoreRetry
+from memkeeper.store.sqlite import files as sqlite_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -415,7 +417,7 @@ class EtcdStore:
 
     def keep_bodies(self, path: str, rows: Iterable[SectionRow]) -> None:
         """Remember the body of each present row at its rev, forgetting those more than
-        ``KEEP_BODIES`` revs older every ``PRUNE_EVERY`` revs (as ``proposaltables``)."""
+        ``KEEP_BODIES`` revs older every ``PRUNE_EVERY`` revs (as SQLite's ``sqlite.files``)."""
         self._alone(self._keep_bodies, path, list(rows))
 
     def _keep_bodies(self, path: str, rows: list[SectionRow]) -> None:
@@ -431,8 +433,8 @@ class EtcdStore:
 
     def _prune(self, path: str, rows: list[SectionRow]) -> None:
         for row in rows:
-            cut = row.rev - proposaltables.KEEP_BODIES  # read at each call, as SQLite's
-            if row.present and cut > 0 and cut % proposaltables.PRUNE_EVERY == 0:
+            cut = row.rev - sqlite_files.KEEP_BODIES  # read at each call, as SQLite's
+            if row.present and cut > 0 and cut % sqlite_files.PRUNE_EVERY == 0:
                 start = self._key("body", path, row.key, "")
                 end = self._key("body", path, row.key, _N.format(cut + 1))
                 assert self._txn is not None

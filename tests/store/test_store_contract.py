@@ -24,8 +24,8 @@ from memkeeper.records import Event, FileState, PendingWrite, SectionRow
 from memkeeper.store import etcdstore
 from memkeeper.store.etcdgw import Compare, Gateway, TxnResult
 from memkeeper.store.etcdstore import LEASE_GRACE_S, EtcdStore, StoreRetry
-from memkeeper.store.proposaltables import KEEP_BODIES, PRUNE_EVERY
 from memkeeper.store.sqlite import Store
+from memkeeper.store.sqlite.files import KEEP_BODIES, PRUNE_EVERY
 from tests.etcd_cluster import Cluster, binary
 
 EXE, WHY = binary()

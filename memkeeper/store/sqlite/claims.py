@@ -1,4 +1,4 @@
-"""The claim tables of the state store: claims, queued requests, counters and tallies.
+"""The claim tables of the SQLite store: claims, queued requests and counters.
 
 A mixin of ``Store`` (it shares the one connection and its transactions); every SQL statement
 about claims lives here. Call the writing methods inside ``Store.writing()``.
@@ -8,18 +8,17 @@ from __future__ import annotations
 
 import json
 
+from memkeeper.store.sqlite.core import SqliteCore
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import sqlite3
     from typing import Any
 
     from memkeeper.claims.decisions import Claim
     from memkeeper.claims.waiters import WaiterRow
 
 
-class ClaimRows:
-    _db: sqlite3.Connection
-
+class ClaimRows(SqliteCore):
     def bump(self, counter: str) -> int:
         """Add one to a persistent counter and return it: no value is ever handed out twice."""
         rows = self._db.execute(
@@ -90,15 +89,6 @@ class ClaimRows:
 
     def drop_waiter(self, request_id: str) -> None:
         self._db.execute("DELETE FROM waiters WHERE id = ?", (request_id,))
-
-    def tally(self, kind: str, at: float, keep_s: float = 3600.0) -> None:
-        """Count one ``kind`` occurrence at ``at``, forgetting those older than ``keep_s``."""
-        self._db.execute("DELETE FROM tallies WHERE kind = ? AND at < ?", (kind, at - keep_s))
-        self._db.execute("INSERT INTO tallies (kind, at) VALUES (?, ?)", (kind, at))
-
-    def tally_count(self, kind: str, since: float) -> int:
-        sql = "SELECT COUNT(*) FROM tallies WHERE kind = ? AND at >= ?"
-        return int(self._db.execute(sql, (kind, since)).fetchone()[0])
 
 
 _CLAIM_COLUMNS = (

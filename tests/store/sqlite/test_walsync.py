@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memkeeper.records import FileState
-from memkeeper.store import walsync
-from memkeeper.store.sqlite import Store
+from memkeeper.store.sqlite import Store, walsync
 
 if TYPE_CHECKING:
     import pytest

@@ -1,52 +1,21 @@
-"""The tables of the state store that merges need: recent bodies of each section (the bases of
-three-way merges) and proposals (bodies kept when a merge could not land).
+"""The proposals table of the SQLite store: the bodies of merges that could not land, kept
+until applied or dropped (the bases of merges, each section's recent bodies, are ``files``').
 
 A mixin of ``Store`` (it shares the one connection and its transactions). Call the writing
-methods inside ``Store.writing()``. Only managed files' sections reach these tables: a private
-file is never indexed, so its text is never kept.
+methods inside ``Store.writing()``.
 """
 
 from __future__ import annotations
 
 from memkeeper.records import Proposal
+from memkeeper.store.sqlite.core import SqliteCore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import sqlite3
-    from collections.abc import Iterable
     from typing import Any
 
-    from memkeeper.records import SectionRow
 
-KEEP_BODIES = 100  # bodies kept per section: revs N-99 … N, at least
-PRUNE_EVERY = 16  # revs between prunes of a section's old bodies
-
-
-class ProposalRows:
-    _db: sqlite3.Connection
-
-    def keep_bodies(self, path: str, rows: Iterable[SectionRow]) -> None:
-        """Remember the body of each present row at its rev, forgetting those more than
-        ``KEEP_BODIES`` revs older — every ``PRUNE_EVERY`` revs (one statement less per
-        write), so between ``KEEP_BODIES`` and ``KEEP_BODIES + PRUNE_EVERY - 1`` are kept."""
-        kept = [(path, r.key, r.rev, r.body) for r in rows if r.present]
-        if not kept:
-            return
-        self._db.executemany(
-            "INSERT OR IGNORE INTO bodies (path, key, rev, body) VALUES (?, ?, ?, ?)", kept
-        )
-        old = [(p, k, rev - KEEP_BODIES) for p, k, rev, _ in kept if rev > KEEP_BODIES]
-        due = [entry for entry in old if entry[2] % PRUNE_EVERY == 0]
-        if due:
-            self._db.executemany("DELETE FROM bodies WHERE path = ? AND key = ? AND rev <= ?", due)
-
-    def body_at(self, path: str, key: str, rev: int) -> bytes | None:
-        """The section's body at ``rev``, if it is still kept."""
-        row = self._db.execute(
-            "SELECT body FROM bodies WHERE path = ? AND key = ? AND rev = ?", (path, key, rev)
-        ).fetchone()
-        return None if row is None else bytes(row[0])
-
+class ProposalRows(SqliteCore):
     def open_proposal(
         self, path: str, section: str, base_rev: int, body: bytes, agent: str, at: str
     ) -> Proposal:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from memkeeper.errors import EnvironmentFailure
-from memkeeper.store import netfs as fsguard
+from memkeeper.store.sqlite import netfs as fsguard
 
 MOUNTINFO = """\
 22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/vda rw

@@ -1,4 +1,4 @@
-"""The reconciliations table of the state store: hand edits of generated regions.
+"""The reconciliations table of the SQLite store: hand edits of generated regions.
 
 A mixin of ``Store`` (it shares the one connection and its transactions). Call the writing
 methods inside ``Store.writing()``.
@@ -7,16 +7,14 @@ methods inside ``Store.writing()``.
 from __future__ import annotations
 
 from memkeeper.records import Reconciliation
+from memkeeper.store.sqlite.core import SqliteCore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import sqlite3
     from typing import Any
 
 
-class ReconciliationRows:
-    _db: sqlite3.Connection
-
+class ReconciliationRows(SqliteCore):
     def open_reconciliation(
         self, path: str, region: str, human: str, generated: str, by: str, at: str
     ) -> tuple[Reconciliation, bool]:

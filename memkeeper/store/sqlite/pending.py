@@ -1,4 +1,4 @@
-"""The pending table of the state store: file replaces committed before they happen on disk.
+"""The pending table of the SQLite store: file replaces committed before they happen on disk.
 
 The store is the write-ahead log of the files (docs/architecture.md "The write path"): a
 write commits its rows, its event and a ``pending`` row in one synced transaction, then
@@ -10,18 +10,16 @@ or superseded. A mixin of ``Store``; call the writing methods inside ``Store.wri
 from __future__ import annotations
 
 from memkeeper.records import PendingWrite
+from memkeeper.store.sqlite.core import SqliteCore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import sqlite3
     from typing import Any
 
 _COLUMNS = "seq, path, old_inode, old_mtime_ns, old_size, old_hash, new_inode, new_hash, temp, at"
 
 
-class PendingRows:
-    _db: sqlite3.Connection
-
+class PendingRows(SqliteCore):
     def put_pending(self, write: PendingWrite) -> None:
         """Record a replace about to happen (``write.seq`` is ignored: the store numbers it)."""
         self._db.execute(
