@@ -36,7 +36,7 @@ from bench import machine, servers
 from bench.fixture import sample_copy
 from bench.stats import Figure, Row, Summary, figure_table, interleave, summarize
 from memkeeper import Memory
-from memkeeper.store import etcdgw
+from memkeeper.store.etcd import gateway as etcdgw
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -71,7 +71,7 @@ def _store_watch(ws: Workspace) -> StoreWatch | None:
     if not ws.shared:
         return None
     from memkeeper.daemon.storewatch import StoreWatch
-    from memkeeper.store.etcdstore import EtcdStore
+    from memkeeper.store.etcd import EtcdStore
 
     store = ws.store
     return StoreWatch(store) if isinstance(store, EtcdStore) else None

@@ -19,7 +19,7 @@ import pytest
 from memkeeper.errors import EnvironmentFailure, MemkeeperError
 from memkeeper.ops import workspace
 from memkeeper.ops.workspace import Workspace
-from memkeeper.store import etcdstore
+from memkeeper.store import etcd
 from memkeeper.store.retry import Retry, StoreRetry
 
 
@@ -29,8 +29,8 @@ def test_a_store_retry_is_no_memkeeper_error() -> None:
 
 
 def test_the_etcd_store_raises_the_class_the_local_path_catches() -> None:
-    assert etcdstore.StoreRetry is StoreRetry
-    assert "StoreRetry" in etcdstore.__all__
+    assert etcd.StoreRetry is StoreRetry
+    assert "StoreRetry" in etcd.__all__
 
 
 def test_its_module_and_the_local_store_load_no_etcd_client() -> None:

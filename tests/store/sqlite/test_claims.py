@@ -1,6 +1,6 @@
 """What only SQLite's lease tables promise: a counter survives reopening the store, and two
 connections never get the same value. Everything else the lease tables do is asserted on both
-backends by tests/store/test_store_contract.py."""
+backends by tests/store/contract/test_claims.py."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 rows whatever ``seq`` they come with and keeps every field exactly; a path's rows come back
 in commit order, matched exactly (no prefix, no LIKE); the count's oldest is the least ``at``;
 ``pending_paths`` lists each path once, sorted, strictly before the time; a drop takes all of
-one path's rows and nothing else. (What both backends share: tests/store/test_store_contract.py.)
+one path's rows and nothing else. (What both backends share: tests/store/contract/.)
 """
 
 from __future__ import annotations

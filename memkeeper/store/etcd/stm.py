@@ -11,8 +11,8 @@ store's ``writing()`` is built on (issue 12), as SQLite's is on ``BEGIN IMMEDIAT
 
 from __future__ import annotations
 
-from memkeeper.store import etcdgw
-from memkeeper.store.etcdgw import Compare
+from memkeeper.store.etcd import gateway as etcdgw
+from memkeeper.store.etcd.gateway import Compare
 from memkeeper.store.retry import Retry
 
 TYPE_CHECKING = False
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import TypeVar
 
-    from memkeeper.store.etcdgw import Gateway
+    from memkeeper.store.etcd.gateway import Gateway
 
     T = TypeVar("T")
 
@@ -139,8 +139,9 @@ class Txn:
         return out[:limit] if limit else out
 
     def put(self, key: bytes, value: bytes, lease: int = 0) -> None:
-        if self.range_deleted(key):  # etcd refuses a put inside a range the same txn
-            self._carve(key)  # deletes: delete around it instead
+        # etcd refuses a put inside a range the same txn deletes: delete around it instead.
+        if self.range_deleted(key):
+            self._carve(key)
         self.writes[key] = value
         if lease:
             self.leases[key] = lease

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.store import etcdgw
-from memkeeper.store.etcdgw import Compare, EtcdError, Gateway, Unavailable
+from memkeeper.store.etcd import gateway as etcdgw
+from memkeeper.store.etcd.gateway import Compare, EtcdError, Gateway, Unavailable
 from tests.etcd_cluster import Cluster, binary
 
 EXE, WHY = binary()

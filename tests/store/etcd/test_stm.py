@@ -8,9 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from memkeeper.store import etcdgw, etcdstm
-from memkeeper.store.etcdgw import Gateway
-from memkeeper.store.etcdstm import ReadChanged, Txn, run
+from memkeeper.store.etcd import gateway as etcdgw
+from memkeeper.store.etcd import stm as etcdstm
+from memkeeper.store.etcd.gateway import Gateway
+from memkeeper.store.etcd.stm import ReadChanged, Txn, run
 from tests.etcd_cluster import Cluster, binary
 
 EXE, WHY = binary()
