@@ -32,10 +32,10 @@ if TYPE_CHECKING:
     from memkeeper.clock import Clock
     from memkeeper.markdown.revisions import Reindex
     from memkeeper.markdown.sections import Document
-    from memkeeper.store.etcd import EtcdStore
+    from memkeeper.store.protocol import StateStore
 
     T = TypeVar("T")
-    AnyStore = Store | EtcdStore
+    AnyStore = StateStore
 
 
 RACE_ATTEMPTS = 20  # operations started over when a writer without the lock saved meanwhile

@@ -11,7 +11,7 @@ import itertools
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -25,9 +25,12 @@ from memkeeper.store.retry import StoreRetry
 from memkeeper.store.sqlite import Store
 from tests.etcd_cluster import Cluster, binary
 
+if TYPE_CHECKING:
+    from memkeeper.store.protocol import StateStore
+
 EXE, WHY = binary()
 etcd_only = pytest.mark.skipif(EXE is None, reason=WHY)
-AnyStore = Store | EtcdStore
+
 _prefixes = itertools.count(1)
 
 
@@ -43,8 +46,8 @@ def prefix() -> bytes:
 @pytest.fixture(
     params=["sqlite", pytest.param("etcd", marks=pytest.mark.skipif(EXE is None, reason=WHY))]
 )
-def store(request: pytest.FixtureRequest, tmp_path: Path, prefix: bytes) -> Iterator[AnyStore]:
-    opened: AnyStore
+def store(request: pytest.FixtureRequest, tmp_path: Path, prefix: bytes) -> Iterator[StateStore]:
+    opened: StateStore
     if request.param == "sqlite":
         opened = Store.open(str(tmp_path))
     else:
@@ -81,7 +84,7 @@ ROWS = [
 ]
 
 
-def index(store: AnyStore, path: str = "CLAUDE.md") -> None:
+def index(store: StateStore, path: str = "CLAUDE.md") -> None:
     with store.writing():
         store.put_sections(path, ROWS)
         store.put_file(path, STATE)

@@ -16,7 +16,6 @@ from memkeeper.store.etcd.claims import LEASE_GRACE_S
 from memkeeper.store.retry import StoreRetry
 from tests.store.contract.conftest import (
     NOW,
-    AnyStore,
     claim,
     etcd_on,
     etcd_only,
@@ -28,10 +27,11 @@ from tests.store.contract.conftest import (
 if TYPE_CHECKING:
     from memkeeper.claims.decisions import Claim
     from memkeeper.store.etcd import EtcdStore
+    from memkeeper.store.protocol import StateStore
     from tests.etcd_cluster import Cluster
 
 
-def test_bump_counts_each_counter_up_from_one(store: AnyStore) -> None:
+def test_bump_counts_each_counter_up_from_one(store: StateStore) -> None:
     with store.writing():
         assert [store.bump("token") for _ in range(3)] == [1, 2, 3]
         assert store.bump("request") == 1
@@ -41,7 +41,7 @@ def test_bump_counts_each_counter_up_from_one(store: AnyStore) -> None:
     assert store.bump("request") == 2  # outside a block: committed alone
 
 
-def test_bump_dropped_with_its_block_hands_the_value_out_again(store: AnyStore) -> None:
+def test_bump_dropped_with_its_block_hands_the_value_out_again(store: StateStore) -> None:
     with store.writing():
         store.bump("token")
 
@@ -56,7 +56,7 @@ def test_bump_dropped_with_its_block_hands_the_value_out_again(store: AnyStore) 
         assert store.bump("token") == 2
 
 
-def test_a_claim_round_trips_field_for_field(store: AnyStore) -> None:
+def test_a_claim_round_trips_field_for_field(store: StateStore) -> None:
     stored = replace(claim("c1", 7, NOW + 120), strict=True, priority=3, objective="fix it é")
     with store.writing():
         store.put_claim(stored)
@@ -68,14 +68,14 @@ def test_a_claim_round_trips_field_for_field(store: AnyStore) -> None:
     assert store.claim_row("nope") is None
 
 
-def test_claim_rows_come_in_token_order(store: AnyStore) -> None:
+def test_claim_rows_come_in_token_order(store: StateStore) -> None:
     with store.writing():
         for id, token in [("b", 5), ("a", 9), ("c", 1), ("c10", 10)]:
             store.put_claim(claim(id, token, NOW + 60))
     assert [c.id for c in store.claim_rows()] == ["c", "b", "a", "c10"]
 
 
-def test_claim_rows_expired_by_a_time_lists_only_those_due(store: AnyStore) -> None:
+def test_claim_rows_expired_by_a_time_lists_only_those_due(store: StateStore) -> None:
     with store.writing():
         store.put_claim(claim("due", 1, NOW))
         store.put_claim(claim("live", 2, NOW + 60))
@@ -84,7 +84,7 @@ def test_claim_rows_expired_by_a_time_lists_only_those_due(store: AnyStore) -> N
     assert len(store.claim_rows()) == 3  # expired ones stay until swept
 
 
-def test_putting_a_claim_again_replaces_it(store: AnyStore) -> None:
+def test_putting_a_claim_again_replaces_it(store: StateStore) -> None:
     with store.writing():
         store.put_claim(claim("c1", 1, NOW + 60))
         store.put_claim(claim("c1", 1, NOW + 600))
@@ -94,7 +94,7 @@ def test_putting_a_claim_again_replaces_it(store: AnyStore) -> None:
     assert store.claim_rows() == [claim("c1", 1, NOW + 900)]
 
 
-def test_a_dropped_claim_is_gone(store: AnyStore) -> None:
+def test_a_dropped_claim_is_gone(store: StateStore) -> None:
     with store.writing():
         store.put_claim(claim("c1", 1, NOW + 60))
         store.put_claim(claim("c2", 2, NOW + 60))
@@ -108,7 +108,7 @@ def test_a_dropped_claim_is_gone(store: AnyStore) -> None:
     assert store.claim_table() == ([], [])
 
 
-def test_any_live_claim_counts_a_claim_until_its_expiry(store: AnyStore) -> None:
+def test_any_live_claim_counts_a_claim_until_its_expiry(store: StateStore) -> None:
     assert store.any_live_claim(NOW) is False
     with store.writing():
         store.put_claim(claim("c1", 1, NOW + 60))
@@ -117,7 +117,7 @@ def test_any_live_claim_counts_a_claim_until_its_expiry(store: AnyStore) -> None
     assert store.any_live_claim(NOW + 60) is False
 
 
-def test_earliest_expiry_is_the_soonest_live_one(store: AnyStore) -> None:
+def test_earliest_expiry_is_the_soonest_live_one(store: StateStore) -> None:
     assert store.earliest_expiry(NOW) is None
     with store.writing():
         store.put_claim(claim("late", 1, NOW + 300))
@@ -128,7 +128,7 @@ def test_earliest_expiry_is_the_soonest_live_one(store: AnyStore) -> None:
     assert store.earliest_expiry(NOW + 300) is None
 
 
-def test_a_waiter_round_trips_with_its_request(store: AnyStore) -> None:
+def test_a_waiter_round_trips_with_its_request(store: StateStore) -> None:
     stored = waiter("w1", 1)
     with store.writing():
         store.put_waiter(stored)
@@ -139,14 +139,14 @@ def test_a_waiter_round_trips_with_its_request(store: AnyStore) -> None:
     assert type(loaded.request.ttl) is float
 
 
-def test_waiters_come_in_arrival_order_whatever_their_priority(store: AnyStore) -> None:
+def test_waiters_come_in_arrival_order_whatever_their_priority(store: StateStore) -> None:
     with store.writing():
         for id, arrival, priority in [("w3", 3, 9), ("w1", 1, 0), ("w10", 10, 1), ("w2", 2, 5)]:
             store.put_waiter(waiter(id, arrival, priority))
     assert [w.request.id for w in store.waiter_rows()] == ["w1", "w2", "w3", "w10"]
 
 
-def test_settling_a_waiter_records_its_outcome_and_reason(store: AnyStore) -> None:
+def test_settling_a_waiter_records_its_outcome_and_reason(store: StateStore) -> None:
     with store.writing():
         store.put_waiter(waiter("w1", 1))
         store.put_waiter(waiter("w2", 2))
@@ -159,7 +159,7 @@ def test_settling_a_waiter_records_its_outcome_and_reason(store: AnyStore) -> No
     assert store.waiter_rows()[1] == waiter("w2", 2)._replace(state="aborted", reason="timeout")
 
 
-def test_a_dropped_waiter_is_gone(store: AnyStore) -> None:
+def test_a_dropped_waiter_is_gone(store: StateStore) -> None:
     with store.writing():
         store.put_waiter(waiter("w1", 1))
         store.put_waiter(waiter("w2", 2))
@@ -169,7 +169,7 @@ def test_a_dropped_waiter_is_gone(store: AnyStore) -> None:
     assert store.waiter_rows() == []
 
 
-def test_the_claim_table_is_both_tables_in_their_orders(store: AnyStore) -> None:
+def test_the_claim_table_is_both_tables_in_their_orders(store: StateStore) -> None:
     assert store.claim_table() == ([], [])
     with store.writing():
         for id, token in [("b", 5), ("a", 9), ("gone", 1)]:
@@ -189,7 +189,7 @@ def test_the_claim_table_is_both_tables_in_their_orders(store: AnyStore) -> None
         assert store.claim_table() == (claims, waiters)
 
 
-def test_the_claim_table_with_claims_only_or_waiters_only(store: AnyStore) -> None:
+def test_the_claim_table_with_claims_only_or_waiters_only(store: StateStore) -> None:
     with store.writing():
         store.put_waiter(waiter("w1", 1))
     assert store.claim_table() == ([], [waiter("w1", 1)])
@@ -200,7 +200,7 @@ def test_the_claim_table_with_claims_only_or_waiters_only(store: AnyStore) -> No
     assert store.claim_table() == ([claim("c1", 1, NOW + 60)], [])
 
 
-def test_a_lease_block_that_raises_leaves_nothing(store: AnyStore) -> None:
+def test_a_lease_block_that_raises_leaves_nothing(store: StateStore) -> None:
     with store.writing():
         store.put_claim(claim("kept", 1, NOW + 60))
         store.put_waiter(waiter("w1", 1))

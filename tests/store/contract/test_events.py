@@ -10,7 +10,6 @@ from memkeeper import events as ev
 from tests.store.contract.conftest import (
     NOW,
     TS,
-    AnyStore,
     etcd_on,
     etcd_only,
     race,
@@ -19,10 +18,11 @@ from tests.store.contract.conftest import (
 if TYPE_CHECKING:
     from memkeeper.records import Event
     from memkeeper.store.etcd import EtcdStore
+    from memkeeper.store.protocol import StateStore
     from tests.etcd_cluster import Cluster
 
 
-def _append_some(store: AnyStore) -> None:
+def _append_some(store: StateStore) -> None:
     with store.writing():
         store.append_event(TS[0], "a", "section.patched", "CLAUDE.md", "build", {"rev": 2})
         store.append_event(TS[1], "a", "claim.granted", None, None, {"id": "c1"})
@@ -35,7 +35,7 @@ def _append_some(store: AnyStore) -> None:
         store.append_event(TS[7], "c", "section.patched", "CLAUDE.md", "test", {"é": "ü"})
 
 
-def test_events_are_chained_and_listed(store: AnyStore) -> None:
+def test_events_are_chained_and_listed(store: StateStore) -> None:
     assert store.events() == []
     assert store.last_event() is None
     assert store.events_head() is None
@@ -51,7 +51,7 @@ def test_events_are_chained_and_listed(store: AnyStore) -> None:
     assert store.events(since=8) == []
 
 
-def test_append_returns_the_stored_event_and_sees_its_own_block(store: AnyStore) -> None:
+def test_append_returns_the_stored_event_and_sees_its_own_block(store: StateStore) -> None:
     with store.writing():
         first = store.append_event(TS[0], "a", "x", None, None, {})
         second = store.append_event(TS[1], "a", "y", "p.md", "k", {"n": 1})
@@ -65,7 +65,7 @@ def ids(found: list[Event]) -> list[int]:
     return [e.id for e in found]
 
 
-def test_events_filtered_and_counted(store: AnyStore) -> None:
+def test_events_filtered_and_counted(store: StateStore) -> None:
     _append_some(store)
     assert ids(store.events_of("CLAUDE.md", "build", 10)) == [5, 1]
     assert ids(store.events_of("CLAUDE.md", "build", 1)) == [5]
@@ -89,7 +89,7 @@ def test_events_filtered_and_counted(store: AnyStore) -> None:
 # -- tallies --------------------------------------------------------------------------------
 
 
-def test_tallies_count_and_forget(store: AnyStore) -> None:
+def test_tallies_count_and_forget(store: StateStore) -> None:
     with store.writing():
         for at in (1000.0, 1500.5, 2000.25):
             store.tally("conflict", at, keep_s=3600.0)
@@ -107,7 +107,7 @@ def test_tallies_count_and_forget(store: AnyStore) -> None:
     assert store.tally_count("late", 0) == 2
 
 
-def test_tally_counts_occurrences_since_a_time(store: AnyStore) -> None:
+def test_tally_counts_occurrences_since_a_time(store: StateStore) -> None:
     with store.writing():
         for at in (NOW, NOW + 10, NOW + 20):
             store.tally("conflict", at)
@@ -119,7 +119,7 @@ def test_tally_counts_occurrences_since_a_time(store: AnyStore) -> None:
     assert store.tally_count("never", 0.0) == 0
 
 
-def test_a_tally_forgets_its_kinds_entries_older_than_the_window(store: AnyStore) -> None:
+def test_a_tally_forgets_its_kinds_entries_older_than_the_window(store: StateStore) -> None:
     with store.writing():
         store.tally("conflict", NOW)
         store.tally("deadlock", NOW)
@@ -128,7 +128,7 @@ def test_a_tally_forgets_its_kinds_entries_older_than_the_window(store: AnyStore
     assert store.tally_count("deadlock", 0.0) == 1  # other kinds are left alone
 
 
-def test_a_tally_keeps_what_is_inside_a_custom_window(store: AnyStore) -> None:
+def test_a_tally_keeps_what_is_inside_a_custom_window(store: StateStore) -> None:
     with store.writing():
         store.tally("conflict", NOW)
         store.tally("conflict", NOW + 50, keep_s=60)

@@ -17,7 +17,6 @@ from tests.store.contract.conftest import (
     ROWS,
     STATE,
     TS,
-    AnyStore,
     etcd_on,
     etcd_only,
     index,
@@ -25,10 +24,11 @@ from tests.store.contract.conftest import (
 )
 
 if TYPE_CHECKING:
+    from memkeeper.store.protocol import StateStore
     from tests.etcd_cluster import Cluster
 
 
-def test_files_and_sections_read_back(store: AnyStore) -> None:
+def test_files_and_sections_read_back(store: StateStore) -> None:
     assert store.file_state("CLAUDE.md") is None
     assert store.indexed_section("CLAUDE.md", "project") is None
     assert store.section_candidates("CLAUDE.md", "project") == []
@@ -44,7 +44,7 @@ def test_files_and_sections_read_back(store: AnyStore) -> None:
     assert store.section_keys("CLAUDE.md") == [(r.key, r.base) for r in ROWS[:5]]
 
 
-def test_candidates_and_splice_context(store: AnyStore) -> None:
+def test_candidates_and_splice_context(store: StateStore) -> None:
     index(store)
     assert [r.key for _, r in store.section_candidates("CLAUDE.md", "build")] == ["project/build"]
     by_base = store.section_candidates("CLAUDE.md", "project/build")
@@ -60,7 +60,7 @@ def test_candidates_and_splice_context(store: AnyStore) -> None:
     assert store.splice_context("CLAUDE.md", 4) == (sum(sizes[:4]), None)
 
 
-def test_put_sections_replaces_only_the_rows_given(store: AnyStore) -> None:
+def test_put_sections_replaces_only_the_rows_given(store: StateStore) -> None:
     index(store)
     changed = row("testing", 4, 2, b"new\n")
     with store.writing():
@@ -72,7 +72,7 @@ def test_put_sections_replaces_only_the_rows_given(store: AnyStore) -> None:
 # -- bodies ---------------------------------------------------------------------------------
 
 
-def test_bodies_are_kept_then_pruned(store: AnyStore) -> None:
+def test_bodies_are_kept_then_pruned(store: StateStore) -> None:
     last = KEEP_BODIES + PRUNE_EVERY + 5
     for rev in range(1, last + 1):
         with store.writing():
@@ -84,7 +84,7 @@ def test_bodies_are_kept_then_pruned(store: AnyStore) -> None:
     assert store.body_at("m.md", "other", 1) is None
 
 
-def test_a_body_outlives_its_sections_absence(store: AnyStore) -> None:
+def test_a_body_outlives_its_sections_absence(store: StateStore) -> None:
     with store.writing():
         store.put_sections("m.md", [row("a", 0, 3, b"three\n")])
     with store.writing():

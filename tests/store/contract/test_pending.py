@@ -3,13 +3,17 @@ put again in one block."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tests.store.contract.conftest import (
-    AnyStore,
     pending_write,
 )
 
+if TYPE_CHECKING:
+    from memkeeper.store.protocol import StateStore
 
-def test_pending_put_count_paths_drop(store: AnyStore) -> None:
+
+def test_pending_put_count_paths_drop(store: StateStore) -> None:
     with store.writing():
         store.put_pending(pending_write("a.md", 10.0, 1))
         store.put_pending(pending_write("b.md", 30.0, 2))

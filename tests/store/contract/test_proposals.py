@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tests.store.contract.conftest import (
     TS,
-    AnyStore,
 )
 
+if TYPE_CHECKING:
+    from memkeeper.store.protocol import StateStore
 
-def test_proposals_open_and_close(store: AnyStore) -> None:
+
+def test_proposals_open_and_close(store: StateStore) -> None:
     with store.writing():
         one = store.open_proposal("C.md", "build", 3, b"mine\n", "a", TS[0])
         two = store.open_proposal("C.md", "test", 1, b"\xff\n", "b", TS[1])

@@ -3,13 +3,17 @@ open-only unless asked, a resolved region opening a new one."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tests.store.contract.conftest import (
     TS,
-    AnyStore,
 )
 
+if TYPE_CHECKING:
+    from memkeeper.store.protocol import StateStore
 
-def test_reconciliations_open_refresh_resolve(store: AnyStore) -> None:
+
+def test_reconciliations_open_refresh_resolve(store: StateStore) -> None:
     with store.writing():
         first, opened = store.open_reconciliation("s.md", "claims", "h1", "g1", "a", TS[0])
     assert opened

@@ -17,7 +17,6 @@ from tests.store.contract.conftest import (
     ROWS,
     STATE,
     TS,
-    AnyStore,
     etcd_on,
     etcd_only,
     index,
@@ -26,9 +25,10 @@ from tests.store.contract.conftest import (
 
 if TYPE_CHECKING:
     from memkeeper.store.etcd.gateway import Compare, TxnResult
+    from memkeeper.store.protocol import StateStore
 
 
-def test_a_block_that_raises_leaves_nothing(store: AnyStore) -> None:
+def test_a_block_that_raises_leaves_nothing(store: StateStore) -> None:
     def everything_then_fail() -> None:
         with store.writing():
             store.put_sections("CLAUDE.md", ROWS)
@@ -51,14 +51,14 @@ def test_a_block_that_raises_leaves_nothing(store: AnyStore) -> None:
     assert store.pending("CLAUDE.md") == []
 
 
-def test_reading_sees_one_snapshot(store: AnyStore) -> None:
+def test_reading_sees_one_snapshot(store: StateStore) -> None:
     index(store)
     with store.reading():
         assert store.file_state("CLAUDE.md") == STATE
         assert store.section_keys("CLAUDE.md")[0] == ("_preamble", "_preamble")
 
 
-def test_cache_inside_and_outside_a_block(store: AnyStore) -> None:
+def test_cache_inside_and_outside_a_block(store: StateStore) -> None:
     assert store.cached("policy:abc") is None
     store.cache("policy:abc", '{"x": 1}')
     assert store.cached("policy:abc") == '{"x": 1}'
