@@ -10,7 +10,7 @@ import pytest
 from diff_match_patch import diff_match_patch
 
 from memkeeper import Conflict, Invalid, Memory, Refused
-from memkeeper.store.sqlite import files as bodies
+from memkeeper.store import bodies
 from tests.conftest import tree_bytes
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

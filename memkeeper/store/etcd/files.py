@@ -4,8 +4,7 @@
 Bodies are kept lazily: the current body of each present section is its row's, so a put of
 rows archives a body under ``P/body/`` only when the section moves on from it (a new rev, or
 gone) — indexing a new file writes no body key; ``body_at`` answers from the row first.
-Pruning follows SQLite's (``sqlite.files``: ``KEEP_BODIES`` / ``PRUNE_EVERY``, read at each
-call) with one range delete.
+Pruning follows SQLite's rule (``store.bodies``) with one range delete.
 """
 
 from __future__ import annotations
@@ -13,9 +12,9 @@ from __future__ import annotations
 import json
 
 from memkeeper.records import FileState
+from memkeeper.store.bodies import prune_cut
 from memkeeper.store.etcd import codec, keys
 from memkeeper.store.etcd.core import EtcdCore
-from memkeeper.store.sqlite import files as sqlite_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -114,7 +113,7 @@ class FileKeys(EtcdCore):
 
     def keep_bodies(self, path: str, rows: Iterable[SectionRow]) -> None:
         """Remember the body of each present row at its rev, forgetting those more than
-        ``KEEP_BODIES`` revs older every ``PRUNE_EVERY`` revs (as SQLite's ``sqlite.files``)."""
+        ``KEEP_BODIES`` revs older every ``PRUNE_EVERY`` revs (``store.bodies``)."""
         self._alone(self._keep_bodies, path, list(rows))
 
     def _keep_bodies(self, path: str, rows: list[SectionRow]) -> None:
@@ -132,8 +131,8 @@ class FileKeys(EtcdCore):
 
     def _prune(self, path: str, rows: list[SectionRow]) -> None:
         for row in rows:
-            cut = row.rev - sqlite_files.KEEP_BODIES  # read at each call, as SQLite's
-            if row.present and cut > 0 and cut % sqlite_files.PRUNE_EVERY == 0:
+            cut = prune_cut(row.rev)
+            if row.present and cut is not None:
                 start = self._key("body", path, row.key, "")
                 end = self._key("body", path, row.key, keys.number(cut + 1))
                 assert self._txn is not None

@@ -10,15 +10,13 @@ file is never indexed, so its text is never kept.
 from __future__ import annotations
 
 from memkeeper.records import FileState, SectionRow
+from memkeeper.store.bodies import prune_cut
 from memkeeper.store.sqlite.core import SqliteCore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
-
-KEEP_BODIES = 100  # bodies kept per section: revs N-99 … N, at least
-PRUNE_EVERY = 16  # revs between prunes of a section's old bodies
 
 _ROW_COLUMNS = "key, ord, rev, hash, present, title, level, base, heading, body, lines"
 _COLS = _ROW_COLUMNS.split(", ")
@@ -125,17 +123,16 @@ class FileRows(SqliteCore):
         )
 
     def keep_bodies(self, path: str, rows: Iterable[SectionRow]) -> None:
-        """Remember the body of each present row at its rev, forgetting those more than
-        ``KEEP_BODIES`` revs older — every ``PRUNE_EVERY`` revs (one statement less per
-        write), so between ``KEEP_BODIES`` and ``KEEP_BODIES + PRUNE_EVERY - 1`` are kept."""
+        """Remember the body of each present row at its rev, forgetting the older ones when a
+        prune is due (``store.bodies``)."""
         kept = [(path, r.key, r.rev, r.body) for r in rows if r.present]
         if not kept:
             return
         self._db.executemany(
             "INSERT OR IGNORE INTO bodies (path, key, rev, body) VALUES (?, ?, ?, ?)", kept
         )
-        old = [(p, k, rev - KEEP_BODIES) for p, k, rev, _ in kept if rev > KEEP_BODIES]
-        due = [entry for entry in old if entry[2] % PRUNE_EVERY == 0]
+        cuts = [(p, k, prune_cut(rev)) for p, k, rev, _ in kept]
+        due = [(p, k, cut) for p, k, cut in cuts if cut is not None]
         if due:
             self._db.executemany("DELETE FROM bodies WHERE path = ? AND key = ? AND rev <= ?", due)
 

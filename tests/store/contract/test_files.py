@@ -10,9 +10,9 @@ import pytest
 
 from memkeeper.errors import EnvironmentFailure
 from memkeeper.records import FileState
+from memkeeper.store.bodies import KEEP_BODIES, PRUNE_EVERY
 from memkeeper.store.etcd import files as etcd_files
 from memkeeper.store.retry import StoreRetry
-from memkeeper.store.sqlite.files import KEEP_BODIES, PRUNE_EVERY
 from tests.store.contract.conftest import (
     ROWS,
     STATE,

@@ -14,7 +14,7 @@ import pytest
 
 from memkeeper import events as ev
 from memkeeper.records import FileState, SectionRow
-from memkeeper.store.sqlite.files import KEEP_BODIES, PRUNE_EVERY
+from memkeeper.store.bodies import KEEP_BODIES, PRUNE_EVERY
 
 if TYPE_CHECKING:
     from memkeeper.store.sqlite import Store
