@@ -35,7 +35,7 @@ order is numeric order; values are compact JSON (``codec``):
 - ``P/ctr/<name>``: a counter of ``bump`` (``token``: the highest fencing token ever issued;
   ``request``: the last arrival number).
 
-Why the section rows of a file share one key, not one key each (the brief's first design):
+Why the section rows of a file share one key, not one key each (a first design's):
 every change of a section changes its file's ``file_rev`` and ``file_hash`` too, so two writes
 to one file conflict whatever the granularity — and one key makes indexing a file of any
 section count one operation, and reading a section one get. Bodies bytes are stored as text
