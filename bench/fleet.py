@@ -36,7 +36,8 @@ from bench import machine, servers
 from bench.fixture import sample_copy
 from bench.stats import Figure, Row, Summary, figure_table, interleave, summarize
 from memkeeper import Memory
-from memkeeper.store import etcdgw
+from memkeeper.store.etcd import EtcdStore
+from memkeeper.store.etcd import gateway as etcdgw
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -71,7 +72,9 @@ def batch(work: Callable[[], float], count: int) -> Callable[[], list[float]]:
 
 def captured_commit(memory: Memory, patcher: Patcher) -> dict[str, Any]:
     """The body of the etcd transaction one patch commits (the last with puts)."""
-    gateway = memory.workspace.store.gateway  # type: ignore[union-attr]  # the etcd store's
+    store = memory.workspace.store
+    assert isinstance(store, EtcdStore)
+    gateway = store.gateway
     real, seen = gateway.call, []
 
     def call(path: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -5,16 +5,24 @@ Every import in the package counts — module level, inside functions, and under
 rules: no import cycle anywhere (modules or subpackages), and no module imports a layer
 above its own. The pure layers (the base records, ``markdown``, ``regions``, ``policy``,
 ``claims``, and the pure modules of ``gate`` and ``daemon``) import nothing that touches the
-world. docs/architecture.md draws the same picture.
+world. docs/architecture.md draws the same picture. And the two state stores implement
+``store/protocol.py``, each domain in a module of its own: checked by name and signature here,
+and by mypy on the assignments of ``declared_as_protocols``.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping
+import inspect
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Protocol
 
 import pytest
+
+from memkeeper.store import protocol
+from memkeeper.store.etcd import EtcdStore
+from memkeeper.store.sqlite import Store
 
 PACKAGE = Path(__file__).resolve().parent.parent / "memkeeper"
 
@@ -251,3 +259,124 @@ def test_the_mirror_check_finds_a_module_without_tests(tmp_path: Path) -> None:
     (tmp_path / "tests" / "pkg" / "test_done.py").write_text("")
     found = untested_modules(tmp_path / "memkeeper", tmp_path / "tests")
     assert found == ["pkg/new.py", "top.py"]
+
+
+# -- the store backends implement the store's protocols ----------------------------------------
+
+BACKENDS: dict[str, type[object]] = {"sqlite": Store, "etcd": EtcdStore}
+
+
+def declared_as_protocols(sqlite: Store, etcd: EtcdStore) -> list[protocol.StateStore]:
+    """Each backend as each protocol, in assignments mypy checks (``--strict`` covers the
+    tests): a backend that lacks a method, or whose signature differs, fails the type check."""
+    files: list[protocol.FileStore] = [sqlite, etcd]
+    events: list[protocol.EventStore] = [sqlite, etcd]
+    claims: list[protocol.ClaimStore] = [sqlite, etcd]
+    proposals: list[protocol.ProposalStore] = [sqlite, etcd]
+    reconciliations: list[protocol.ReconciliationStore] = [sqlite, etcd]
+    pending: list[protocol.PendingStore] = [sqlite, etcd]
+    assert len({len(files), len(events), len(claims), len(proposals)}) == 1
+    assert len({len(reconciliations), len(pending)}) == 1
+    return [sqlite, etcd]
+
+
+def protocol_methods(proto: type[object]) -> dict[str, inspect.Signature]:
+    """The methods ``proto`` declares, with those of the protocols it extends."""
+    found: dict[str, inspect.Signature] = {}
+    for klass in reversed(proto.__mro__):
+        if not getattr(klass, "_is_protocol", False) or klass is Protocol:
+            continue
+        for name, value in vars(klass).items():
+            if inspect.isfunction(value) and not name.startswith("_"):
+                found[name] = inspect.signature(value)
+    return found
+
+
+def agrees(want: inspect.Signature, got: inspect.Signature) -> bool:
+    """Each parameter's name, kind, annotation and default (a declared ``...``: any default)
+    and the return annotation (a declared context manager: the ``Iterator`` of a
+    ``contextlib.contextmanager`` generator) are the same."""
+    wanted, offered = list(want.parameters.values()), list(got.parameters.values())
+    kinds = [[(p.name, p.kind, p.annotation, p.default is p.empty) for p in ps] for ps in (
+        wanted, offered
+    )]  # fmt: skip
+    if kinds[0] != kinds[1]:
+        return False
+    pairs = zip(wanted, offered, strict=True)
+    if any(w.default is not ... and w.default != o.default for w, o in pairs):
+        return False
+    returns = want.return_annotation
+    if isinstance(returns, str) and returns.startswith("AbstractContextManager["):
+        returns = "Iterator[" + returns.removeprefix("AbstractContextManager[")
+    return bool(returns == got.return_annotation)
+
+
+def unimplemented(proto: type[object], backend: type[object]) -> list[str]:
+    """Each method of ``proto`` that ``backend`` lacks or offers with another signature."""
+    found = []
+    for name, want in protocol_methods(proto).items():
+        method = getattr(backend, name, None)
+        if not callable(method):
+            found.append(f"{backend.__name__} lacks {proto.__name__}.{name}")
+        elif not agrees(want, inspect.signature(method)):
+            got = inspect.signature(method)
+            found.append(f"{backend.__name__}.{name}{got} is not {proto.__name__}.{name}{want}")
+    return found
+
+
+def misplaced(backend: type[object], package: str) -> list[str]:
+    """Each protocol method of ``backend`` not defined in its domain's module of the backend's
+    package (``store.protocol.DOMAINS``; ``StateStore``'s own: ``core``)."""
+    own = [n for n, v in vars(protocol.StateStore).items() if inspect.isfunction(v) and n[0] != "_"]
+    where = dict.fromkeys(own, "core")
+    for module, proto in protocol.DOMAINS.items():
+        where.update(dict.fromkeys(protocol_methods(proto), module))
+    found = []
+    for name, module in sorted(where.items()):
+        home = getattr(getattr(backend, name, None), "__module__", None)
+        if home != f"memkeeper.store.{package}.{module}":
+            found.append(f"{backend.__name__}.{name} is in {home}, not {package}.{module}")
+    return found
+
+
+@pytest.mark.parametrize("backend", BACKENDS.values(), ids=BACKENDS.keys())
+@pytest.mark.parametrize("proto", [protocol.StateStore, *protocol.DOMAINS.values()])
+def test_each_store_backend_implements_each_protocol(
+    backend: type[object], proto: type[object]
+) -> None:
+    assert unimplemented(proto, backend) == []
+
+
+@pytest.mark.parametrize("package", BACKENDS)
+def test_each_backend_holds_each_domain_in_its_own_module(package: str) -> None:
+    assert misplaced(BACKENDS[package], package) == []
+
+
+def test_the_protocol_check_finds_a_missing_method_or_another_signature() -> None:
+    methods = {name: getattr(Store, name) for name in protocol_methods(protocol.StateStore)}
+    del methods["body_at"]
+
+    def sections(self: object, path: str) -> list[object]:  # no with_absent
+        raise NotImplementedError
+
+    def writing(self: object, *, durable: bool = False) -> Iterator[None]:  # another default
+        raise NotImplementedError
+
+    methods.update(sections=sections, writing=writing)
+    fake = type("Fake", (), methods)
+    assert unimplemented(protocol.EventStore, fake) == []
+    assert [line.split("(")[0] for line in unimplemented(protocol.StateStore, fake)] == [
+        "Fake.sections",
+        "Fake lacks StateStore.body_at",
+        "Fake.writing",
+    ]
+
+
+def test_the_layout_check_finds_a_method_outside_its_domains_module() -> None:
+    class Patched(Store):
+        def tally(self, kind: str, at: float, keep_s: float = 3600.0) -> None:
+            raise NotImplementedError
+
+    assert misplaced(Patched, "sqlite") == [
+        "Patched.tally is in tests.test_architecture, not sqlite.events"
+    ]

@@ -45,7 +45,7 @@ from memkeeper.daemon.plan import (
     settle,
     watch_dirs,
 )
-from memkeeper.errors import EnvironmentFailure, Invalid, MemkeeperError
+from memkeeper.errors import Invalid, MemkeeperError
 from memkeeper.events import digest
 from memkeeper.fs import files as fsio
 from memkeeper.fs.git import git_dir
@@ -54,6 +54,7 @@ from memkeeper.names import POLICY_FILE
 from memkeeper.ops.claims import ClaimTable
 from memkeeper.ops.regen import regen
 from memkeeper.policy.loader import load_policy
+from memkeeper.store.errors import StoreUnavailable
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Set
@@ -70,7 +71,7 @@ def _store_watch(ws: Workspace) -> StoreWatch | None:
     if not ws.shared:
         return None
     from memkeeper.daemon.storewatch import StoreWatch
-    from memkeeper.store.etcdstore import EtcdStore
+    from memkeeper.store.etcd import EtcdStore
 
     store = ws.store
     return StoreWatch(store) if isinstance(store, EtcdStore) else None
@@ -124,8 +125,8 @@ class Daemon:
                 self.last_event = self._head()  # what came before: the forced regen renders it
             done = self._scan() + (self._run(Sweep()) if first else [])
             return [head, *done, *self._settle(force=first)]
-        except EnvironmentFailure as exc:  # a shared store down: caught up once it answers
-            if exc.reason != "store_unavailable" or first:
+        except StoreUnavailable as exc:  # a shared store down: caught up once it answers
+            if first:
                 raise
             return [head, *self._down(exc, [])]
 
@@ -149,12 +150,10 @@ class Daemon:
                 done = [back, *self._scan()]
                 return done + self._step([(0, path) for path in missed] + changes)
             return self._step(changes)
-        except EnvironmentFailure as exc:
-            if exc.reason != "store_unavailable":
-                raise
+        except StoreUnavailable as exc:
             return self._down(exc, changes)
 
-    def _down(self, exc: EnvironmentFailure, changes: list[tuple[int, str]]) -> list[Outcome]:
+    def _down(self, exc: StoreUnavailable, changes: list[tuple[int, str]]) -> list[Outcome]:
         """The shared store stopped answering: try again after a back-off, with the changes
         of this batch (and a full look at every file) once it answers."""
         tries = 1 if self.outage is None else self.outage[1] + 1
@@ -350,12 +349,9 @@ class Daemon:
             except fsio.Raced:  # a save in progress: after it
                 self.follow_owed.add(rel)
                 continue
-            except EnvironmentFailure as exc:
-                if exc.reason == "store_unavailable":  # the rest too: after the outage
-                    self.follow_owed |= {r for r in owed if r >= rel}
-                    raise
-                done += self._failed(exc, rel)
-                continue
+            except StoreUnavailable:  # the rest too: after the outage
+                self.follow_owed |= {r for r in owed if r >= rel}
+                raise
             except MemkeeperError as exc:
                 done += self._failed(exc, rel)
                 continue

@@ -17,10 +17,10 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from memkeeper.store import etcdgw
+from memkeeper.store.etcd import gateway as etcdgw
 
 if TYPE_CHECKING:
-    from memkeeper.store.etcdstore import EtcdStore
+    from memkeeper.store.etcd import EtcdStore
 
 BACKOFF_S, BACKOFF_MAX_S = 0.2, 5.0
 

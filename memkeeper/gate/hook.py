@@ -18,7 +18,7 @@ import os
 import shlex
 import stat
 
-from memkeeper.errors import EnvironmentFailure, Invalid, MemkeeperError
+from memkeeper.errors import Invalid, MemkeeperError
 from memkeeper.fs import files as fsio
 from memkeeper.gate import agents, reach
 from memkeeper.gate import decide as gate
@@ -29,6 +29,7 @@ from memkeeper.gate.payload import BadPayload, ToolCall, load_payload
 from memkeeper.names import AGENT_ENV
 from memkeeper.ops import read
 from memkeeper.ops.workspace import Workspace
+from memkeeper.store.errors import StoreUnavailable
 
 TYPE_CHECKING = False  # start-up idiom: agents run this path on every tool call
 if TYPE_CHECKING:
@@ -172,9 +173,9 @@ def gather(
     try:
         if (paths or entries) and ws.store.any_live_claim(now):
             claims = tuple(ws.store.claim_rows())
-    except EnvironmentFailure as failure:  # a shared store down: the policy still decides,
-        if failure.reason != "store_unavailable":  # without the claims nobody can read now
-            raise
+    # A shared store down: the policy still decides, without the claims nobody can read now.
+    except StoreUnavailable:
+        pass
     root_option = "" if inside else f" --root {shlex.quote(top)}"
     files = tuple(path for path, _ in tree)
     reached = (*paths.values(), *entries.values())

@@ -9,18 +9,21 @@ a store (read-only commands create no state where there is none).
 
 from __future__ import annotations
 
-from memkeeper.errors import EnvironmentFailure
 from memkeeper.events import digest
 from memkeeper.fs import files
 from memkeeper.markdown import refs
 from memkeeper.records import SectionInfo, SectionText
+from memkeeper.store.errors import StoreUnavailable
+from memkeeper.store.retry import Retry
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memkeeper.ops.workspace import Workspace
     from memkeeper.records import FileState, SectionRow
 
+# A writer may land between a read of the file and the index: looked at again, at once.
 _READ_ATTEMPTS = 20
+_READ = Retry(_READ_ATTEMPTS)
 
 
 def sections(ws: Workspace, rel: str) -> list[SectionInfo]:
@@ -64,14 +67,12 @@ def read(ws: Workspace, ref: str) -> SectionText:
         return _read(ws, rel, key)
     try:
         return ws.again(lambda: _read(ws, rel, key))  # (a snapshot another writer moved on)
-    except EnvironmentFailure as failure:
-        if failure.reason != "store_unavailable":
-            raise
+    except StoreUnavailable:
         return _read_unstored(ws, rel, key, None)._replace(stale=True)
 
 
 def _read(ws: Workspace, rel: str, key: str | None) -> SectionText:
-    for _ in range(_READ_ATTEMPTS):  # a writer may land between our read and the index
+    for _ in _READ.tries():
         data = files.read_bytes(ws.top, rel)
         answer = _read_indexed(ws, rel, key, digest(data), data)
         if answer is not None:

@@ -32,10 +32,10 @@ if TYPE_CHECKING:
     from memkeeper.clock import Clock
     from memkeeper.markdown.revisions import Reindex
     from memkeeper.markdown.sections import Document
-    from memkeeper.store.etcdstore import EtcdStore
+    from memkeeper.store.protocol import StateStore
 
     T = TypeVar("T")
-    AnyStore = Store | EtcdStore
+    AnyStore = StateStore
 
 
 RACE_ATTEMPTS = 20  # operations started over when a writer without the lock saved meanwhile
@@ -168,8 +168,8 @@ class Workspace:
             if url is None:
                 self._db = Store.open(self.home)
             else:
-                from memkeeper.store.etcdgw import Gateway
-                from memkeeper.store.etcdstore import EtcdStore
+                from memkeeper.store.etcd import EtcdStore
+                from memkeeper.store.etcd.gateway import Gateway
 
                 self._db = EtcdStore(Gateway(list(url.endpoints)), url.prefix.encode())
         return self._db

@@ -1,7 +1,23 @@
-"""``StoreRetry``: a shared store's request to run a whole operation again (its own module so
-that the SQLite path can catch it without importing the etcd client)."""
+"""Retrying: ``StoreRetry``, a shared store's request to run a whole operation again, and
+``Retry``, the one policy every loop that tries again follows — how many attempts, the pause
+between two (back-off, with jitter), what it retries on and what it raises once it gives up.
+
+Its own module, importing nothing that is not already loaded, so that the SQLite path (and
+a ``read``) can use both without importing the etcd client. The pauses go through an
+injectable ``sleep`` and the deadline through an injectable ``clock``, so that tests run a
+policy without waiting (as kazoo's ``KazooRetry``).
+"""
 
 from __future__ import annotations
+
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
 
 class StoreRetry(Exception):
@@ -12,3 +28,82 @@ class StoreRetry(Exception):
     a request to start over, to be caught by the retry loop around the operation
     (``Workspace.again``); one that escaped it would show up as a bug, not as a misleading
     "environment" error."""
+
+
+class Retry:
+    """Up to ``attempts`` attempts; after the attempt numbered ``n`` (from 0) fails, a pause of
+    ``min(delay * backoff**n + step * n, max_delay)`` seconds — exponential (``backoff`` 2),
+    constant (``backoff`` 1) or linear (``backoff`` 1 and a ``step``) — or, with ``jitter``,
+    a random one between 0 and that. ``on``: the exceptions that call for another attempt
+    (any other goes through at once). ``deadline``: seconds after the first attempt past which
+    no other starts. ``give_up``: what to raise once no attempt is left, made from the last
+    exception (raised ``from None``); None: the last exception itself."""
+
+    __slots__ = (
+        "attempts", "on", "delay", "backoff", "step", "max_delay", "jitter", "deadline",
+        "give_up", "sleep", "clock",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        attempts: int,
+        *,
+        on: tuple[type[BaseException], ...] = (StoreRetry,),
+        delay: float = 0.0,
+        backoff: float = 2.0,
+        step: float = 0.0,
+        max_delay: float = float("inf"),
+        jitter: bool = False,
+        deadline: float | None = None,
+        give_up: Callable[[BaseException], BaseException] | None = None,
+        sleep: Callable[[float], object] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if attempts < 1:
+            raise ValueError(f"a retry policy needs at least one attempt, not {attempts}")
+        self.attempts = attempts
+        self.on = on
+        self.delay, self.backoff, self.step, self.max_delay = delay, backoff, step, max_delay
+        self.jitter = jitter
+        self.deadline = deadline
+        self.give_up = give_up
+        self.sleep = sleep
+        self.clock = clock
+
+    def pause(self, attempt: int) -> float:
+        """The pause after the attempt numbered ``attempt`` (from 0) failed."""
+        longest = min(self.delay * self.backoff**attempt + self.step * attempt, self.max_delay)
+        if not self.jitter or longest <= 0:
+            return max(longest, 0.0)
+        import random  # only a jittered policy needs it (a read's start-up does not)
+
+        return random.uniform(0.0, longest)
+
+    def tries(self) -> Iterator[int]:
+        """The attempts' numbers, from 0, pausing before each but the first: for a loop that
+        tries again on what an attempt found rather than on an exception. It stops after the
+        last attempt, or once the next would start past the deadline; the loop then falls
+        through to whatever it does when every attempt failed."""
+        start = self.clock()
+        for attempt in range(self.attempts):
+            if attempt:
+                wait = self.pause(attempt - 1)
+                if self.deadline is not None and self.clock() - start + wait > self.deadline:
+                    return
+                if wait > 0:
+                    self.sleep(wait)
+            yield attempt
+
+    def __call__(self, work: Callable[..., T], *args: Any) -> T:
+        """``work(*args)``, attempted again while it raises one of ``on``; once no attempt is
+        left, ``give_up``'s exception (or the last one)."""
+        last: BaseException | None = None
+        for _ in self.tries():
+            try:
+                return work(*args)
+            except self.on as exc:
+                last = exc
+        assert last is not None  # tries() yields at least once
+        if self.give_up is None:
+            raise last
+        raise self.give_up(last) from None

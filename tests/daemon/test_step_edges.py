@@ -23,7 +23,7 @@ from memkeeper.daemon.loop import run
 from memkeeper.daemon.plan import INDEX_QUIET_S, QUIET_S, Outcome
 from memkeeper.daemon.step import Daemon
 from memkeeper.fs import files
-from memkeeper.store.etcdstore import EtcdStore
+from memkeeper.store.etcd import EtcdStore
 from tests.conftest import SAMPLE_REPO
 from tests.daemon.conftest import (
     ADDED,

@@ -13,8 +13,8 @@ import pytest
 
 from memkeeper import events as ev
 from memkeeper.daemon.storewatch import StoreWatch
-from memkeeper.store.etcdgw import Gateway
-from memkeeper.store.etcdstore import EtcdStore
+from memkeeper.store.etcd import EtcdStore
+from memkeeper.store.etcd.gateway import Gateway
 from tests.etcd_cluster import Cluster, binary
 
 EXE, WHY = binary()

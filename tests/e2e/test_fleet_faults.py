@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from memkeeper.store.etcdgw import Gateway
+from memkeeper.store.etcd.gateway import Gateway
 from tests.conftest import SAMPLE_REPO, run_cli
 from tests.etcd_cluster import Cluster, Member, binary
 

@@ -24,7 +24,7 @@ from memkeeper import Invalid, Memory
 from memkeeper.cli import main as cli
 from memkeeper.errors import EnvironmentFailure
 from memkeeper.fs import files as fsio
-from memkeeper.store import netfs as fsguard
+from memkeeper.store.sqlite import netfs as fsguard
 from tests.conftest import run_cli, tree_bytes
 
 OUTSIDE = b"# Outside\n\nnot memkeeper's to touch\n"

@@ -10,7 +10,7 @@ import pytest
 from diff_match_patch import diff_match_patch
 
 from memkeeper import Conflict, Invalid, Memory, Refused
-from memkeeper.store import proposaltables
+from memkeeper.store import bodies
 from tests.conftest import tree_bytes
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -102,8 +102,8 @@ def test_an_overlapping_change_is_a_conflict_that_keeps_the_body(
 def test_a_base_no_longer_kept_is_a_plain_conflict(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(proposaltables, "KEEP_BODIES", 2)
-    monkeypatch.setattr(proposaltables, "PRUNE_EVERY", 1)
+    monkeypatch.setattr(bodies, "KEEP_BODIES", 2)
+    monkeypatch.setattr(bodies, "PRUNE_EVERY", 1)
     read = memory.read(REF)
     for n in range(3):
         now = memory.read(REF)
@@ -118,8 +118,8 @@ def test_a_base_no_longer_kept_is_a_plain_conflict(
 def test_bodies_are_kept_for_the_last_revs_only(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(proposaltables, "KEEP_BODIES", 3)
-    monkeypatch.setattr(proposaltables, "PRUNE_EVERY", 1)
+    monkeypatch.setattr(bodies, "KEEP_BODIES", 3)
+    monkeypatch.setattr(bodies, "PRUNE_EVERY", 1)
     for n in range(5):
         now = memory.read(REF)
         memory.patch(REF, add_line(now.content, f"- step {n}"), expect_rev=now.rev)
@@ -133,8 +133,8 @@ def test_bodies_are_kept_for_the_last_revs_only(
 def test_old_bodies_are_pruned_in_steps_never_below_the_kept_count(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(proposaltables, "KEEP_BODIES", 5)
-    monkeypatch.setattr(proposaltables, "PRUNE_EVERY", 4)
+    monkeypatch.setattr(bodies, "KEEP_BODIES", 5)
+    monkeypatch.setattr(bodies, "PRUNE_EVERY", 4)
     store, counts = memory.workspace.store, []
     for n in range(20):
         now = memory.read(REF)

@@ -17,11 +17,11 @@ import pytest
 
 from memkeeper import Memory
 from memkeeper.fs import files, synced
-from memkeeper.store.etcdstore import EtcdStore
+from memkeeper.store.etcd import EtcdStore
 from tests.conftest import SAMPLE_REPO
 
 if TYPE_CHECKING:
-    from memkeeper.store.etcdstm import Txn
+    from memkeeper.store.etcd.stm import Txn
     from tests.etcd_cluster import Cluster
 
 REF = "CLAUDE.md#build"

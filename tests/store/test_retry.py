@@ -2,21 +2,25 @@
 errors takes it for a failure to report), it is the very class the etcd store raises, its
 module loads no etcd client (the SQLite path imports it), and the loop it is meant for —
 ``Workspace.again`` — runs the whole operation again on it, gives up as ``store_busy``, and
-lets every other error through at once."""
+lets every other error through at once; then ``Retry``, the policy every retrying loop follows:
+its attempts, its back-off (paused through an injected sleep), what it retries on and how it
+gives up."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from memkeeper.errors import EnvironmentFailure, MemkeeperError
 from memkeeper.ops import workspace
 from memkeeper.ops.workspace import Workspace
-from memkeeper.store import etcdstore
-from memkeeper.store.retry import StoreRetry
+from memkeeper.store import etcd
+from memkeeper.store.retry import Retry, StoreRetry
 
 
 def test_a_store_retry_is_no_memkeeper_error() -> None:
@@ -25,8 +29,8 @@ def test_a_store_retry_is_no_memkeeper_error() -> None:
 
 
 def test_the_etcd_store_raises_the_class_the_local_path_catches() -> None:
-    assert etcdstore.StoreRetry is StoreRetry
-    assert "StoreRetry" in etcdstore.__all__
+    assert etcd.StoreRetry is StoreRetry
+    assert "StoreRetry" in etcd.__all__
 
 
 def test_its_module_and_the_local_store_load_no_etcd_client() -> None:
@@ -84,3 +88,151 @@ def test_again_lets_any_other_error_through_at_once(ws: Workspace) -> None:
     with pytest.raises(EnvironmentFailure, match="the disk is full"):
         ws.again(fails)
     assert calls == [1]
+
+
+# -- the policy ----------------------------------------------------------------------------------
+
+
+class Clock:
+    """A clock that moves only when the policy sleeps: pauses cost no time in a test."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.slept: list[float] = []
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def policy(attempts: int, clock: Clock, **options: Any) -> Retry:
+    return Retry(attempts, sleep=clock.sleep, clock=clock, **options)
+
+
+def beaten(times: int, calls: list[int]) -> Callable[[], str]:
+    """Work that loses ``times`` times to another writer, then succeeds."""
+
+    def work() -> str:
+        calls.append(len(calls))
+        if len(calls) <= times:
+            raise StoreRetry("another writer got in first")
+        return "done"
+
+    return work
+
+
+def test_a_policy_attempts_again_on_what_it_retries_on_until_one_succeeds() -> None:
+    clock, calls = Clock(), list[int]()
+    assert policy(5, clock)(beaten(3, calls)) == "done"
+    assert calls == [0, 1, 2, 3]
+    assert clock.slept == []  # no delay: no pause
+
+
+def test_the_pauses_back_off_exponentially_up_to_the_longest() -> None:
+    clock, calls = Clock(), list[int]()
+    retry = policy(6, clock, delay=0.01, max_delay=0.05)
+    assert retry(beaten(5, calls)) == "done"
+    assert clock.slept == pytest.approx([0.01, 0.02, 0.04, 0.05, 0.05])
+
+
+def test_a_constant_and_a_linear_back_off() -> None:
+    assert [Retry(9, delay=0.2, backoff=1.0).pause(n) for n in range(3)] == [0.2, 0.2, 0.2]
+    linear = Retry(9, delay=0.01, backoff=1.0, step=0.01)
+    assert [linear.pause(n) for n in range(4)] == pytest.approx([0.01, 0.02, 0.03, 0.04])
+
+
+def test_a_jittered_pause_lies_between_nothing_and_the_back_off() -> None:
+    retry = Retry(9, delay=0.002, max_delay=0.128, jitter=True)
+    for attempt in range(12):
+        pauses = [retry.pause(attempt) for _ in range(50)]
+        assert all(0.0 <= p <= min(0.002 * 2**attempt, 0.128) for p in pauses)
+        assert len(set(pauses)) > 1  # random, not the bound itself
+
+
+def test_a_policy_gives_up_after_its_attempts_with_the_error_it_names() -> None:
+    clock, calls = Clock(), list[int]()
+    retry = policy(3, clock, delay=1.0, give_up=lambda last: EnvironmentFailure(f"lost: {last}"))
+    with pytest.raises(EnvironmentFailure, match="lost: another writer got in first") as caught:
+        retry(beaten(10, calls))
+    assert calls == [0, 1, 2]
+    assert clock.slept == [1.0, 2.0]  # none after the last attempt
+    assert caught.value.__suppress_context__
+
+
+def test_without_a_give_up_the_last_error_goes_through() -> None:
+    calls: list[int] = []
+    with pytest.raises(StoreRetry, match="another writer"):
+        policy(2, Clock())(beaten(10, calls))
+    assert calls == [0, 1]
+
+
+def test_any_other_error_goes_through_at_once() -> None:
+    calls: list[int] = []
+
+    def fails() -> None:
+        calls.append(1)
+        raise EnvironmentFailure("the disk is full")
+
+    with pytest.raises(EnvironmentFailure, match="the disk is full"):
+        policy(5, Clock())(fails)
+    assert calls == [1]
+
+
+def test_what_it_retries_on_is_the_policys_to_say() -> None:
+    calls: list[int] = []
+
+    def flaky() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise TimeoutError("not yet")
+        return "up"
+
+    assert policy(3, Clock(), on=(TimeoutError,))(flaky) == "up"
+    calls.clear()
+    with pytest.raises(TimeoutError):
+        policy(3, Clock())(flaky)  # StoreRetry only, by default: the first timeout goes through
+    assert calls == [1]
+
+
+def test_the_work_gets_its_arguments() -> None:
+    assert policy(1, Clock())(lambda a, b: a + b, 2, 3) == 5
+
+
+def test_no_attempt_starts_past_the_deadline() -> None:
+    clock, calls = Clock(), list[int]()
+    retry = policy(100, clock, delay=1.0, backoff=1.0, deadline=3.5)
+    with pytest.raises(StoreRetry):
+        retry(beaten(100, calls))
+    assert calls == [0, 1, 2, 3]  # at 0, 1, 2 and 3 s: the next would start at 4
+    assert clock.slept == [1.0, 1.0, 1.0]
+
+
+def test_tries_counts_the_attempts_of_a_loop_that_checks_a_result() -> None:
+    clock = Clock()
+    seen = list(policy(4, clock, delay=0.5, backoff=1.0).tries())
+    assert seen == [0, 1, 2, 3]
+    assert clock.slept == [0.5, 0.5, 0.5]
+    found = None
+    for attempt in policy(10, clock).tries():
+        if attempt == 2:
+            found = attempt
+            break
+    assert found == 2
+
+
+def test_a_policy_needs_one_attempt_at_least() -> None:
+    with pytest.raises(ValueError, match="at least one attempt"):
+        Retry(0)
+
+
+def test_a_read_uses_no_random_nor_threads_to_retry() -> None:
+    probe = (
+        "import sys; from memkeeper.store.retry import Retry; "
+        "list(Retry(3, delay=0.0).tries()); Retry(2)(lambda: 1); "
+        "print(sorted(m for m in ('random', 'threading', 'typing') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

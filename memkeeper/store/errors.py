@@ -1,0 +1,22 @@
+"""``StoreUnavailable``: a shared store none of whose members answers.
+
+An ``EnvironmentFailure`` with ``reason="store_unavailable"`` (exit 1, the same JSON as
+before it had a class of its own), so that whoever can carry on without the store — ``read``
+answering from the file, the hooks deciding without the claims, the daemon waiting for the
+store to come back — catches it by its class. Its own module, so that they can without
+importing the etcd client. (``StoreRetry``, a request to run again rather than an error, is
+``store.retry``'s.)
+"""
+
+from __future__ import annotations
+
+from memkeeper.errors import EnvironmentFailure
+
+
+class StoreUnavailable(EnvironmentFailure):
+    """No member of the shared store's cluster answered: nothing was changed."""
+
+    reason = "store_unavailable"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, reason="store_unavailable")

@@ -1,0 +1,82 @@
+"""The etcd store's key layout, format version ``FORMAT_VERSION`` (the ``P/format`` key).
+
+Keys, under the prefix ``P`` (bytes ending in ``/``); ``\\0`` separates a path from what
+follows it (neither paths nor keys hold one); numbers are zero-padded to 20 digits so key
+order is numeric order; values are compact JSON (``codec``):
+
+- ``P/format``: the layout's version, ``FORMAT_VERSION`` in ASCII digits — written by the first
+  memkeeper to use the prefix (or the first of this release to use a prefix an older one
+  wrote), checked by every store that opens it: one of another version is refused;
+- ``P/file/<path>``: ``[file_rev, file_hash]``;
+- ``P/sec/<path>``: every section row of the file in ONE key,
+  ``{key: [ord, rev, hash, present, title, level, base, heading, body, lines]}``;
+- ``P/body/<path>\\0<key>\\0<rev>``: a section's body at an older rev (the merge bases);
+- ``P/ev/<id>``: an event, ``[ts, actor, type, path, section, data, prev, hash]``;
+- ``P/cache/<key>``: cached text; ``P/cache/events:head`` is the chain's head ``"ID HASH"``
+  (the same cache key as SQLite's);
+- ``P/evp/<path>\\0<s>\\0<id>`` (empty): the events about a path, ``s`` being ``-`` for
+  the whole file and ``+KEY`` for a section; ``P/evl/<path>\\0<s>``: the id of the last one;
+- ``P/evt/<type>\\0<ts>\\0<id>``: ``data.reason`` as JSON — events by type from a time on,
+  and their count by reason, without reading the events;
+- ``P/evc/<claim id>\\0<id>`` (empty): claim.released / expired / aborted events by claim;
+- ``P/tally/<kind>\\0<at>\\0<random>``: ``at`` (``%020.6f`` in the key, exact in the value);
+- ``P/rec/<id>``: a reconciliation; ``P/reco/<path>\\0<region>``: the id of the open one;
+- ``P/prop/<id>``: a proposal;
+- ``P/ver/<path>\\0<file hash>``: the ``file_rev`` at which the file had those bytes (the
+  last ``KEEP_VERSIONS``): how a root tells a version it is behind on from an edit;
+- ``P/pend/<path>\\0<seq>``: a pending write; ``P/gen/pend`` changes on every drop;
+- ``P/seq/<name>``: the last id handed out (``rec``, ``prop``, ``pend``);
+- ``P/lease/claim\\0<id>``: a claim, ``[token, agent, mode, targets, priority, strict,
+  granted_at, expires_at, objective]``;
+- ``P/lease/wait\\0<id>``: a queued request and its wait, ``[arrival, agent, mode, targets,
+  priority, strict, ttl, objective, pid, deadline, state, reason]``;
+- ``P/lease/claim\\0`` and ``P/lease/wait\\0`` (the empty id: claim and request ids are
+  never empty): a random value, changed by every drop of a claim / a waiter;
+- ``P/ctr/<name>``: a counter of ``bump`` (``token``: the highest fencing token ever issued;
+  ``request``: the last arrival number).
+
+Why the section rows of a file share one key, not one key each (a first design's):
+every change of a section changes its file's ``file_rev`` and ``file_hash`` too, so two writes
+to one file conflict whatever the granularity — and one key makes indexing a file of any
+section count one operation, and reading a section one get. Bodies bytes are stored as text
+when they are UTF-8 (memkeeper indexes only UTF-8 files), else as ``{"b64": …}``.
+
+A change of this layout that an older memkeeper would misread raises ``FORMAT_VERSION``.
+"""
+
+from __future__ import annotations
+
+FORMAT_VERSION = 1
+EVENTS_HEAD = "events:head"  # as in SQLite's store: the cache key of the chain's head
+CLAIMS, WAITERS = "claim", "wait"  # the two tables under P/lease/
+_N = "{:020d}"
+
+
+def key(prefix: bytes, table: str, *parts: str) -> bytes:
+    """``P/<table>/<parts joined by NUL>``."""
+    return prefix + table.encode() + b"/" + "\0".join(parts).encode()
+
+
+def format_key(prefix: bytes) -> bytes:
+    """``P/format``: the version of the layout the prefix holds."""
+    return prefix + b"format"
+
+
+def number(value: int) -> str:
+    """A number as it sorts in a key: zero-padded to 20 digits."""
+    return _N.format(value)
+
+
+def number_of(key_: bytes) -> int:
+    """The number a key ends with (``number``'s 20 digits)."""
+    return int(key_[-20:])
+
+
+def about(section: str | None) -> str:
+    """An event's section in an index key: ``-`` for the whole file, ``+KEY`` for one."""
+    return "-" if section is None else "+" + section
+
+
+def at(seconds: float) -> str:
+    """A time as it sorts in a key: ``%020.6f``."""
+    return f"{seconds:020.6f}"

@@ -1,0 +1,227 @@
+"""The state store's interface, one ``Protocol`` per domain, and ``StateStore``, all of them
+with the transactions: what ``store.sqlite.Store`` and ``store.etcd.EtcdStore`` both offer,
+and all that ``ops/``, the daemon and the hooks may call on a store they are given.
+
+Each domain is one module in each backend (``store/sqlite/<domain>.py``,
+``store/etcd/<domain>.py``) and one contract file (``tests/store/contract/test_<domain>.py``);
+``tests/test_architecture.py`` checks that both backends implement every protocol here, by
+name and signature, and mypy checks it wherever a ``StateStore`` is declared. A new domain —
+a work queue, a mailbox — is a protocol here, a module in each backend and a contract file.
+
+Where the in-between methods went:
+
+- the bodies of sections (the bases of three-way merges) and the versions of files are
+  ``FileStore``'s: ``put_sections`` keeps a section's bodies in the same statements, and a
+  version names a file's ``file_rev``; proposals, the merges that could not land, are
+  ``ProposalStore``'s alone;
+- tallies — counts of occurrences not worth an event, read over a window as events are — are
+  ``EventStore``'s;
+- the cache of derived facts is ``StateStore``'s own, beside the transactions: any domain may
+  keep a fact there (the events' head, the policy's verdicts), and SQLite's keeps it in the
+  transaction it is given or in one of its own;
+- the prefetches are ``StateStore``'s too: they belong to a transaction (``writing()``), not
+  to one domain's keys.
+
+Write inside ``writing()``; a method called outside one commits alone (SQLite's autocommit,
+etcd's transaction of its own).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from contextlib import AbstractContextManager
+
+    from memkeeper.claims.decisions import Claim
+    from memkeeper.claims.waiters import WaiterRow
+    from memkeeper.records import (
+        Event,
+        FileState,
+        PendingWrite,
+        Proposal,
+        Reconciliation,
+        SectionRow,
+    )
+
+
+class FileStore(Protocol):
+    """Files and their sections — each file's state, its section rows, each section's recent
+    bodies — and the versions a shared store remembers of each file."""
+
+    def file_state(self, path: str) -> FileState | None: ...
+
+    def indexed_section(self, path: str, key: str) -> tuple[FileState, SectionRow] | None: ...
+
+    def section_candidates(self, path: str, ref: str) -> list[tuple[FileState, SectionRow]]: ...
+
+    def splice_context(self, path: str, ord_: int) -> tuple[int, bytes | None]: ...
+
+    def section_keys(self, path: str) -> list[tuple[str, str]]: ...
+
+    def sections(self, path: str, *, with_absent: bool = False) -> list[SectionRow]: ...
+
+    def indexed_paths(self) -> list[str]: ...
+
+    def put_file(self, path: str, state: FileState) -> None: ...
+
+    def put_sections(self, path: str, rows: Iterable[SectionRow]) -> None: ...
+
+    def keep_bodies(self, path: str, rows: Iterable[SectionRow]) -> None: ...
+
+    def body_at(self, path: str, key: str, rev: int) -> bytes | None: ...
+
+    def keep_version(self, path: str, file_hash: str, file_rev: int) -> None: ...
+
+    def version_rev(self, path: str, file_hash: str) -> int | None: ...
+
+
+class EventStore(Protocol):
+    """The hash-chained event log, and tallies."""
+
+    def append_event(
+        self,
+        ts: str,
+        actor: str,
+        type: str,
+        path: str | None,
+        section: str | None,
+        data: dict[str, Any],
+    ) -> Event: ...
+
+    def events_head(self) -> tuple[int, str] | None: ...
+
+    def last_event(self) -> Event | None: ...
+
+    def events(self, since: int = 0, limit: int | None = None) -> list[Event]: ...
+
+    def events_of(self, path: str, section: str | None, limit: int) -> list[Event]: ...
+
+    def last_events(self, path: str) -> dict[str | None, Event]: ...
+
+    def events_typed(self, types: tuple[str, ...], since_ts: str) -> list[Event]: ...
+
+    def count_events(self, type: str, since_ts: str, reason: str | None = None) -> int: ...
+
+    def last_claim_event(self, claim_id: str) -> Event | None: ...
+
+    def tally(self, kind: str, at: float, keep_s: float = 3600.0) -> None: ...
+
+    def tally_count(self, kind: str, since: float) -> int: ...
+
+
+class ClaimStore(Protocol):
+    """Claims, queued requests (waiters) and counters (fencing tokens, arrivals)."""
+
+    def bump(self, counter: str) -> int: ...
+
+    def any_live_claim(self, now: float) -> bool: ...
+
+    def claim_rows(self, expired_by: float | None = None) -> list[Claim]: ...
+
+    def claim_row(self, claim_id: str) -> Claim | None: ...
+
+    def claim_table(self) -> tuple[list[Claim], list[WaiterRow]]: ...
+
+    def put_claim(self, c: Claim) -> None: ...
+
+    def drop_claim(self, claim_id: str) -> None: ...
+
+    def earliest_expiry(self, now: float) -> float | None: ...
+
+    def put_waiter(self, w: WaiterRow) -> None: ...
+
+    def waiter_rows(self) -> list[WaiterRow]: ...
+
+    def settle_waiter(self, request_id: str, state: str, reason: str | None = None) -> None: ...
+
+    def drop_waiter(self, request_id: str) -> None: ...
+
+
+class ProposalStore(Protocol):
+    """Proposals: the bodies of merges that could not land, until applied or dropped."""
+
+    def open_proposal(
+        self, path: str, section: str, base_rev: int, body: bytes, agent: str, at: str
+    ) -> Proposal: ...
+
+    def proposals(self, *, closed: bool = False) -> list[Proposal]: ...
+
+    def proposal(self, proposal_id: int) -> Proposal | None: ...
+
+    def close_proposal(
+        self, proposal_id: int, state: str, by: str, at: str, rev: int | None = None
+    ) -> None: ...
+
+
+class ReconciliationStore(Protocol):
+    """Reconciliations: hand edits of generated regions (and diverged files), until resolved."""
+
+    def open_reconciliation(
+        self, path: str, region: str, human: str, generated: str, by: str, at: str
+    ) -> tuple[Reconciliation, bool]: ...
+
+    def reconciliations(
+        self, *, resolved: bool = False, path: str | None = None
+    ) -> list[Reconciliation]: ...
+
+    def reconciliation(self, rec_id: int) -> Reconciliation | None: ...
+
+    def resolve_reconciliation(self, rec_id: int, resolution: str, by: str, at: str) -> None: ...
+
+
+class PendingStore(Protocol):
+    """Pending writes: file replaces committed before they happen on disk."""
+
+    def put_pending(self, write: PendingWrite) -> None: ...
+
+    def pending(self, path: str) -> list[PendingWrite]: ...
+
+    def pending_count(self, path: str) -> tuple[int, float | None]: ...
+
+    def pending_paths(self, before: float) -> list[str]: ...
+
+    def drop_pending(self, path: str) -> None: ...
+
+
+class StateStore(
+    FileStore,
+    EventStore,
+    ClaimStore,
+    ProposalStore,
+    ReconciliationStore,
+    PendingStore,
+    Protocol,
+):
+    """A whole store: every domain, and the transactions, prefetches and cache they share."""
+
+    def writing(self, *, durable: bool = True) -> AbstractContextManager[None]: ...
+
+    def reading(self) -> AbstractContextManager[None]: ...
+
+    def close(self) -> None: ...
+
+    def trim_log(self, limit: int = ...) -> None: ...
+
+    def prefetch_file(self, path: str) -> None: ...
+
+    def prefetch_claims(self) -> None: ...
+
+    def data_version(self) -> int: ...
+
+    def cached(self, key: str) -> str | None: ...
+
+    def cache(self, key: str, value: str) -> None: ...
+
+
+# The module that holds each domain in each backend (``store/<backend>/<module>.py``); the
+# transactions, prefetches and cache, ``StateStore``'s own, are each backend's ``core``.
+DOMAINS: dict[str, type[Any]] = {
+    "files": FileStore,
+    "events": EventStore,
+    "claims": ClaimStore,
+    "proposals": ProposalStore,
+    "reconciliations": ReconciliationStore,
+    "pending": PendingStore,
+}

@@ -1,0 +1,196 @@
+"""The SQLite store's core: its connection, its transactions and the small cache; each domain's
+tables are a mixin of it (``files``, ``events``, ``claims``, ``proposals``,
+``reconciliations``, ``pending``), assembled into ``Store`` by the package.
+
+Every writing operation runs inside ``writing()``, one ``BEGIN IMMEDIATE`` transaction (a
+deferred read-then-write fails at once with SQLITE_BUSY_SNAPSHOT); reads that need a
+consistent snapshot run inside ``reading()``. WAL mode; a durable commit returns once the log
+is synced (``walsync``: commits with ``synchronous=NORMAL``, then one shared ``fdatasync`` of
+the log for every commit made before it — group commit). A successful patch is a promise to
+an agent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+
+from memkeeper.errors import EnvironmentFailure
+from memkeeper.fs import files as fsio
+from memkeeper.names import LOCKS_DIR, STATE_DB
+from memkeeper.store.sqlite import schema, walsync
+from memkeeper.store.sqlite.netfs import refuse_network_filesystem
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Self
+
+BUSY_TIMEOUT_S = 60.0
+WAL_TRIM_BYTES = 1024 * 1024
+
+
+class SqliteCore:
+    """One connection to the memory home's database."""
+
+    def __init__(self, connection: sqlite3.Connection, wal: str = "") -> None:
+        self._db = connection
+        self._wal = wal
+
+    @classmethod
+    def open(cls, home: str) -> Self:
+        """Open (creating if needed) the store in the memory home directory ``home``;
+        ``EnvironmentFailure`` on a network filesystem, before anything is written there."""
+        refuse_network_filesystem(home)
+        first = not os.path.exists(os.path.join(home, STATE_DB))
+        if first:
+            prepare_home(home)
+        try:
+            db = sqlite3.connect(
+                os.path.join(home, STATE_DB),
+                timeout=BUSY_TIMEOUT_S,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            try:
+                # The log's sync is walsync's, shared.
+                db.execute("PRAGMA synchronous=NORMAL")
+                store = cls(db, os.path.join(home, STATE_DB + "-wal"))
+                if first or _user_version(db) != schema.SCHEMA_VERSION:
+                    store._migrate(home)
+            except BaseException:
+                db.close()
+                raise
+        except sqlite3.Error as exc:
+            raise EnvironmentFailure(
+                f"{home}/state.db: cannot open the state store: {exc}"
+            ) from exc
+        return store
+
+    def close(self) -> None:
+        self._db.close()
+
+    def prefetch_file(self, path: str) -> None:
+        """A shared store's round-trip saver (``EtcdStore.prefetch_file``): nothing to do for
+        a local one."""
+
+    def prefetch_claims(self) -> None:
+        """As ``prefetch_file``, for a claim operation: nothing to do here."""
+
+    def trim_log(self, limit: int = WAL_TRIM_BYTES) -> None:
+        """Fold a write-ahead log grown past ``limit`` back into the database and truncate it.
+
+        The CLI exits without closing (closing checkpoints, which costs syncs on every call),
+        so nothing else would stop the WAL growing — and every new process reads it through.
+        """
+        try:
+            size = os.path.getsize(self._wal)
+        except OSError:
+            return
+        if size > limit and not self._db.in_transaction:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+
+    def _migrate(self, home: str) -> None:
+        """Create or upgrade the schema; processes racing to do it take turns on a lock
+        (switching to WAL while another connection holds the database fails at once)."""
+        os.makedirs(os.path.join(home, LOCKS_DIR), exist_ok=True)
+        with fsio.file_lock(os.path.join(home, LOCKS_DIR, "schema.lock")):
+            if self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0] != "wal":
+                raise EnvironmentFailure("the state store cannot use WAL mode on this filesystem")
+            with self.writing():
+                schema.create_or_upgrade(self._db)
+            # A schema counts no changes: synced here, not by writing().
+            self._sync_log()
+
+    # -- transactions -------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def writing(self, *, durable: bool = True) -> Iterator[None]:
+        """One ``BEGIN IMMEDIATE`` transaction: committed on success, rolled back on error;
+        a durable one returns once the log holding its commit is synced (``walsync``, shared
+        with the commits of other threads made meanwhile).
+
+        ``durable=False`` commits without waiting for the disk: a power cut may undo it —
+        never a crash of the process, and never once a later durable commit has synced the
+        log, which holds it first. For what can be redone or only ages out: a claim's release
+        (the claim lives until its TTL)."""
+        changes = self._db.total_changes
+        with self._transaction("BEGIN IMMEDIATE"):
+            yield
+        # One that wrote nothing has nothing to sync.
+        if durable and self._db.total_changes != changes:
+            self._sync_log()
+
+    def _sync_log(self) -> None:
+        try:
+            walsync.for_log(self._wal).sync()
+        except OSError as exc:
+            raise EnvironmentFailure(
+                f"state store: cannot sync its log {self._wal}: {exc.strerror} — the last "
+                "change may not survive a power cut; check the disk"
+            ) from exc
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """A consistent snapshot for several reads."""
+        with self._transaction("BEGIN"):
+            yield
+
+    @contextlib.contextmanager
+    def _transaction(self, begin: str) -> Iterator[None]:
+        try:
+            self._db.execute(begin)
+        except sqlite3.Error as exc:
+            raise EnvironmentFailure(f"state store: cannot begin a transaction: {exc}") from exc
+        try:
+            yield
+        except BaseException:
+            self._rollback()
+            raise
+        try:
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._rollback()
+            raise EnvironmentFailure(f"state store: commit failed: {exc}") from exc
+
+    def _rollback(self) -> None:
+        """Roll back unless SQLite already did (RAISE(ROLLBACK), SQLITE_FULL, …): a second
+        ROLLBACK would raise and hide the error that caused it."""
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
+
+    def data_version(self) -> int:
+        """SQLite's counter of commits by other connections: a change signal that costs no
+        read of any table (the dashboard polls it)."""
+        return int(self._db.execute("PRAGMA data_version").fetchone()[0])
+
+    # -- small cache (parsed policy facts keyed by content hash) -------------------------
+
+    def cached(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM cache WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def cache(self, key: str, value: str) -> None:
+        """Remember a derived fact, inside the current transaction or in one of its own."""
+        if self._db.in_transaction:
+            self._db.execute(
+                "INSERT OR REPLACE INTO cache (key, value) VALUES (?, ?)", (key, value)
+            )
+            return
+        # Derived: a power cut that undoes it costs a recomputation.
+        with self.writing(durable=False):
+            self.cache(key, value)
+
+
+def _user_version(db: sqlite3.Connection) -> int:
+    return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+
+def prepare_home(home: str) -> None:
+    """Create ``.memkeeper/`` with its ``.gitignore`` of ``*`` and its lock directory."""
+    os.makedirs(os.path.join(home, LOCKS_DIR), exist_ok=True)
+    ignore = os.path.join(home, ".gitignore")
+    if not os.path.exists(ignore):
+        with open(ignore, "w", encoding="utf-8") as handle:
+            handle.write("*\n")

@@ -1,0 +1,152 @@
+"""The files, sections and bodies tables of the SQLite store: each managed file's state, its
+sections' rows, and each section's recent bodies (the bases of three-way merges, kept by
+``put_sections`` in the same statements' transaction).
+
+A mixin of ``Store`` (it shares the one connection and its transactions). Call the writing
+methods inside ``Store.writing()``. Only managed files' sections reach these tables: a private
+file is never indexed, so its text is never kept.
+"""
+
+from __future__ import annotations
+
+from memkeeper.records import FileState, SectionRow
+from memkeeper.store.bodies import prune_cut
+from memkeeper.store.sqlite.core import SqliteCore
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
+_ROW_COLUMNS = "key, ord, rev, hash, present, title, level, base, heading, body, lines"
+_COLS = _ROW_COLUMNS.split(", ")
+
+
+def _row(values: tuple[Any, ...]) -> SectionRow:
+    key, ord_, rev, hash_, present, title, level, base, heading, body, lines = values
+    return SectionRow(
+        key, ord_, rev, hash_, bool(present), title, level, base, bytes(heading), bytes(body), lines
+    )
+
+
+class FileRows(SqliteCore):
+    def file_state(self, path: str) -> FileState | None:
+        row = self._db.execute(
+            "SELECT file_rev, file_hash FROM files WHERE path = ?", (path,)
+        ).fetchone()
+        return None if row is None else FileState(row[0], row[1])
+
+    def indexed_section(self, path: str, key: str) -> tuple[FileState, SectionRow] | None:
+        """The file's state and one present section, read together (one statement)."""
+        row = self._db.execute(
+            f"SELECT f.file_rev, f.file_hash, {', '.join('s.' + c for c in _COLS)} "
+            "FROM files f JOIN sections s ON s.path = f.path "
+            "WHERE f.path = ? AND s.key = ? AND s.present",
+            (path, key),
+        ).fetchone()
+        return None if row is None else (FileState(row[0], row[1]), _row(row[2:]))
+
+    def section_candidates(self, path: str, ref: str) -> list[tuple[FileState, SectionRow]]:
+        """The file's state and each present section ``ref`` may name — its key, its base,
+        or its key's last segment — in one statement (``refs.resolve_key`` decides)."""
+        rows = self._db.execute(
+            f"SELECT f.file_rev, f.file_hash, {', '.join('s.' + c for c in _COLS)} "
+            "FROM files f JOIN sections s ON s.path = f.path "
+            "WHERE f.path = ? AND s.present AND (s.key = ? OR s.base = ? OR "
+            "substr(s.key, -?) = ?) ORDER BY s.ord",
+            (path, ref, ref, len(ref) + 1, "/" + ref),
+        ).fetchall()
+        return [(FileState(row[0], row[1]), _row(row[2:])) for row in rows]
+
+    def splice_context(self, path: str, ord_: int) -> tuple[int, bytes | None]:
+        """What a patch of the section at ``ord_`` needs around it, in one statement: the
+        size of the present sections before it and the heading of the one after (None)."""
+        size, heading = self._db.execute(
+            "SELECT (SELECT COALESCE(SUM(size), 0) FROM sections "
+            "WHERE path = ? AND present AND ord < ?), "
+            "(SELECT heading FROM sections WHERE path = ? AND present AND ord = ?)",
+            (path, ord_, path, ord_ + 1),
+        ).fetchone()
+        return int(size), None if heading is None else bytes(heading)
+
+    def section_keys(self, path: str) -> list[tuple[str, str]]:
+        """``(key, base)`` of the file's present sections in document order."""
+        return self._db.execute(
+            "SELECT key, base FROM sections WHERE path = ? AND present ORDER BY ord", (path,)
+        ).fetchall()
+
+    def sections(self, path: str, *, with_absent: bool = False) -> list[SectionRow]:
+        where = "" if with_absent else "AND present"
+        rows = self._db.execute(
+            f"SELECT {_ROW_COLUMNS} FROM sections WHERE path = ? {where} "
+            "ORDER BY present DESC, ord",
+            (path,),
+        ).fetchall()
+        return [_row(r) for r in rows]
+
+    def indexed_paths(self) -> list[str]:
+        return [r[0] for r in self._db.execute("SELECT path FROM files ORDER BY path")]
+
+    def put_file(self, path: str, state: FileState) -> None:
+        self._db.execute(
+            "INSERT INTO files (path, file_rev, file_hash) VALUES (?, ?, ?) "
+            "ON CONFLICT (path) DO UPDATE SET file_rev = excluded.file_rev, "
+            "file_hash = excluded.file_hash",
+            (path, state.file_rev, state.file_hash),
+        )
+
+    def put_sections(self, path: str, rows: Iterable[SectionRow]) -> None:
+        """Insert or replace these section rows of ``path`` (and keep their bodies)."""
+        rows = list(rows)
+        self.keep_bodies(path, rows)
+        self._db.executemany(
+            f"INSERT OR REPLACE INTO sections (path, {_ROW_COLUMNS}, size) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    path,
+                    r.key,
+                    r.ord,
+                    r.rev,
+                    r.hash,
+                    int(r.present),
+                    r.title,
+                    r.level,
+                    r.base,
+                    r.heading,
+                    r.body,
+                    r.lines,
+                    len(r.heading) + len(r.body),
+                )
+                for r in rows
+            ],
+        )
+
+    def keep_bodies(self, path: str, rows: Iterable[SectionRow]) -> None:
+        """Remember the body of each present row at its rev, forgetting the older ones when a
+        prune is due (``store.bodies``)."""
+        kept = [(path, r.key, r.rev, r.body) for r in rows if r.present]
+        if not kept:
+            return
+        self._db.executemany(
+            "INSERT OR IGNORE INTO bodies (path, key, rev, body) VALUES (?, ?, ?, ?)", kept
+        )
+        cuts = [(p, k, prune_cut(rev)) for p, k, rev, _ in kept]
+        due = [(p, k, cut) for p, k, cut in cuts if cut is not None]
+        if due:
+            self._db.executemany("DELETE FROM bodies WHERE path = ? AND key = ? AND rev <= ?", due)
+
+    def body_at(self, path: str, key: str, rev: int) -> bytes | None:
+        """The section's body at ``rev``, if it is still kept."""
+        row = self._db.execute(
+            "SELECT body FROM bodies WHERE path = ? AND key = ? AND rev = ?", (path, key, rev)
+        ).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def keep_version(self, path: str, file_hash: str, file_rev: int) -> None:
+        """A shared store's record of the versions a file had (``EtcdStore.keep_version``):
+        one root's files are the local store's own, with no other versions to recognise."""
+
+    def version_rev(self, path: str, file_hash: str) -> int | None:
+        """As ``keep_version``: none here."""
+        return None

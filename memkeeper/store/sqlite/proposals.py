@@ -1,0 +1,60 @@
+"""The proposals table of the SQLite store: the bodies of merges that could not land, kept
+until applied or dropped (the bases of merges, each section's recent bodies, are ``files``').
+
+A mixin of ``Store`` (it shares the one connection and its transactions). Call the writing
+methods inside ``Store.writing()``.
+"""
+
+from __future__ import annotations
+
+from memkeeper.records import Proposal
+from memkeeper.store.sqlite.core import SqliteCore
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+class ProposalRows(SqliteCore):
+    def open_proposal(
+        self, path: str, section: str, base_rev: int, body: bytes, agent: str, at: str
+    ) -> Proposal:
+        cursor = self._db.execute(
+            "INSERT INTO proposals (path, section, base_rev, body, agent, opened_at, state) "
+            "VALUES (?, ?, ?, ?, ?, ?, 'open')",
+            (path, section, base_rev, body, agent, at),
+        )
+        assert cursor.lastrowid is not None
+        return Proposal(
+            cursor.lastrowid, path, section, base_rev, body, agent, at, "open", None, None, None
+        )
+
+    def proposals(self, *, closed: bool = False) -> list[Proposal]:
+        """Open proposals by id (closed ones too with ``closed=True``)."""
+        clause = "" if closed else "WHERE state = 'open'"
+        sql = f"SELECT {_COLUMNS} FROM proposals {clause} ORDER BY id"
+        return [_proposal(r) for r in self._db.execute(sql).fetchall()]
+
+    def proposal(self, proposal_id: int) -> Proposal | None:
+        sql = f"SELECT {_COLUMNS} FROM proposals WHERE id = ?"
+        row = self._db.execute(sql, (proposal_id,)).fetchone()
+        return None if row is None else _proposal(row)
+
+    def close_proposal(
+        self, proposal_id: int, state: str, by: str, at: str, rev: int | None = None
+    ) -> None:
+        """Mark an open proposal ``applied`` (landing as ``rev``) or ``dropped``."""
+        self._db.execute(
+            "UPDATE proposals SET state = ?, closed_by = ?, closed_at = ?, rev = ? "
+            "WHERE id = ? AND state = 'open'",
+            (state, by, at, rev, proposal_id),
+        )
+
+
+_COLUMNS = ", ".join(Proposal.__slots__)
+
+
+def _proposal(row: tuple[Any, ...]) -> Proposal:
+    values = list(row)
+    values[4] = bytes(values[4])
+    return Proposal(*values)

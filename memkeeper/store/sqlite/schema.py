@@ -1,0 +1,161 @@
+"""The SQLite store's tables and their version: every statement is ``IF NOT EXISTS``, so an
+upgrade re-runs them all and adds what a store of an older version lacks."""
+
+from __future__ import annotations
+
+from memkeeper.errors import EnvironmentFailure
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import sqlite3
+
+# 1: files, sections, events, cache; 2: + claims, waiters, counters, tallies, reconciliations;
+# 3: + bodies, proposals; 4: + events_by_path; 5: + pending.
+SCHEMA_VERSION = 5
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY,
+    file_rev INTEGER NOT NULL,
+    file_hash TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sections (
+    path TEXT NOT NULL,
+    key TEXT NOT NULL,
+    ord INTEGER NOT NULL,          -- position in the file, meaningless when absent
+    rev INTEGER NOT NULL,          -- never goes back, even across absence
+    hash TEXT,                     -- NULL while the section is absent from the file
+    present INTEGER NOT NULL,
+    title TEXT NOT NULL,
+    level INTEGER NOT NULL,
+    base TEXT NOT NULL,            -- last key segment without the duplicate suffix
+    heading BLOB NOT NULL,
+    body BLOB NOT NULL,
+    size INTEGER NOT NULL,         -- len(heading) + len(body)
+    lines INTEGER NOT NULL,
+    PRIMARY KEY (path, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS sections_by_ord ON sections (path, present, ord);
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY,
+    ts TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    type TEXT NOT NULL,
+    path TEXT,
+    section TEXT,
+    data TEXT NOT NULL,
+    prev TEXT NOT NULL,
+    hash TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_by_type ON events (type, id);
+CREATE INDEX IF NOT EXISTS events_by_path ON events (path, section, id);
+CREATE TABLE IF NOT EXISTS cache (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS claims (  -- granted claims, expired ones until swept
+    id TEXT PRIMARY KEY,
+    token INTEGER NOT NULL UNIQUE,
+    agent TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    targets TEXT NOT NULL,         -- JSON list of normalized targets
+    priority INTEGER NOT NULL,
+    strict INTEGER NOT NULL,
+    granted_at REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    objective TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS claims_by_expiry ON claims (expires_at);
+CREATE TABLE IF NOT EXISTS waiters (  -- queued requests, until their process collects the outcome
+    id TEXT PRIMARY KEY,
+    arrival INTEGER NOT NULL,
+    agent TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    targets TEXT NOT NULL,
+    priority INTEGER NOT NULL,
+    strict INTEGER NOT NULL,
+    ttl REAL NOT NULL,
+    objective TEXT NOT NULL,
+    pid INTEGER NOT NULL,          -- the waiting process: once it is gone the wait is abandoned
+    deadline REAL NOT NULL,
+    state TEXT NOT NULL,           -- waiting, granted or aborted
+    reason TEXT
+);
+CREATE TABLE IF NOT EXISTS counters (  -- token: the highest fencing token ever issued
+    name TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS tallies (  -- lightweight counts kept out of the event log
+    kind TEXT NOT NULL,
+    at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tallies_by_kind ON tallies (kind, at);
+CREATE TABLE IF NOT EXISTS reconciliations (  -- hand edits of generated regions, until resolved
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    region TEXT NOT NULL,
+    human TEXT NOT NULL,           -- the region's text as the human left it
+    generated TEXT NOT NULL,       -- what memkeeper would have written there
+    opened_by TEXT NOT NULL,
+    opened_at TEXT NOT NULL,
+    resolution TEXT,               -- NULL while open, else keep-human, take-generated, undone
+    resolved_by TEXT,
+    resolved_at TEXT
+);
+CREATE UNIQUE INDEX IF NOT EXISTS reconciliations_open ON reconciliations (path, region)
+    WHERE resolution IS NULL;
+CREATE TABLE IF NOT EXISTS bodies (  -- each section's last bodies: the bases of merges
+    path TEXT NOT NULL,
+    key TEXT NOT NULL,
+    rev INTEGER NOT NULL,
+    body BLOB NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS bodies_by_rev ON bodies (path, key, rev);
+CREATE TABLE IF NOT EXISTS proposals (  -- bodies of merges that could not land
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    section TEXT NOT NULL,
+    base_rev INTEGER NOT NULL,
+    body BLOB NOT NULL,
+    agent TEXT NOT NULL,
+    opened_at TEXT NOT NULL,
+    state TEXT NOT NULL,           -- open, applied or dropped
+    closed_by TEXT,
+    closed_at TEXT,
+    rev INTEGER                    -- applied: the rev it landed as
+);
+CREATE TABLE IF NOT EXISTS pending (  -- file replaces committed before they happen on disk
+    seq INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    old_inode INTEGER,             -- the file replaced (NULL: the write creates it) …
+    old_mtime_ns INTEGER,
+    old_size INTEGER,
+    old_hash TEXT,
+    new_inode INTEGER NOT NULL,    -- … and the temp file renamed over it
+    new_hash TEXT NOT NULL,
+    temp TEXT NOT NULL,
+    at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS pending_by_path ON pending (path, seq);
+"""
+
+
+def create_or_upgrade(db: sqlite3.Connection) -> None:
+    """Bring the schema of ``db`` to ``SCHEMA_VERSION``, inside the caller's transaction;
+    ``EnvironmentFailure`` for a store of a newer (or unknown) version."""
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version < SCHEMA_VERSION:
+        for statement in SCHEMA.split(";"):
+            if statement.strip():
+                db.execute(statement)
+        if version < 3:  # the bodies indexed so far are the bases merges can use
+            db.execute(
+                "INSERT OR IGNORE INTO bodies (path, key, rev, body) "
+                "SELECT path, key, rev, body FROM sections WHERE present"
+            )
+        db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+    elif version != SCHEMA_VERSION:
+        raise EnvironmentFailure(
+            f"the state store has schema version {version}, this memkeeper knows "
+            f"{SCHEMA_VERSION} — upgrade memkeeper or remove .memkeeper/ to rebuild it"
+        )

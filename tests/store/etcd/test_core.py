@@ -1,0 +1,407 @@
+"""The etcd store's core: ``prefetch_file`` and ``prefetch_claims`` as one read-only round
+trip whose keys are compared only once read; writes outside a block committing alone and
+retrying (then giving up); nested and inner blocks; a compacted snapshot as ``StoreRetry``;
+the limits of one etcd transaction; an endpoint nobody answers on; and the prefix's format
+version."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memkeeper.errors import EnvironmentFailure
+from memkeeper.records import FileState
+from memkeeper.store.errors import StoreUnavailable
+from memkeeper.store.etcd import EtcdStore, core, keys
+from memkeeper.store.etcd import gateway as etcdgw
+from memkeeper.store.etcd.core import MAX_REQUEST_BYTES, MAX_TXN_OPS
+from memkeeper.store.etcd.gateway import Compare, Gateway, TxnResult
+from memkeeper.store.retry import StoreRetry
+from tests.etcd_cluster import Cluster, free_port
+from tests.store.etcd.conftest import (
+    NOW,
+    STATE,
+    TS,
+    Interrupted,
+    Recording,
+    claim,
+    etcd_only,
+    pending,
+    row,
+    sent,
+    stored,
+    waiter,
+)
+
+# -- prefetching ----------------------------------------------------------------------------
+
+
+@etcd_only
+def test_prefetch_file_reads_what_a_patch_reads_first_in_one_read_only_request(
+    store: EtcdStore, other: EtcdStore
+) -> None:
+    other.put_file("C.md", STATE)
+    other.put_sections("C.md", [row("build", 0)])
+    head = other.append_event(TS[0], "a", "file.indexed", "C.md", None, {})
+    other.put_claim(claim("c1", 1, NOW + 30))
+    with store.writing():
+        store.prefetch_file("C.md")
+        [(path, body)] = sent(store)
+        assert path == "/v3/kv/txn"
+        assert (body["compare"], body["failure"]) == ([], [])
+        assert [list(op) for op in body["success"]] == [["request_range"]] * 4
+        sent(store).clear()
+        assert store.file_state("C.md") == STATE
+        assert store.sections("C.md") == [row("build", 0)]
+        assert store.events_head() == (head.id, head.hash)
+        assert [c.id for c in store.claim_rows()] == ["c1"]
+        assert store.any_live_claim(NOW)
+    assert sent(store) == []  # no read went out, and a block that wrote nothing commits nothing
+
+
+@etcd_only
+def test_prefetch_claims_reads_the_table_the_counters_and_the_head_in_one_request(
+    store: EtcdStore, other: EtcdStore
+) -> None:
+    other.put_claim(claim("c1", 1, NOW + 30))
+    other.put_waiter(waiter("w1", 1))
+    other.bump("token")
+    with store.writing():
+        store.prefetch_claims()
+        assert [path for path, _ in sent(store)] == ["/v3/kv/txn"]
+        sent(store).clear()
+        claims, waiters = store.claim_table()
+        assert ([c.id for c in claims], waiters) == (["c1"], [waiter("w1", 1)])
+        assert (store.bump("token"), store.bump("request")) == (2, 1)
+        assert store.events_head() is None
+        assert sent(store) == []
+    assert [path for path, _ in sent(store)] == ["/v3/kv/txn"]  # the commit, alone
+
+
+@etcd_only
+def test_prefetching_outside_a_block_sends_nothing(store: EtcdStore) -> None:
+    store.prefetch_file("C.md")
+    store.prefetch_claims()
+    assert sent(store) == []
+
+
+@etcd_only
+def test_a_prefetched_key_is_compared_only_once_the_block_reads_it(
+    store: EtcdStore, other: EtcdStore
+) -> None:
+    other.put_file("C.md", STATE)
+    with store.writing():
+        store.prefetch_file("C.md")
+        other.put_file("C.md", FileState(4, "sha256:theirs"))  # fetched, never read: no conflict
+        store.cache("note", "mine")
+    assert store.cached("note") == "mine"
+
+    def fetch_then_read_what_changed() -> None:
+        with store.writing():
+            store.prefetch_file("C.md")
+            other.put_file("C.md", FileState(5, "sha256:theirs"))
+            assert store.file_state("C.md") == FileState(4, "sha256:theirs")  # the snapshot's
+            store.cache("note", "again")
+
+    with pytest.raises(StoreRetry):
+        fetch_then_read_what_changed()
+    assert store.cached("note") == "mine"
+
+
+# -- writes outside a block -----------------------------------------------------------------
+
+
+@etcd_only
+def test_a_write_outside_a_block_commits_alone_and_retries_a_conflict(
+    cluster: Cluster, prefix: bytes, other: EtcdStore
+) -> None:
+    raced = Interrupted(cluster.endpoints, lambda: other.put_pending(pending("a.md", 1.0, 100)))
+    mine = EtcdStore(raced, prefix)
+    raced.times = 1
+    mine.put_pending(pending("a.md", 2.0, 200))  # its first commit finds seq 1 taken
+    assert raced.times == 0
+    assert [(p.seq, p.new_inode) for p in mine.pending("a.md")] == [(1, 100), (2, 200)]
+    mine.close()
+
+
+@etcd_only
+def test_a_write_outside_a_block_gives_up_after_its_attempts(
+    cluster: Cluster, prefix: bytes, other: EtcdStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(core, "AUTOCOMMIT_ATTEMPTS", 3)
+    raced = Interrupted(cluster.endpoints, lambda: (other.bump("token"), other.bump("token")))
+    mine = EtcdStore(raced, prefix)
+    raced.times = 3
+    with pytest.raises(StoreRetry, match="lost to other writers 3 times"):
+        mine.bump("token")
+    assert other.bump("token") == 7  # six of theirs, none of mine
+    mine.close()
+
+
+# -- transactions ---------------------------------------------------------------------------
+
+
+@etcd_only
+def test_a_writing_block_inside_another_is_refused_and_nothing_is_applied(
+    store: EtcdStore,
+) -> None:
+    def nest() -> None:
+        with store.writing():
+            store.put_file("a.md", STATE)
+            with store.writing():
+                pytest.fail("a nested block ran")
+
+    with pytest.raises(EnvironmentFailure, match="nested"):
+        nest()
+    assert store.file_state("a.md") is None
+
+
+@etcd_only
+def test_a_writing_block_inside_reading_commits_alone_and_the_snapshot_stays(
+    store: EtcdStore,
+) -> None:
+    with store.reading():
+        assert store.file_state("a.md") is None
+        with store.writing():
+            store.put_file("a.md", STATE)
+        assert store.file_state("a.md") is None  # still the reading's snapshot
+    assert store.file_state("a.md") == STATE
+
+
+@etcd_only
+def test_a_snapshot_compacted_away_meanwhile_is_a_store_retry(
+    tmp_path: Path, prefix: bytes
+) -> None:
+    own = Cluster(tmp_path).start()  # compacting: not the shared cluster
+    store = EtcdStore(Gateway(own.endpoints), prefix)
+
+    def read_across_a_compaction() -> None:
+        with store.reading():
+            assert store.file_state("a.md") == STATE  # the snapshot: this revision
+            revision = store.gateway.put(b"/elsewhere", b"x")
+            store.gateway.call("/v3/kv/compaction", {"revision": str(revision)})
+            store.file_state("b.md")  # a read at the snapshot, compacted away
+
+    try:
+        store.put_file("a.md", STATE)
+        with pytest.raises(StoreRetry, match="compacted"):
+            read_across_a_compaction()
+    finally:
+        store.close()
+        own.stop()
+
+
+@etcd_only
+def test_a_request_etcd_refuses_is_an_environment_failure_of_its_own(store: EtcdStore) -> None:
+    with pytest.raises(EnvironmentFailure) as caught:
+        store.file_state("x" * (2 * 1024 * 1024))  # a key beyond etcd's request size
+    assert caught.value.message.startswith("state store: etcd:")
+    assert "reason" not in caught.value.fields  # neither store_unavailable nor a retry
+
+
+@etcd_only
+def test_a_block_comparing_more_keys_than_etcd_allows_is_refused_before_it_is_sent(
+    store: EtcdStore,
+) -> None:
+    def read_many_then_write() -> None:
+        with store.writing():
+            for n in range(MAX_TXN_OPS + 1):
+                store.file_state(f"f{n}.md")
+            store.put_file("a.md", STATE)
+
+    with pytest.raises(EnvironmentFailure) as caught:
+        read_many_then_write()
+    assert caught.value.fields["reason"] == "store_too_large"
+    assert f"{MAX_TXN_OPS + 1} comparisons" in caught.value.message
+    assert {path for path, _ in sent(store)} == {"/v3/kv/range"}  # no commit went out
+    assert store.file_state("a.md") is None
+
+
+@etcd_only
+def test_a_change_of_more_bytes_than_one_request_takes_is_refused_whole(
+    store: EtcdStore,
+) -> None:
+    def index_a_huge_file() -> None:
+        with store.writing():
+            store.put_sections("big.md", [row("log", 0, 1, b"x" * MAX_REQUEST_BYTES)])
+            store.put_file("big.md", STATE)
+
+    with pytest.raises(EnvironmentFailure) as caught:
+        index_a_huge_file()
+    assert caught.value.fields["reason"] == "store_too_large"
+    assert "nothing was written" in caught.value.message
+    assert [path for path, _ in sent(store)] == ["/v3/kv/range"]  # its rows' read: no commit
+    assert stored(store) == {b"format": b"1"}  # nothing but what its first request put
+
+
+# -- an endpoint nobody answers on ----------------------------------------------------------
+
+
+def test_a_store_nobody_answers_for_is_store_unavailable_naming_the_endpoint() -> None:
+    where = f"127.0.0.1:{free_port()}"  # nothing listens there
+    store = EtcdStore.open(where, "/mk/down")
+    reads: list[Callable[[], object]] = [
+        lambda: store.file_state("a.md"),
+        store.indexed_paths,
+        store.events,
+        store.data_version,
+        lambda: store.pending("a.md"),
+    ]
+    for read in reads:
+        with pytest.raises(EnvironmentFailure) as caught:
+            read()
+        assert caught.value.fields["reason"] == "store_unavailable"
+        assert where in caught.value.message
+    with pytest.raises(EnvironmentFailure) as caught:
+        store.cache("k", "v")  # committed alone: not retried as a conflict
+    assert caught.value.fields["reason"] == "store_unavailable"
+    store.close()
+
+
+def test_a_blocks_buffered_writes_fail_at_its_commit_when_nobody_answers() -> None:
+    store = EtcdStore.open(f"127.0.0.1:{free_port()}", "/mk/down")
+    buffered: list[bool] = []
+
+    def write() -> None:
+        with store.writing():
+            store.put_file("a.md", STATE)
+            store.cache("k", "v")
+            buffered.append(True)  # nothing was sent yet
+
+    with pytest.raises(EnvironmentFailure) as caught:
+        write()
+    assert buffered == [True]
+    assert caught.value.fields["reason"] == "store_unavailable"
+    assert "nothing was changed" in caught.value.message
+    store.close()
+
+
+@etcd_only
+def test_open_takes_every_member_and_passes_over_one_that_is_down(
+    cluster: Cluster, prefix: bytes
+) -> None:
+    with pytest.raises(ValueError, match="HOST:PORT"):
+        EtcdStore.open("nowhere", prefix.decode())
+    store = EtcdStore.open(f"127.0.0.1:{free_port()},{cluster.spec}", prefix.decode())
+    try:
+        assert store.prefix == prefix
+        store.put_file("a.md", STATE)
+        assert store.file_state("a.md") == STATE
+    finally:
+        store.gateway.delete(prefix, etcdgw.prefix_end(prefix))
+        store.close()
+
+
+# -- the format version ------------------------------------------------------------------------
+
+
+@etcd_only
+def test_a_fresh_prefix_gets_the_format_version_with_the_first_request(
+    cluster: Cluster, prefix: bytes
+) -> None:
+    fresh = EtcdStore(Gateway(cluster.endpoints), prefix)
+    try:
+        fresh.gateway.delete(prefix, etcdgw.prefix_end(prefix))
+        assert fresh.file_state("a.md") is None  # a read: the key is written all the same
+        assert fresh.gateway.range(prefix + b"format")[1][0].value == b"1"
+        assert str(keys.FORMAT_VERSION).encode() == b"1"
+    finally:
+        fresh.close()
+
+
+@etcd_only
+def test_a_store_opening_a_prefix_that_has_it_only_reads_it(
+    cluster: Cluster, store: EtcdStore, prefix: bytes
+) -> None:
+    second = EtcdStore(Recording(cluster.endpoints), prefix)
+    try:
+        assert second.file_state("a.md") is None
+        assert [path for path, _ in sent(second)] == ["/v3/kv/range", "/v3/kv/range"]
+        second.file_state("a.md")
+        assert len(sent(second)) == 3  # checked once per store
+    finally:
+        second.close()
+
+
+@etcd_only
+def test_a_prefix_an_older_memkeeper_wrote_is_adopted_and_nothing_else_changes(
+    cluster: Cluster, store: EtcdStore, prefix: bytes
+) -> None:
+    store.put_file("a.md", STATE)
+    store.append_event(TS[0], "a", "file.indexed", "a.md", None, {})
+    store.gateway.delete(prefix + b"format")  # as the release before the key left it
+    before = stored(store)
+    older = EtcdStore(Gateway(cluster.endpoints), prefix)
+    try:
+        assert older.file_state("a.md") == STATE
+        assert stored(store) == {**before, b"format": b"1"}
+        assert [e.id for e in older.events()] == [1]
+    finally:
+        older.close()
+
+
+@etcd_only
+@pytest.mark.parametrize("version", [b"2", b"seven"])
+def test_a_prefix_of_another_format_is_refused_saying_what_to_do(
+    cluster: Cluster, store: EtcdStore, prefix: bytes, version: bytes
+) -> None:
+    store.put_file("a.md", STATE)
+    store.gateway.put(prefix + b"format", version)
+    before = stored(store)
+    newer = EtcdStore(Gateway(cluster.endpoints), prefix)
+    try:
+        for _ in range(2):  # refused again: a refusal is not remembered as a check
+            with pytest.raises(EnvironmentFailure) as caught:
+                newer.put_file("b.md", STATE)
+            assert not isinstance(caught.value, StoreUnavailable)
+            assert caught.value.exit_code == 1
+            where = f"etcd://{cluster.spec}{prefix.decode().rstrip('/')}"
+            assert caught.value.message == (
+                f"the shared store {where} has format version {version.decode()}, this memkeeper "
+                "knows 1 — upgrade memkeeper, or name another prefix (MEMKEEPER_STORE, or the "
+                "policy's store:)"
+            )
+        with pytest.raises(EnvironmentFailure, match="format version"):
+            newer.file_state("a.md")
+        assert stored(store) == before  # nothing written
+    finally:
+        newer.close()
+
+
+class FirstUserMeanwhile(Gateway):
+    """A gateway before whose first transaction another store takes the prefix first."""
+
+    def __init__(self, endpoints: Sequence[tuple[str, int]], first: EtcdStore) -> None:
+        super().__init__(endpoints)
+        self.first: EtcdStore | None = first
+
+    def txn(
+        self,
+        compare: Sequence[Compare],
+        success: Sequence[dict[str, Any]],
+        failure: Sequence[dict[str, Any]] = (),
+    ) -> TxnResult:
+        if self.first is not None:
+            self.first.check_format()
+            self.first = None
+        return super().txn(compare, success, failure)
+
+
+@etcd_only
+def test_two_first_users_of_a_prefix_agree_on_its_format(cluster: Cluster, prefix: bytes) -> None:
+    gateway = Gateway(cluster.endpoints)
+    gateway.delete(prefix, etcdgw.prefix_end(prefix))
+    one = EtcdStore(gateway, prefix)
+    two = EtcdStore(FirstUserMeanwhile(cluster.endpoints, one), prefix)
+    try:
+        two.check_format()  # read no key; one put it meanwhile: its put-if-absent lost
+        _, found = gateway.range(prefix + b"format")
+        assert [(kv.value, kv.version) for kv in found] == [(b"1", 1)]  # written once
+        two.put_file("a.md", STATE)
+        assert one.file_state("a.md") == STATE
+    finally:
+        one.close()
+        two.close()

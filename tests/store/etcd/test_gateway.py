@@ -1,0 +1,184 @@
+"""The etcd gateway client against a real etcd: keys, compare-and-swap transactions, leases,
+watches from a revision (and past compaction), and a three-member cluster losing members."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memkeeper.store.etcd import gateway as etcdgw
+from memkeeper.store.etcd.gateway import Compare, EtcdError, Gateway, Unavailable
+from tests.etcd_cluster import Cluster, binary
+
+EXE, WHY = binary()
+pytestmark = pytest.mark.skipif(EXE is None, reason=WHY)
+
+
+@pytest.fixture
+def gw(cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[Gateway]:
+    gateway = Gateway(cluster.endpoints)
+    prefix = f"/t/{request.node.name}/".encode()
+    gateway.delete(prefix, etcdgw.prefix_end(prefix))
+    yield gateway
+    gateway.close()
+
+
+def test_put_range_and_delete(gw: Gateway) -> None:
+    rev = gw.put(b"/t/a/1", b"one")
+    gw.put(b"/t/a/2", b"two\x00\xff")  # any bytes
+    at, found = gw.range(b"/t/a/", etcdgw.prefix_end(b"/t/a/"))
+    assert at >= rev
+    assert [(kv.key, kv.value) for kv in found] == [
+        (b"/t/a/1", b"one"),
+        (b"/t/a/2", b"two\x00\xff"),
+    ]
+    assert found[0].mod_revision == rev
+    assert gw.delete(b"/t/a/", etcdgw.prefix_end(b"/t/a/")) == 2
+    assert gw.range(b"/t/a/1")[1] == []
+
+
+def test_a_txn_compares_and_swaps_and_answers_from_its_failure_branch(gw: Gateway) -> None:
+    key = b"/t/cas/x"
+    created = gw.txn([Compare(key, "VERSION", "EQUAL", 0)], [etcdgw.put(key, b"v1")])
+    assert created.succeeded
+    _, (kv,) = gw.range(key)
+    stale = gw.txn(
+        [Compare(key, "MOD", "EQUAL", kv.mod_revision - 1)],
+        [etcdgw.put(key, b"lost")],
+        [etcdgw.get(key)],
+    )
+    assert not stale.succeeded
+    assert [k.value for k in stale.responses[0]] == [b"v1"]
+    fresh = gw.txn([Compare(key, "MOD", "EQUAL", kv.mod_revision)], [etcdgw.put(key, b"v2")])
+    assert fresh.succeeded
+    assert fresh.revision > kv.mod_revision
+    assert gw.range(key)[1][0].value == b"v2"
+
+
+def test_a_txn_of_many_operations_bumps_the_revision_once(gw: Gateway) -> None:
+    before = gw.put(b"/t/many/0", b"0")
+    done = gw.txn([], [etcdgw.put(f"/t/many/{n}".encode(), b"x") for n in range(1, 6)])
+    assert done.revision == before + 1
+
+
+def test_leases_expire_their_keys_and_keepalive_renews(gw: Gateway) -> None:
+    lease, ttl = gw.grant(1)
+    assert ttl >= 1
+    gw.put(b"/t/lease/k", b"held", lease=lease)
+    assert gw.keepalive(lease) >= 1
+    assert gw.range(b"/t/lease/k")[1]
+    deadline = time.monotonic() + 5
+    while gw.range(b"/t/lease/k")[1] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert gw.range(b"/t/lease/k")[1] == []
+    assert gw.time_to_live(lease) == -1
+    other, _ = gw.grant(30)
+    gw.put(b"/t/lease/j", b"held", lease=other)
+    gw.revoke(other)
+    assert gw.range(b"/t/lease/j")[1] == []
+    gw.revoke(other)  # twice is no error
+
+
+def test_a_watch_from_a_revision_sees_every_change_since(gw: Gateway) -> None:
+    first = gw.put(b"/t/watch/a", b"1")
+    gw.put(b"/t/watch/b", b"2")
+    gw.delete(b"/t/watch/a")
+    seen: list[tuple[str, bytes]] = []
+    with contextlib.closing(
+        gw.watch(b"/t/watch/", etcdgw.prefix_end(b"/t/watch/"), first)
+    ) as stream:
+        for _, events in stream:
+            seen += [(kind, kv.key) for kind, kv in events]
+            if len(seen) >= 3:
+                break
+    assert seen == [("PUT", b"/t/watch/a"), ("PUT", b"/t/watch/b"), ("DELETE", b"/t/watch/a")]
+
+
+def test_a_watch_past_compaction_says_so(gw: Gateway) -> None:
+    old = gw.put(b"/t/compact/a", b"1")
+    latest = gw.put(b"/t/compact/a", b"2")
+    gw.call("/v3/kv/compaction", {"revision": str(latest), "physical": True})
+    with pytest.raises(EtcdError) as caught:
+        for _ in gw.watch(b"/t/compact/", etcdgw.prefix_end(b"/t/compact/"), old):
+            pass
+    assert caught.value.code == 11
+
+
+def test_nothing_listening_is_unavailable(tmp_path: Path) -> None:
+    from tests.etcd_cluster import free_port
+
+    gateway = Gateway([("127.0.0.1", free_port())], timeout=1)
+    with pytest.raises(Unavailable, match="no etcd member answered"):
+        gateway.range(b"/x")
+
+
+def test_endpoints_are_parsed_or_refused_by_name() -> None:
+    assert etcdgw.parse_endpoints("127.0.0.1:2379, [::1]:2380") == [
+        ("127.0.0.1", 2379),
+        ("::1", 2380),
+    ]
+    with pytest.raises(ValueError, match="'nohost' is not HOST:PORT"):
+        etcdgw.parse_endpoints("127.0.0.1:1,nohost")
+    assert etcdgw.prefix_end(b"/a/") == b"/a0"
+    assert etcdgw.prefix_end(b"a\xff") == b"b"
+
+
+def member_id(endpoint: tuple[str, int]) -> str:
+    one = Gateway([endpoint])
+    try:
+        return str(one.status()["header"]["member_id"])
+    finally:
+        one.close()
+
+
+@pytest.mark.slow
+def test_three_members_keep_serving_with_one_killed_and_refuse_without_quorum(
+    tmp_path: Path,
+) -> None:
+    cluster = Cluster(tmp_path, size=3).start()
+    try:
+        gateway = Gateway(cluster.endpoints, timeout=2)
+        gateway.put(b"/t/q", b"0")
+        leader_id = gateway.status()["leader"]
+        leader = next(m for m in cluster.members if member_id(m.endpoint) == leader_id)
+        cluster.kill(leader)
+        written = 0
+        deadline = time.monotonic() + 15
+        while written < 20 and time.monotonic() < deadline:
+            try:
+                gateway.put(b"/t/q", str(written).encode())
+                written += 1
+            except Unavailable:
+                time.sleep(0.1)  # an election
+        assert written == 20
+        cluster.kill(next(m for m in cluster.members if m is not leader and m.process))
+        with pytest.raises(Unavailable):
+            gateway.put(b"/t/q", b"no quorum")
+        gateway.close()
+    finally:
+        cluster.stop()
+
+
+def test_a_watch_runs_beside_other_calls(gw: Gateway, cluster: Cluster) -> None:
+    start = gw.put(b"/t/beside/0", b"x")
+    seen: list[bytes] = []
+
+    def follow() -> None:
+        for _, events in Gateway(cluster.endpoints).watch(
+            b"/t/beside/", etcdgw.prefix_end(b"/t/beside/"), start + 1
+        ):
+            seen.extend(kv.key for _, kv in events)
+            if seen:
+                return
+
+    thread = threading.Thread(target=follow, daemon=True)
+    thread.start()
+    time.sleep(0.2)
+    gw.put(b"/t/beside/1", b"y")
+    thread.join(timeout=5)
+    assert seen == [b"/t/beside/1"]

@@ -1,0 +1,65 @@
+"""The SQLite store's schema version: a store of a newer memkeeper is refused (exit 1, saying
+what to do) without leaking its connection; an older one is upgraded in place, keeping its
+data."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memkeeper.errors import EnvironmentFailure
+from memkeeper.records import FileState
+from memkeeper.store.sqlite import Store
+from memkeeper.store.sqlite.schema import SCHEMA_VERSION
+from tests.store.sqlite.conftest import pragma, raw_sql
+
+
+def test_a_store_from_a_newer_memkeeper_is_refused(home: Path) -> None:
+    Store.open(str(home)).close()
+    raw_sql(home, f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    with pytest.raises(
+        EnvironmentFailure,
+        match=rf"version {SCHEMA_VERSION + 1}.*knows "
+        rf"{SCHEMA_VERSION}",
+    ) as caught:
+        Store.open(str(home))
+    assert caught.value.exit_code == 1
+
+
+def test_a_version_1_store_is_upgraded_in_place_keeping_its_data(home: Path) -> None:
+    store = Store.open(str(home))
+    with store.writing():
+        store.put_file("a.md", FileState(3, "sha256:x"))
+    store.close()
+    for table in ("claims", "waiters", "counters", "tallies", "reconciliations"):
+        raw_sql(home, f"DROP TABLE {table}")
+    raw_sql(home, "PRAGMA user_version=1")
+    upgraded = Store.open(str(home))
+    try:
+        assert pragma(upgraded, "user_version") == SCHEMA_VERSION
+        assert upgraded.file_state("a.md") == FileState(3, "sha256:x")
+        assert upgraded.claim_rows() == []
+    finally:
+        upgraded.close()
+
+
+def test_a_refused_store_does_not_leak_its_connection(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    Store.open(str(home)).close()
+    raw_sql(home, f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    opened: list[sqlite3.Connection] = []
+    real_connect = sqlite3.connect
+
+    def recording_connect(*args: object, **kwargs: object) -> sqlite3.Connection:
+        connection = real_connect(*args, **kwargs)  # type: ignore[call-overload]
+        opened.append(connection)
+        return connection  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(sqlite3, "connect", recording_connect)
+    with pytest.raises(EnvironmentFailure):
+        Store.open(str(home))
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        opened[0].execute("SELECT 1")

@@ -1,0 +1,55 @@
+"""``StoreUnavailable``: the class of a shared store's outage, with the exit code and JSON the
+outage had as a plain ``EnvironmentFailure`` (``reason`` ``store_unavailable``), in a module
+that loads no etcd client — the hooks and ``read`` catch it on every call."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import TYPE_CHECKING
+
+from memkeeper.cli.boundary import fail
+from memkeeper.errors import EnvironmentFailure
+from memkeeper.store.errors import StoreUnavailable
+
+if TYPE_CHECKING:
+    import pytest
+
+
+def test_an_outage_is_an_environment_failure_of_reason_store_unavailable() -> None:
+    outage = StoreUnavailable("state store unavailable: no etcd member answered (h:1)")
+    assert isinstance(outage, EnvironmentFailure)
+    assert outage.exit_code == 1
+    assert outage.reason == "store_unavailable"
+    assert outage.fields == {"reason": "store_unavailable"}
+    assert outage.to_json() == {
+        "status": "error",
+        "message": "state store unavailable: no etcd member answered (h:1)",
+        "reason": "store_unavailable",
+    }
+
+
+def test_the_cli_prints_and_exits_as_for_the_plain_failure(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    message = "state store unavailable: no etcd member answered (h:1)"
+    plain = EnvironmentFailure(message, reason="store_unavailable")
+    assert fail(StoreUnavailable(message), as_json=True) == fail(plain, as_json=True) == 1
+    first, second = capsys.readouterr().out.splitlines()
+    assert first == second
+    assert json.loads(first)["reason"] == "store_unavailable"
+
+
+def test_other_environment_failures_are_not_outages() -> None:
+    assert not isinstance(EnvironmentFailure("the disk is full"), StoreUnavailable)
+    assert not isinstance(EnvironmentFailure("too big", reason="store_too_large"), StoreUnavailable)
+
+
+def test_its_module_loads_no_etcd_client() -> None:
+    probe = (
+        "import sys, memkeeper.store.errors; "
+        "print(sorted(m for m in sys.modules if m.startswith('memkeeper.store.etcd')))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
