@@ -11,6 +11,8 @@ import os
 POLICY_FILE = ".memkeeper.yaml"  # the policy, at the root, committed
 HOME_DIR = ".memkeeper"  # the memory home, at the root, never committed
 STATE_DB = "state.db"  # the SQLite store, in the home
+# Beside it, the id of the store state.db holds: a store lost or replaced is told from a new one.
+STORE_MARK = "store-id"
 LOCKS_DIR = "locks"  # one lock file per managed file, in the home
 WAIT_DIR = "wait"  # one FIFO per queued claim, in the home
 KEPT_DIR = "kept"  # hard links to files memkeeper replaced, in the home, until settled

@@ -159,6 +159,8 @@ class Workspace:
             self._db is not None
             or self.shared
             or os.path.exists(os.path.join(self.home, names.STATE_DB))
+            # a home whose store was lost: opening it says so (never an empty store's answer)
+            or os.path.exists(os.path.join(self.home, names.STORE_MARK))
         )
 
     @property

@@ -15,10 +15,11 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import sys
 
 from memkeeper.errors import EnvironmentFailure
 from memkeeper.fs import files as fsio
-from memkeeper.names import LOCKS_DIR, STATE_DB
+from memkeeper.names import LOCKS_DIR, STATE_DB, STORE_MARK
 from memkeeper.store.sqlite import schema, walsync
 from memkeeper.store.sqlite.netfs import refuse_network_filesystem
 
@@ -43,6 +44,9 @@ class SqliteCore:
         """Open (creating if needed) the store in the memory home directory ``home``;
         ``EnvironmentFailure`` on a network filesystem, before anything is written there."""
         refuse_network_filesystem(home)
+        mark = _read_mark(home)
+        if mark is not None:
+            _refuse_lost(home)
         first = not os.path.exists(os.path.join(home, STATE_DB))
         if first:
             prepare_home(home)
@@ -59,6 +63,7 @@ class SqliteCore:
                 store = cls(db, os.path.join(home, STATE_DB + "-wal"))
                 if first or _user_version(db) != schema.SCHEMA_VERSION:
                     store._migrate(home)
+                store._check_identity(home, mark)
             except BaseException:
                 db.close()
                 raise
@@ -90,6 +95,31 @@ class SqliteCore:
             return
         if size > limit and not self._db.in_transaction:
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+
+    def _check_identity(self, home: str, mark: str | None) -> None:
+        """The database is the store the home's mark names. A new store (or one an older
+        memkeeper made) gets an id, in both; a database whose id is not the mark's — none, or
+        another — was made afresh over a lost one (``store_lost``)."""
+        held = self.cached(STORE_ID_KEY)
+        if held is not None and held == mark:
+            return
+        if mark is not None:
+            raise _lost(home, "holds another store than the one this home had")
+        # First open since ids are kept: one process names the store, the others read it.
+        os.makedirs(os.path.join(home, LOCKS_DIR), exist_ok=True)
+        with fsio.file_lock(os.path.join(home, LOCKS_DIR, "schema.lock")):
+            with self.writing():
+                held = self.cached(STORE_ID_KEY)
+                if held is None:
+                    import secrets
+
+                    held = secrets.token_hex(16)
+                    self.cache(STORE_ID_KEY, held)
+            # The database first (durably): a crash before the mark is adopted next time.
+            if _read_mark(home) is None:
+                _write_mark(home, held)
+        if _read_mark(home) != held:
+            raise _lost(home, "holds another store than the one this home had")
 
     def _migrate(self, home: str) -> None:
         """Create or upgrade the schema; processes racing to do it take turns on a lock
@@ -185,6 +215,68 @@ class SqliteCore:
 
 def _user_version(db: sqlite3.Connection) -> int:
     return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+
+STORE_ID_KEY = "store:id"
+
+
+def _read_mark(home: str) -> str | None:
+    try:
+        with open(os.path.join(home, STORE_MARK), encoding="utf-8") as handle:
+            return handle.read().strip() or None
+    except FileNotFoundError:
+        return None
+
+
+def _write_mark(home: str, store_id: str) -> None:
+    fsio.atomic_write(home, STORE_MARK, f"{store_id}\n".encode())
+
+
+def _refuse_lost(home: str) -> None:
+    """``StoreLost`` when the home had a store and its database is gone, empty, or lost the
+    write-ahead log that held its last commits (``-wal`` deleted while ``-shm`` still counts
+    frames in it): answering from a fresh or older store would grant claims held live and
+    hand out fencing tokens again."""
+    db = os.path.join(home, STATE_DB)
+    try:
+        size = os.path.getsize(db)
+    except FileNotFoundError:
+        raise _lost(home, "is missing") from None
+    if size == 0:
+        raise _lost(home, "is empty (0 bytes)")
+    if _frames_without_log(db):
+        raise _lost(home, "lost its write-ahead log (state.db-wal), which held its last commits")
+
+
+def _frames_without_log(db: str) -> bool:
+    """The wal-index says the log holds committed frames, and the log is not there."""
+    if os.path.exists(db + "-wal"):
+        return False
+    try:
+        with open(db + "-shm", "rb") as handle:
+            header = handle.read(48)
+    except FileNotFoundError:
+        return False
+    # The wal-index header: isInit at byte 12, mxFrame (frames in the log) at 16, native order.
+    if len(header) < 20 or header[12] != 1:
+        return False
+    frames = int.from_bytes(header[16:20], sys.byteorder)
+    # A last connection closing cleanly deletes the log, then the index: look again.
+    import time
+
+    time.sleep(0.01)
+    return frames > 0 and os.path.exists(db + "-shm") and not os.path.exists(db + "-wal")
+
+
+def _lost(home: str, what: str) -> EnvironmentFailure:
+    return EnvironmentFailure(
+        f"{home}/{STATE_DB} {what}: this home's store ({home}/{STORE_MARK}) is lost, with its "
+        "revisions, live claims and fencing tokens — memkeeper will not start a new one in its "
+        "place by itself, since it would grant claims others still hold and hand out tokens "
+        f"again. Restore {STATE_DB} (and {STATE_DB}-wal) from a backup; or, to start afresh "
+        f"knowingly, stop every agent and move {home} aside",
+        reason="store_lost",
+    )
 
 
 def prepare_home(home: str) -> None:

@@ -203,3 +203,63 @@ def test_data_version_moves_with_another_connections_commit(home: Path, store: S
     finally:
         other.close()
     assert store.data_version() > before
+
+
+# -- a lost store is never replaced by a fresh one silently --------------------------------------
+
+
+def lost(home: Path) -> str:
+    with pytest.raises(EnvironmentFailure) as caught:
+        Store.open(str(home)).close()
+    assert caught.value.fields["reason"] == "store_lost"
+    return caught.value.message
+
+
+def test_a_new_store_names_itself_in_the_database_and_beside_it(home: Path, store: Store) -> None:
+    mark = (home / "store-id").read_text().strip()
+    assert len(mark) == 32
+    assert store.cached("store:id") == mark
+    Store.open(str(home)).close()
+    assert (home / "store-id").read_text().strip() == mark
+
+
+@pytest.mark.parametrize("damage", ["emptied", "deleted"])
+def test_a_database_emptied_or_deleted_is_a_lost_store_and_nothing_is_made(
+    home: Path, store: Store, damage: str
+) -> None:
+    store.close()
+    db = home / "state.db"
+    db.write_bytes(b"") if damage == "emptied" else db.unlink()
+    assert "is lost, with its revisions, live claims and fencing tokens" in lost(home)
+    assert db.exists() == (damage == "emptied")
+    assert not db.exists() or db.stat().st_size == 0
+
+
+def test_a_database_made_afresh_over_the_lost_one_is_told_apart(home: Path, store: Store) -> None:
+    store.close()
+    for name in ("state.db", "state.db-wal", "state.db-shm"):
+        (home / name).unlink(missing_ok=True)
+    mark = (home / "store-id").read_bytes()
+    (home / "store-id").unlink()
+    Store.open(str(home)).close()
+    (home / "store-id").write_bytes(mark)
+    assert "holds another store than the one this home had" in lost(home)
+
+
+def test_a_deleted_write_ahead_log_is_a_lost_store(home: Path, store: Store) -> None:
+    with store.writing():
+        store.bump("token")
+    # The process that wrote it is still running (a daemon), or exited without a checkpoint.
+    (home / "state.db-wal").unlink()
+    assert "lost its write-ahead log" in lost(home)
+
+
+def test_a_store_an_older_memkeeper_made_is_adopted(home: Path, store: Store) -> None:
+    store.close()
+    raw_sql(home, "DELETE FROM cache WHERE key = 'store:id'")
+    (home / "store-id").unlink()
+    again = Store.open(str(home))
+    try:
+        assert again.cached("store:id") == (home / "store-id").read_text().strip()
+    finally:
+        again.close()
