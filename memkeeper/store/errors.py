@@ -18,5 +18,5 @@ class StoreUnavailable(EnvironmentFailure):
 
     reason = "store_unavailable"
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message, reason="store_unavailable")
+    def __init__(self, message: str, **fields: object) -> None:
+        super().__init__(message, reason="store_unavailable", **fields)

@@ -41,6 +41,7 @@ gateway's connections are not shared).
 from __future__ import annotations
 
 import contextlib
+import time
 
 from memkeeper.errors import EnvironmentFailure
 from memkeeper.store.errors import StoreUnavailable
@@ -53,7 +54,7 @@ from memkeeper.store.retry import Retry, StoreRetry
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from typing import Any, Self
 
     from memkeeper.records import SectionRow
@@ -63,6 +64,8 @@ MAX_REQUEST_BYTES = 1536 * 1024  # etcd's --max-request-bytes default
 REQUEST_MARGIN = 64 * 1024  # for the request's framing and the comparisons
 OP_OVERHEAD = 32  # bytes a put costs beyond its key and value
 AUTOCOMMIT_ATTEMPTS = 50
+# Pauses before asking whether a commit no member answered landed (~2 s in all).
+SILENCE_PAUSES_S = (0.2, 0.5, 1.2)
 
 
 class EtcdCore:
@@ -76,6 +79,8 @@ class EtcdCore:
         self._decoded: dict[bytes, tuple[bytes, dict[str, SectionRow]]] = {}
         self._after_commit: list[int] = []  # leases to revoke once the transaction commits
         self._format_checked = False
+        # The pause before asking again whether a silent commit landed (tests skip it).
+        self._sleep: Callable[[float], None] = time.sleep
 
     @classmethod
     def open(cls, endpoints: str, prefix: str) -> Self:
@@ -196,6 +201,33 @@ class EtcdCore:
                 if txn.landed(self._key("ev", "")):
                     return
                 raise StoreRetry("state store: another writer changed what this one read") from None
+            except etcdgw.Unavailable as exc:
+                if not exc.sent:
+                    raise
+                self._after_silence(txn, exc)
+
+    def _after_silence(self, txn: Txn, silence: etcdgw.Unavailable) -> None:
+        """A commit went out and no answer came back in time: a member may have applied it
+        (or apply it still). Never "nothing was changed" then: ask whether it landed, a few
+        times over ~2 s — landed, it is done; not landed (its event is not there: and it can
+        no longer land, since whatever runs next compares the same keys), the block runs
+        again; no answer at all, the outcome is unknown and the error says so."""
+        unique = self._key("ev", "")
+        if any(key.startswith(unique) for key in txn.writes):
+            for pause in SILENCE_PAUSES_S:
+                self._sleep(pause)
+                try:
+                    landed = txn.landed(unique)
+                except etcdgw.Unavailable:
+                    continue
+                if landed:
+                    return
+                raise StoreRetry("state store: a commit no member answered did not land")
+        raise StoreUnavailable(
+            f"state store: the change was sent and no member answered ({silence}): it may "
+            "have landed — read what you changed (or `memkeeper events`) before trying again",
+            outcome="unknown",
+        ) from silence
 
     def _alone(self, work: Any, *args: Any) -> Any:
         """``work(*args)`` in the current block, or committed alone (retried on conflict)."""

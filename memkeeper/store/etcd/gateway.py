@@ -31,7 +31,12 @@ TIMEOUT_S = 5.0
 
 
 class Unavailable(Exception):
-    """No endpoint of the cluster answered."""
+    """No endpoint of the cluster answered. ``sent``: the request reached one before its
+    answer failed to come (a member may apply it later: its outcome is unknown)."""
+
+    def __init__(self, message: str, *, sent: bool = False) -> None:
+        super().__init__(message)
+        self.sent = sent
 
 
 class EtcdError(Exception):
@@ -259,14 +264,18 @@ class Gateway:
     def call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """One gateway request, to the first endpoint that answers."""
         payload = json.dumps(body).encode()
+        sent = False
         for index in self._order_indexes():
             endpoint = self.endpoints[index]
+            asked = False
             try:
                 conn = self._connection(endpoint)
                 conn.request("POST", path, payload, {"Content-Type": "application/json"})
+                asked = True
                 response = conn.getresponse()
                 data = response.read()
             except (OSError, http.client.HTTPException):
+                sent = sent or asked
                 self._drop(endpoint)
                 continue
             if response.status == 503 or _unavailable(data):
@@ -274,7 +283,7 @@ class Gateway:
                 continue  # no leader here (a partitioned or starting member): try another
             self._preferred = index
             return _answer(response.status, data)
-        raise Unavailable(self._unreachable())
+        raise Unavailable(self._unreachable(), sent=sent)
 
     def _order_indexes(self) -> list[int]:
         n = len(self.endpoints)

@@ -405,3 +405,85 @@ def test_two_first_users_of_a_prefix_agree_on_its_format(cluster: Cluster, prefi
     finally:
         one.close()
         two.close()
+
+
+# -- an answer that comes too late (or never) -------------------------------------------------
+
+
+class Silent(Gateway):
+    """A real gateway whose next write transactions go out and get no answer in time: each
+    is applied (``lands``) or not, and the answer is lost; ``deaf`` more requests after it
+    get no answer either (the cluster still unreachable)."""
+
+    def __init__(self, endpoints: Sequence[tuple[str, int]], *, lands: bool, deaf: int) -> None:
+        super().__init__(endpoints)
+        self.lands, self.deaf, self.armed = lands, deaf, False
+
+    def txn(
+        self,
+        compare: Sequence[Compare],
+        success: Sequence[dict[str, Any]],
+        failure: Sequence[dict[str, Any]] = (),
+    ) -> TxnResult:
+        writes = any("request_range" not in op for op in success)
+        if self.armed and writes:
+            self.armed = False
+            if self.lands:
+                super().txn(compare, success, failure)
+            raise etcdgw.Unavailable("no etcd member answered in time", sent=True)
+        if self.deaf and not self.armed and not writes:
+            self.deaf -= 1
+            raise etcdgw.Unavailable("no etcd member answered", sent=True)
+        return super().txn(compare, success, failure)
+
+
+def silent_store(cluster: Cluster, prefix: bytes, *, lands: bool, deaf: int) -> EtcdStore:
+    gateway = Silent(cluster.endpoints, lands=lands, deaf=deaf)
+    gateway.delete(prefix, etcdgw.prefix_end(prefix))
+    opened = EtcdStore(gateway, prefix)
+    opened.check_format()
+    opened._sleep = lambda seconds: None
+    gateway.armed = True
+    return opened
+
+
+def append_one(store: EtcdStore) -> None:
+    with store.writing():
+        store.append_event(TS[0], "a", "entry.appended", "log.md", None, {"n": 1})
+
+
+@etcd_only
+def test_a_commit_whose_answer_came_too_late_but_landed_is_done_once(
+    cluster: Cluster, prefix: bytes
+) -> None:
+    store = silent_store(cluster, prefix, lands=True, deaf=1)
+    append_one(store)
+    assert [e.data for e in store.events()] == [{"n": 1}]
+    store.close()
+
+
+@etcd_only
+def test_a_commit_no_member_answered_that_did_not_land_runs_again_once(
+    cluster: Cluster, prefix: bytes
+) -> None:
+    store = silent_store(cluster, prefix, lands=False, deaf=0)
+    with pytest.raises(StoreRetry):
+        append_one(store)
+    assert store.events() == []
+    append_one(store)
+    assert [e.data for e in store.events()] == [{"n": 1}]
+    store.close()
+
+
+@etcd_only
+def test_a_commit_whose_outcome_nobody_can_tell_never_says_nothing_changed(
+    cluster: Cluster, prefix: bytes
+) -> None:
+    store = silent_store(cluster, prefix, lands=True, deaf=len(core.SILENCE_PAUSES_S))
+    with pytest.raises(StoreUnavailable) as caught:
+        append_one(store)
+    assert caught.value.fields["outcome"] == "unknown"
+    assert "it may have landed" in caught.value.message
+    assert "nothing was changed" not in caught.value.message
+    assert [e.data for e in store.events()] == [{"n": 1}]
+    store.close()
