@@ -172,8 +172,10 @@ class Workspace:
             else:
                 from memkeeper.store.etcd import EtcdStore
                 from memkeeper.store.etcd.gateway import Gateway
+                from memkeeper.store.etcd.members import Members
 
-                self._db = EtcdStore(Gateway(list(url.endpoints)), url.prefix.encode())
+                gateway = Gateway(list(url.endpoints), members=Members(self.home))
+                self._db = EtcdStore(gateway, url.prefix.encode())
         return self._db
 
     def store_url(self) -> StoreUrl | None:

@@ -15,19 +15,49 @@ reach an endpoint tries the next one; when none answers, ``Unavailable`` — the
 
 from __future__ import annotations
 
-import base64
 import http.client
 import json
 import socket
+
+from memkeeper.store.etcd.wire import (
+    Compare,
+    KeyValue,
+    TxnResult,
+    b64,
+    delete,
+    get,
+    parse_endpoints,
+    prefix_end,
+    put,
+)
+
+__all__ = [
+    "Compare",
+    "EtcdError",
+    "Gateway",
+    "KeyValue",
+    "TxnResult",
+    "Unavailable",
+    "b64",
+    "delete",
+    "get",
+    "parse_endpoints",
+    "prefix_end",
+    "put",
+]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Generator, Sequence
     from typing import Any
 
+    from memkeeper.store.etcd.members import Members
+
     Endpoint = tuple[str, int]
 
 TIMEOUT_S = 5.0
+# The wait for a member's answer while another is left to ask (then it counts as silent).
+FAILOVER_S = 1.0
 
 
 class Unavailable(Exception):
@@ -47,102 +77,23 @@ class EtcdError(Exception):
         self.code = code
 
 
-class KeyValue:
-    """One key as etcd holds it."""
-
-    __slots__ = ("key", "value", "create_revision", "mod_revision", "version", "lease")
-
-    def __init__(self, raw: dict[str, Any]) -> None:
-        self.key = _unb64(raw.get("key"))
-        self.value = _unb64(raw.get("value"))
-        self.create_revision = int(raw.get("create_revision", 0))
-        self.mod_revision = int(raw.get("mod_revision", 0))
-        self.version = int(raw.get("version", 0))
-        self.lease = int(raw.get("lease", 0))
-
-    def __repr__(self) -> str:
-        return f"KeyValue({self.key!r}, mod_revision={self.mod_revision})"
-
-
-class Compare:
-    """One comparison of a transaction: ``target`` (``VERSION``, ``CREATE``, ``MOD``,
-    ``VALUE``, ``LEASE``) of ``key`` ``result`` (``EQUAL``, ``GREATER``, ``LESS``,
-    ``NOT_EQUAL``) ``value``. A missing key has version, create and mod revision 0."""
-
-    def __init__(self, key: bytes, target: str, result: str, value: int | bytes) -> None:
-        self.key, self.target, self.result, self.value = key, target, result, value
-
-    def to_json(self) -> dict[str, Any]:
-        field = {
-            "VERSION": "version",
-            "CREATE": "create_revision",
-            "MOD": "mod_revision",
-            "VALUE": "value",
-            "LEASE": "lease",
-        }[self.target]
-        value = b64(self.value) if isinstance(self.value, bytes) else str(self.value)
-        return {"key": b64(self.key), "target": self.target, "result": self.result, field: value}
-
-
-def put(key: bytes, value: bytes, lease: int = 0) -> dict[str, Any]:
-    """A put, as one operation of a transaction."""
-    body: dict[str, Any] = {"key": b64(key), "value": b64(value)}
-    if lease:
-        body["lease"] = str(lease)
-    return {"request_put": body}
-
-
-def delete(key: bytes, range_end: bytes | None = None) -> dict[str, Any]:
-    """A delete (of ``[key, range_end)`` when given), as one operation of a transaction."""
-    body = {"key": b64(key)}
-    if range_end is not None:
-        body["range_end"] = b64(range_end)
-    return {"request_delete_range": body}
-
-
-def get(key: bytes, range_end: bytes | None = None, revision: int = 0) -> dict[str, Any]:
-    """A read (at ``revision``, 0: the latest), as one operation of a transaction."""
-    body = {"key": b64(key)}
-    if range_end is not None:
-        body["range_end"] = b64(range_end)
-    if revision:
-        body["revision"] = str(revision)
-    return {"request_range": body}
-
-
-def prefix_end(prefix: bytes) -> bytes:
-    """The ``range_end`` that makes a range cover every key starting with ``prefix``."""
-    trimmed = prefix.rstrip(b"\xff")
-    if not trimmed:
-        return b"\0"
-    return trimmed[:-1] + bytes([trimmed[-1] + 1])
-
-
-class TxnResult:
-    """A transaction's outcome: whether the comparisons held, the revision after it, and the
-    answers of the branch that ran (each a list of ``KeyValue`` for a read, else [])."""
-
-    __slots__ = ("succeeded", "revision", "responses")
-
-    def __init__(self, raw: dict[str, Any]) -> None:
-        self.succeeded = bool(raw.get("succeeded", False))
-        self.revision = int(raw.get("header", {}).get("revision", 0))
-        self.responses: list[list[KeyValue]] = []
-        for answer in raw.get("responses", []):
-            found = answer.get("response_range", {}).get("kvs", [])
-            self.responses.append([KeyValue(kv) for kv in found])
-
-
 class Gateway:
     """A client of one etcd cluster, given its members' client endpoints."""
 
-    def __init__(self, endpoints: Sequence[Endpoint], timeout: float = TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        endpoints: Sequence[Endpoint],
+        timeout: float = TIMEOUT_S,
+        members: Members | None = None,
+    ) -> None:
         if not endpoints:
             raise ValueError("an etcd cluster needs at least one endpoint")
         self.endpoints = list(endpoints)
         self.timeout = timeout
+        # Which members went silent lately, across processes (members.py): asked last.
+        self.members = members
         self._connections: dict[Endpoint, http.client.HTTPConnection] = {}
-        self._preferred = 0
+        self._preferred = 0 if members is None else members.order(self.endpoints)[0]
 
     # -- keys ----------------------------------------------------------------------------
 
@@ -265,11 +216,14 @@ class Gateway:
         """One gateway request, to the first endpoint that answers."""
         payload = json.dumps(body).encode()
         sent = False
-        for index in self._order_indexes():
+        order = self._order_indexes()
+        for turn, index in enumerate(order):
             endpoint = self.endpoints[index]
             asked = False
+            # Another member left to ask: a silent one is given up on sooner.
+            wait = self.timeout if turn == len(order) - 1 else min(self.timeout, FAILOVER_S)
             try:
-                conn = self._connection(endpoint)
+                conn = self._connection(endpoint, wait)
                 conn.request("POST", path, payload, {"Content-Type": "application/json"})
                 asked = True
                 response = conn.getresponse()
@@ -277,29 +231,38 @@ class Gateway:
             except (OSError, http.client.HTTPException):
                 sent = sent or asked
                 self._drop(endpoint)
+                if self.members is not None:
+                    self.members.silent(endpoint)
                 continue
             if response.status == 503 or _unavailable(data):
                 self._drop(endpoint)
                 continue  # no leader here (a partitioned or starting member): try another
             self._preferred = index
+            if self.members is not None:
+                self.members.answered(endpoint)
             return _answer(response.status, data)
         raise Unavailable(self._unreachable(), sent=sent)
 
     def _order_indexes(self) -> list[int]:
         n = len(self.endpoints)
-        return [(self._preferred + i) % n for i in range(n)]
+        if self.members is None:
+            return [(self._preferred + i) % n for i in range(n)]
+        ranked = self.members.order(self.endpoints)
+        return [self._preferred, *(i for i in ranked if i != self._preferred)]
 
     def _order(self) -> list[Endpoint]:
         return [self.endpoints[i] for i in self._order_indexes()]
 
-    def _connection(self, endpoint: Endpoint) -> http.client.HTTPConnection:
+    def _connection(self, endpoint: Endpoint, wait: float) -> http.client.HTTPConnection:
         conn = self._connections.get(endpoint)
         if conn is None:
-            conn = http.client.HTTPConnection(*endpoint, timeout=self.timeout)
+            conn = http.client.HTTPConnection(*endpoint, timeout=wait)
             conn.connect()
             assert conn.sock is not None
             conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._connections[endpoint] = conn
+        elif conn.sock is not None:
+            conn.sock.settimeout(wait)
         return conn
 
     def _drop(self, endpoint: Endpoint) -> None:
@@ -310,17 +273,6 @@ class Gateway:
     def _unreachable(self) -> str:
         where = ", ".join(f"{host}:{port}" for host, port in self.endpoints)
         return f"no etcd member answered ({where})"
-
-
-def parse_endpoints(text: str) -> list[Endpoint]:
-    """``HOST:PORT[,HOST:PORT…]`` as endpoints (``ValueError`` naming a bad one)."""
-    out = []
-    for part in text.split(","):
-        host, sep, port = part.strip().rpartition(":")
-        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise ValueError(f"{part.strip()!r} is not HOST:PORT")
-        out.append((host.strip("[]"), int(port)))
-    return out
 
 
 def _watch_stream(
@@ -375,11 +327,3 @@ def _unavailable(data: bytes) -> bool:
     except (ValueError, AttributeError):
         return False
     return code in (4, 14)  # DEADLINE_EXCEEDED, UNAVAILABLE
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
-
-
-def _unb64(text: object) -> bytes:
-    return base64.b64decode(text) if isinstance(text, str) else b""

@@ -4,6 +4,7 @@ watches from a revision (and past compaction), and a three-member cluster losing
 from __future__ import annotations
 
 import contextlib
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ import pytest
 
 from memkeeper.store.etcd import gateway as etcdgw
 from memkeeper.store.etcd.gateway import Compare, EtcdError, Gateway, Unavailable
+from memkeeper.store.etcd.members import Members
 from tests.etcd_cluster import Cluster, binary
 
 EXE, WHY = binary()
@@ -117,15 +119,37 @@ def test_nothing_listening_is_unavailable(tmp_path: Path) -> None:
         gateway.range(b"/x")
 
 
-def test_endpoints_are_parsed_or_refused_by_name() -> None:
-    assert etcdgw.parse_endpoints("127.0.0.1:2379, [::1]:2380") == [
-        ("127.0.0.1", 2379),
-        ("::1", 2380),
-    ]
-    with pytest.raises(ValueError, match="'nohost' is not HOST:PORT"):
-        etcdgw.parse_endpoints("127.0.0.1:1,nohost")
-    assert etcdgw.prefix_end(b"/a/") == b"/a0"
-    assert etcdgw.prefix_end(b"a\xff") == b"b"
+class Deaf:
+    """A member frozen with its socket open: it takes the connection and never answers."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.endpoint = ("127.0.0.1", int(self.sock.getsockname()[1]))
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def test_a_member_that_never_answers_is_given_up_on_soon_and_asked_last_next_time(
+    gw: Gateway, cluster: Cluster, tmp_path: Path
+) -> None:
+    deaf = Deaf()
+    try:
+        first = Gateway([deaf.endpoint, *cluster.endpoints], members=Members(str(tmp_path)))
+        started = time.monotonic()
+        first.range(b"/t/any")
+        assert time.monotonic() - started < etcdgw.FAILOVER_S + 0.5
+        first.close()
+        # the next process (a new gateway on the same home) does not ask it first
+        second = Gateway([deaf.endpoint, *cluster.endpoints], members=Members(str(tmp_path)))
+        started = time.monotonic()
+        second.range(b"/t/any")
+        assert time.monotonic() - started < 0.5
+        second.close()
+    finally:
+        deaf.close()
 
 
 def member_id(endpoint: tuple[str, int]) -> str:
