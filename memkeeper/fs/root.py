@@ -43,6 +43,19 @@ def main_worktree(start: str | os.PathLike[str]) -> str | None:
         directory = parent
 
 
+def working_tree(start: str | os.PathLike[str]) -> str | None:
+    """The top of the working tree holding ``start`` — a linked worktree's own, unlike
+    ``main_worktree`` — if any."""
+    directory = os.fspath(start)
+    while True:
+        if os.path.exists(os.path.join(directory, ".git")):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
 def _worktree_owner(directory: str, dot_git: str) -> str:
     """Follow a ``.git`` file (linked worktree or submodule) to the main working tree."""
     with open(dot_git, encoding="utf-8", errors="replace") as handle:

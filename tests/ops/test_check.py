@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from memkeeper.errors import Failed, Invalid
 from memkeeper.fs.git import Git
 from memkeeper.ops.check import check, conflict_markers, judge, judge_regions
-from tests.conftest import Cli, run_cli, tree_bytes
+from tests.conftest import Cli, run_cli, run_main, tree_bytes
 
 STATUS = "memory/status.md"
 GIT_ENV = {
@@ -467,3 +467,19 @@ def test_a_named_file_deleted_since_the_last_commit_is_still_judged(cli: Cli, sa
     done = cli("check", "memory/decisions.md", "--json")
     assert done.code == 6
     assert [v["path"] for v in done.json["violations"]] == ["memory/decisions.md"]
+
+
+def test_in_a_linked_worktree_check_judges_that_worktrees_files_and_index(
+    committed: Path, tmp_path: Path
+) -> None:
+    feature = tmp_path / "feature"
+    git(committed, "worktree", "add", "-q", "-b", "feature", str(feature))
+    log = feature / "memory/decisions.md"
+    log.write_text(log.read_text().replace("## ", "## rewritten ", 1))
+    git(feature, "add", "memory/decisions.md")
+    staged = run_main(feature, "check", "--staged", "--json", cwd=feature)
+    assert staged.code == 6, staged.stdout
+    assert {v["path"] for v in staged.json["violations"]} == {"memory/decisions.md"}
+    assert run_main(feature, "check", "--json", cwd=feature).code == 6
+    # the main worktree's own files and index are untouched, and pass
+    assert run_main(committed, "check", "--staged", "--json").code == 0
