@@ -58,9 +58,11 @@ class Inbox:
 
 
 def notify(home: str, request_ids: Iterable[str]) -> None:
-    """Write a byte to each waiter's FIFO; missing or unread ones are skipped."""
+    """Write a byte to each waiter's FIFO; missing or unread ones are skipped. Called after a
+    commit, so it never raises: a waiter it cannot poke finds out at its next re-check."""
     for request_id in request_ids:
-        _poke(fifo_path(home, request_id))
+        with contextlib.suppress(OSError):
+            _poke(fifo_path(home, request_id))
 
 
 def _poke(path: str) -> None:
@@ -72,7 +74,9 @@ def _poke(path: str) -> None:
         raise
     try:
         if stat.S_ISFIFO(os.fstat(fd).st_mode):
-            with contextlib.suppress(BlockingIOError):  # full: it has been poked already
+            # Full: it has been poked already. A broken pipe: the waiter hung up between the
+            # open and the write (it got its answer, or gave up).
+            with contextlib.suppress(BlockingIOError, BrokenPipeError):
                 os.write(fd, b"\0")
     finally:
         os.close(fd)

@@ -139,3 +139,42 @@ def test_a_new_inbox_replaces_whatever_a_crashed_process_left_at_its_path(home: 
         assert fresh.block(0.2) is True
     finally:
         fresh.close()
+
+
+def test_a_waiter_hanging_up_between_the_open_and_the_write_breaks_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memkeeper.fs import wakeups
+
+    inbox = Inbox(str(tmp_path), "r1")
+    fstat = os.fstat
+    open_ = [True]
+
+    def hang_up_first(fd: int) -> os.stat_result:
+        if open_.pop() if open_ else False:
+            inbox.close()  # the waiter got its answer and closed its ends meanwhile
+        return fstat(fd)
+
+    monkeypatch.setattr(os, "fstat", hang_up_first)
+    notify(str(tmp_path), ["r1", "r2"])
+
+
+def test_a_poke_that_fails_for_one_waiter_still_pokes_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memkeeper.fs import wakeups
+
+    first, second = Inbox(str(tmp_path), "r1"), Inbox(str(tmp_path), "r2")
+    real = wakeups._poke
+
+    def failing(path: str) -> None:
+        if path == fifo_path(str(tmp_path), "r1"):
+            raise PermissionError(13, "denied", path)
+        real(path)
+
+    monkeypatch.setattr(wakeups, "_poke", failing)
+    notify(str(tmp_path), ["r1", "r2"])
+    assert second.block(0.5)
+    assert not first.block(0.01)
+    first.close()
+    second.close()
