@@ -245,6 +245,25 @@ class Memory:
 
         return views.file(self.workspace, self.workspace.relpath(path))
 
+    def log(self, ref: str, *, diff: bool = False) -> dict[str, Any]:
+        """A section's revisions, newest first: rev, actor, ts, type (with ``diff``, what
+        each changed); see ``memkeeper log``."""
+        from memkeeper.ops.history import log
+
+        return log(self.workspace, ref, diff=diff)
+
+    def read_at(self, ref: str, rev: int) -> dict[str, Any]:
+        """A section's body at an earlier revision (``read --rev``), while it is kept."""
+        from memkeeper.ops.history import body_at
+
+        return body_at(self.workspace, ref, rev)
+
+    def revert(self, ref: str, *, to_rev: int, expect_rev: int) -> PatchResult:
+        """Patch a section back to its body at ``to_rev``, if it is still at ``expect_rev``."""
+        from memkeeper.ops.history import revert
+
+        return revert(self.workspace, ref, to_rev=to_rev, expect_rev=expect_rev)
+
     def history(self, ref: str, limit: int = 50) -> dict[str, Any]:
         """One section's text (as ``read``) and its events, newest first."""
         from memkeeper.ops import views

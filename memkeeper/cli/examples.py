@@ -13,13 +13,21 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "init": ("memkeeper init", "memkeeper init --preset cline-memory-bank --howto"),
     "status": ("memkeeper status", "memkeeper status --json"),
     "sections": ("memkeeper sections CLAUDE.md",),
-    "read": ("memkeeper read CLAUDE.md#build", "memkeeper read memory/decisions.md --json"),
+    "read": (
+        "memkeeper read CLAUDE.md#build",
+        "memkeeper read memory/decisions.md --json",
+        "memkeeper read CLAUDE.md#build --rev 3",
+    ),
     "patch": (
         "memkeeper patch CLAUDE.md#build --expect-rev 4 --body-file new-body.md",
         "printf 'make wheel\\n' | memkeeper patch CLAUDE.md#build --expect-rev 4 --body-file -",
         "memkeeper patch CLAUDE.md#build --expect-rev 4 --body-file new.md --merge",
     ),
-    "events": ("memkeeper events --since 120 --json", "memkeeper events --follow"),
+    "events": (
+        "memkeeper events --since 120 --json",
+        "memkeeper events --follow",
+        "memkeeper events --path CLAUDE.md --type 'section.*' --agent codex:41",
+    ),
     "verify": ("memkeeper verify", "memkeeper verify --json"),
     "claim": (
         "memkeeper claim src/billing/ --ttl 600 --objective 'retry behaviour'",
@@ -47,6 +55,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "uninstall-hooks": ("memkeeper uninstall-hooks", "memkeeper uninstall-hooks cursor"),
     "mcp": ("memkeeper mcp",),
     "serve": ("memkeeper serve", "memkeeper serve --port 0"),
+    "log": ("memkeeper log CLAUDE.md#build", "memkeeper log CLAUDE.md#build -p"),
+    "revert": ("memkeeper revert CLAUDE.md#build --to-rev 3 --expect-rev 5",),
     "proposals": (
         "memkeeper proposals",
         "memkeeper proposals show 2",

@@ -172,6 +172,8 @@ def cmd_sections(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_read(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
+    if args.rev is not None:
+        return memory.read_at(args.ref, args.rev)
     return memory.read(args.ref).to_json()
 
 
@@ -201,7 +203,15 @@ def cmd_events(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
         from memkeeper.cli.watch import follow_events
 
         return follow_events(memory, args.since, args.json)
-    return {"events": [e.to_json() for e in memory.events(since=args.since)]}
+    found = memory.events(since=args.since)
+    # events is read-only: who is acting does not matter, so --agent names whose events to show
+    actor = getattr(args, "agent", None)
+    if args.path or args.type or actor:
+        from memkeeper.ops.views import select_events
+
+        rel = memory.workspace.relpath(args.path) if args.path else None
+        found = select_events(found, path=rel, type=args.type, actor=actor)
+    return {"events": [e.to_json() for e in found]}
 
 
 def cmd_verify(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:

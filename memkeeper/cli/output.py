@@ -17,6 +17,11 @@ def render(command: str, payload: dict[str, Any]) -> str:
 
 
 def _read(p: dict[str, Any]) -> str:
+    if "current_rev" in p:  # read --rev N: an earlier body
+        text = p["content"]
+        tail = "" if not text or text.endswith(("\n", "\r")) else "\n"
+        was = f"rev {p['rev']}; the section is at rev {p['current_rev']}"
+        return f"== {p['path']}#{p['key']} ({was})\n{text}{tail}"
     where = p["path"] + (f"#{p['key']}" if p["key"] else "")
     rev = f"rev {p['rev']}" if p["key"] else f"file rev {p['file_rev']}"
     text = p["heading"] + p["content"]
@@ -269,6 +274,15 @@ def _proposals(p: dict[str, Any]) -> str:
     return f"dropped {_proposal_line(p['proposal'])}\n"
 
 
+def _log(p: dict[str, Any]) -> str:
+    lines = [f"{p['path']}#{p['key']}: rev {p['rev']}, {len(p['revisions'])} revision(s) logged"]
+    for r in p["revisions"]:
+        lines.append(f"  rev {r['rev']:<4} {r['ts']}  {r['actor']}  {r['type']}")
+        if r.get("diff"):
+            lines += [f"    {line}" for line in r["diff"].splitlines()]
+    return "\n".join(lines) + "\n"
+
+
 _RENDERERS = {
     "claim": _claim,
     "renew": _renew,
@@ -278,6 +292,8 @@ _RENDERERS = {
     "read": _read,
     "sections": _sections,
     "patch": _patch,
+    "revert": _patch,
+    "log": _log,
     "events": _events,
     "init": _files,
     "status": _files,

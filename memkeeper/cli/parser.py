@@ -31,6 +31,7 @@ VERB_GROUPS = {
     "memkeeper.cli.hooks": ("hook", "install-hooks", "uninstall-hooks"),
     "memkeeper.cli.servers": ("mcp", "serve"),
     "memkeeper.cli.proposals": ("proposals",),
+    "memkeeper.cli.history": ("log", "revert"),
 }
 
 
@@ -151,7 +152,14 @@ def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
     )
     verb("status", "root, managed files, their classes and section counts")
     verb("sections", "list a file's sections").add_argument("path")
-    verb("read", "read a section (PATH#KEY) or a whole file (PATH)").add_argument("ref")
+    read = verb("read", "read a section (PATH#KEY) or a whole file (PATH)")
+    read.add_argument("ref")
+    read.add_argument(
+        "--rev",
+        type=whole_number,
+        metavar="N",
+        help="the section's body at an earlier revision (the last 100 are kept)",
+    )
     patch = verb("patch", "compare-and-swap one section's body")
     patch.add_argument("ref", metavar="PATH#KEY")
     patch.add_argument(
@@ -189,6 +197,8 @@ def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
         help="only events after this id (0: all)",
     )
     events.add_argument("--follow", action="store_true", help="keep printing new events")
+    events.add_argument("--path", metavar="PATH", help="only events about this file")
+    events.add_argument("--type", metavar="TYPE", help="only events of this type, e.g. claim.*")
     verb("verify", "check the event log's hash chain and the index against the files")
     for module in _groups_for(wanted):
         module.add_verbs(verb)

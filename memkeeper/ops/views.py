@@ -26,6 +26,7 @@ from memkeeper.names import POLICY_FILE, temp_pid
 from memkeeper.policy.loader import parse_policy, policy_bytes
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
     from memkeeper.ops.workspace import Workspace
@@ -122,6 +123,25 @@ def history(ws: Workspace, ref: str, limit: int = HISTORY_LIMIT) -> dict[str, An
     found = read(ws, ref)
     events = ws.store.events_of(rel, found.key, limit) if ws.has_store else []
     return {**found.to_json(), "history": [e.to_json() for e in events]}
+
+
+def select_events(
+    events: Iterable[Event],
+    *,
+    path: str | None = None,
+    type: str | None = None,
+    actor: str | None = None,
+) -> list[Event]:
+    """The events about ``path``, of ``type`` (``claim.*``: every ``claim.`` type), by
+    ``actor`` — each filter only when given."""
+    prefix = type[:-1] if type is not None and type.endswith("*") else None
+    return [
+        e
+        for e in events
+        if (path is None or e.path == path)
+        and (type is None or e.type == type or (prefix is not None and e.type.startswith(prefix)))
+        and (actor is None or e.actor == actor)
+    ]
 
 
 def reconciliations(ws: Workspace) -> list[dict[str, Any]]:

@@ -58,6 +58,8 @@ MINIMAL: dict[str, tuple[str, ...]] = {
     "mcp": ("mcp",),
     "serve": ("serve",),
     "proposals": ("proposals",),
+    "log": ("log", "CLAUDE.md#build"),
+    "revert": ("revert", "CLAUDE.md#build", "--to-rev", "1", "--expect-rev", "2"),
 }
 EVERY_VERB = sorted([*BASE_VERBS, *(v for verbs in VERB_GROUPS.values() for v in verbs)])
 
@@ -115,7 +117,7 @@ FLAGS: list[tuple[list[str], dict[str, Any]]] = [
     (["init", "--preset", "team", "--howto"], {"preset": "team", "howto": True}),
     (["status"], {}),
     (["sections", "memory/a.md"], {"path": "memory/a.md"}),
-    (["read", "CLAUDE.md"], {"ref": "CLAUDE.md"}),
+    (["read", "CLAUDE.md"], {"ref": "CLAUDE.md", "rev": None}),
     (
         ["patch", "CLAUDE.md#build", "--expect-rev", "3", "--body-file", "-"],
         {
@@ -143,8 +145,11 @@ FLAGS: list[tuple[list[str], dict[str, Any]]] = [
             "dmp_file": "d.txt",
         },
     ),
-    (["events"], {"since": 0, "follow": False}),
-    (["events", "--since", "12", "--follow"], {"since": 12, "follow": True}),
+    (["events"], {"since": 0, "follow": False, "path": None, "type": None}),
+    (
+        ["events", "--since", "12", "--follow"],
+        {"since": 12, "follow": True, "path": None, "type": None},
+    ),
     (["verify"], {}),
 ]
 
@@ -304,6 +309,8 @@ LINES = [
     ["mcp", "--agent", "a1"],
     ["serve", "--port", "0", "--host", "::1", "--allow-remote"],
     ["proposals", "apply", "2", "--expect-rev", "4"],
+    ["log", "CLAUDE.md#build", "-p"],
+    ["revert", "CLAUDE.md#build", "--to-rev", "1", "--expect-rev", "3"],
     ["--agent", "a", "--root", "/r", "--json", "claim", "x"],
     ["--root", "read", "status"],
 ]

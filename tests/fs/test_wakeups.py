@@ -144,7 +144,6 @@ def test_a_new_inbox_replaces_whatever_a_crashed_process_left_at_its_path(home: 
 def test_a_waiter_hanging_up_between_the_open_and_the_write_breaks_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memkeeper.fs import wakeups
 
     inbox = Inbox(str(tmp_path), "r1")
     fstat = os.fstat
