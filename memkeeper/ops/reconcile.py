@@ -14,8 +14,8 @@ from memkeeper.errors import Invalid
 from memkeeper.events import iso_utc
 from memkeeper.fs import files
 from memkeeper.markdown.lines import LINE_END, detect_newline
+from memkeeper.names import SHARED_REGION
 from memkeeper.ops.regen import context, live_claims
-from memkeeper.ops.workspace import SHARED_REGION
 from memkeeper.policy.loader import load_policy
 from memkeeper.regions import markers as regions
 from memkeeper.regions.render import compile_region

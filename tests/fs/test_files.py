@@ -251,6 +251,56 @@ TRY_LOCK = """
 """
 
 
+@pytest.fixture
+def editor_opens_after_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An editor that opens the file for writing just after memkeeper's last check (the
+    window no check closes): its save goes into the file memkeeper then replaces."""
+    monkeypatch.setattr(fsio, "open_for_writing", lambda fd: False)
+
+
+def test_a_guarded_replace_refuses_a_file_that_changed_since_it_was_read(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_bytes(b"theirs\n")
+    keep = str(tmp_path / "keep")
+    with pytest.raises(fsio.Raced) as raced:
+        fsio.atomic_write(tmp_path, "a.md", b"ours\n", expected=b"read\n", keep=keep)
+    assert raced.value.current == b"theirs\n"
+    assert (tmp_path / "a.md").read_bytes() == b"theirs\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.md"], "no temp file, no link left"
+
+
+@pytest.mark.usefixtures("editor_opens_after_the_check")
+def test_a_guarded_replace_keeps_the_replaced_inode(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_bytes(b"old\n")
+    keep = tmp_path / "keep"
+    with open(tmp_path / "a.md", "r+b") as editor:  # opened before the replace
+        assert fsio.atomic_write(tmp_path, "a.md", b"new\n", expected=b"old\n", keep=str(keep))
+        editor.truncate(0)
+        editor.write(b"saved late\n")
+    assert (tmp_path / "a.md").read_bytes() == b"new\n"
+    assert keep.read_bytes() == b"saved late\n", "the late save is in the kept file"
+
+
+def test_a_whole_save_in_the_window_of_the_rename_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fast editor opens, writes and closes the file between memkeeper's last check and the
+    rename: nobody has the replaced file open any more, but it holds the save."""
+    (tmp_path / "a.md").write_bytes(b"old\n")
+    keep = tmp_path / "keep"
+    real = os.replace
+
+    def save_then_rename(*args: object, **kwargs: object) -> None:
+        with open(tmp_path / "a.md", "r+b") as editor:  # the file by its name: still the old
+            editor.truncate(0)
+            editor.write(b"saved in the window\n")
+        real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "replace", save_then_rename)
+    assert fsio.atomic_write(tmp_path, "a.md", b"new\n", expected=b"old\n", keep=str(keep))
+    assert (tmp_path / "a.md").read_bytes() == b"new\n"
+    assert keep.read_bytes() == b"saved in the window\n"
+
+
 def try_lock_elsewhere(lock: Path) -> str:
     done = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(TRY_LOCK), str(lock)],

@@ -14,6 +14,7 @@ import pytest
 
 from memkeeper import Memory
 from memkeeper.clock import FakeClock
+from memkeeper.ops.workspace import Workspace
 from tests.etcd_cluster import Cluster, binary
 
 EXE, WHY = binary()
@@ -83,3 +84,20 @@ def agents(sample: Path, clock: FakeClock) -> Iterator[Agents]:
     yield open_as
     for memory in opened:
         memory.close()
+
+
+@pytest.fixture
+def ws(sample: Path) -> Iterator[Workspace]:
+    """A workspace on the sample, its store made (without one, nothing is cached or indexed)."""
+    opened = Workspace(sample, "agent-a", FakeClock(1_800_000_000.0))
+    assert opened.store is not None
+    yield opened
+    opened.close()
+
+
+def edit(root: Path, rel: str, old: str, new: str) -> None:
+    """Replace ``old`` (which must be there) by ``new`` in the file ``rel`` of ``root``."""
+    path = root / rel
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))

@@ -124,7 +124,7 @@ def test_a_read_that_saw_the_file_before_a_write_of_its_own_root_never_marks_it_
     mark = synced.read_mark(ws.home, "CLAUDE.md")
     assert mark is not None
     assert mark.rev > seen.file_rev
-    ws._marked.pop("CLAUDE.md")  # as a reader in another Workspace of this root knows nothing
+    ws.sync._marked.pop("CLAUDE.md")  # as a reader in another Workspace of this root knows nothing
     ws.seen_agreeing("CLAUDE.md", seen, data)  # the read, late
     after = synced.read_mark(ws.home, "CLAUDE.md")
     assert after is not None
