@@ -25,6 +25,7 @@ SHARED_REGION = "store:"  # the region of a root's reconciliation with a shared 
 AGENT_ENV = "MEMKEEPER_AGENT"  # who is acting, when --agent is not given
 ROOT_ENV = "MEMKEEPER_ROOT"  # the root, when --root is not given
 STORE_ENV = "MEMKEEPER_STORE"  # a shared store for a fleet (etcd://…), over the policy's store:
+CRASH_ENV = "MEMKEEPER_CRASH_AT"  # tests only: the named crash point a process dies at
 DEFAULT_AGENT = "human"
 
 TEMP_TAG = ".memkeeper-"  # an atomic write's temp file: .NAME.memkeeper-PID.tmp, beside NAME

@@ -15,7 +15,7 @@ import contextlib
 import json
 import os
 
-from memkeeper.fs.files import background
+from memkeeper.fs import background
 from memkeeper.names import SYNCED_DIR, home_temp, kept_tag
 
 
@@ -70,7 +70,7 @@ def write_mark(home: str, mark: Mark) -> None:
         os.link(where, old)
     os.replace(temp, where)
     if old:
-        background(_unlink, old)
+        background.submit(_unlink, old)
 
 
 def _unlink(path: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from memkeeper.errors import Refused
+from memkeeper.fs import crash
 from memkeeper.fs import files as fsio
 from memkeeper.markdown import appendonly
 from memkeeper.markdown.lines import count_lines
@@ -61,8 +62,8 @@ def _attempt(ws: Workspace, rel: str, entry: str, title: str) -> AppendResult:
         with ws.editing(rel, missing_ok=True) as data:
             warnings = _check_claims(ws, rel)
             done = _write(ws, rel, data, entry, title)
-            fsio.crashpoint("append.before_commit")  # file and index written, not committed
-        fsio.crashpoint("append.after_commit")  # committed, lock still held
+            crash.crashpoint("append.before_commit")  # file and index written, not committed
+        crash.crashpoint("append.after_commit")  # committed, lock still held
     return replace(done, warnings=warnings)
 
 

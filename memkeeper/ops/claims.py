@@ -29,7 +29,7 @@ from memkeeper.claims.wording import (
 )
 from memkeeper.errors import Busy, Invalid, Refused
 from memkeeper.events import iso_utc
-from memkeeper.fs import files as fsio
+from memkeeper.fs import crash, processes
 from memkeeper.fs import root as roots
 from memkeeper.fs import wakeups as waiting
 from memkeeper.markdown import refs
@@ -154,7 +154,7 @@ class ClaimTable:
             )  # fmt: skip
 
         request, outcome, inbox = self.ws.again(lambda: self._begin(make, wait))
-        fsio.crashpoint("claim.after_commit")
+        crash.crashpoint("claim.after_commit")
         if inbox is not None:
             outcome = self._wait(request, inbox, cancel)
         if isinstance(outcome, Busy):
@@ -180,7 +180,7 @@ class ClaimTable:
                     self.changed = True  # a new wait may close a cycle: serve the queue
                 elif outcome is None:
                     outcome = self._busy(request, now, "held")
-                fsio.crashpoint("claim.before_commit")  # granted (or queued), not committed
+                crash.crashpoint("claim.before_commit")  # granted (or queued), not committed
         except BaseException:
             if inbox is not None:
                 inbox.close()
@@ -457,7 +457,7 @@ def _busy_reason(row: WaiterRow | None) -> BusyReason:
 def _abandoned(row: WaiterRow, now: float) -> bool:
     if now > row.deadline + ABANDON_GRACE_S:
         return True
-    return row.pid != os.getpid() and not fsio.pid_alive(row.pid)
+    return row.pid != os.getpid() and not processes.pid_alive(row.pid)
 
 
 # -- targets and writes under claims -----------------------------------------------------------

@@ -150,13 +150,15 @@ class KeptLinks(WorkspaceShape):
     def _base_of(self, link: str) -> tuple[str, bytes]:
         """The file a kept link kept and what it held before memkeeper replaced it (its
         ``.base``), waiting for this process's background jobs once if it is not written yet
-        (``files.background`` writes it just after the rename)."""
+        (``background.submit`` writes it just after the rename)."""
         from memkeeper.fs import home
 
         try:
             return home.read_kept_base(link)
         except FileNotFoundError:
-            files.drain()
+            from memkeeper.fs import background
+
+            background.drain()
             return home.read_kept_base(link)
 
     def _orphan(self, name: str, tag: str, held: bytes, lock: bool) -> None:

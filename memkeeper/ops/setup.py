@@ -14,6 +14,7 @@ import os
 from typing import TYPE_CHECKING
 
 from memkeeper.errors import Invalid
+from memkeeper.fs import atomic
 from memkeeper.fs import files as fsio
 from memkeeper.fs.walk import managed_files
 from memkeeper.markdown.lines import LINE_END, detect_newline
@@ -45,7 +46,7 @@ def init(ws: Workspace, preset: str | None, *, add_howto: bool = False) -> dict[
     if created:
         chosen = preset_bytes(preset or "default")
         parse_policy(chosen, f"preset {preset or 'default'}")
-        fsio.atomic_write(ws.root, POLICY_FILE, chosen)
+        atomic.atomic_write(ws.root, POLICY_FILE, chosen)
     policy = load_policy(ws.root)
     _ = ws.store  # create the store first: files are indexed into it, not read statelessly
     guides = howto_files(ws, policy, write=add_howto)
@@ -157,7 +158,7 @@ def _write_unmanaged(ws: Workspace, rel: str, text: str) -> str:
     data = fsio.read_bytes(ws.root, rel)
     state, _, new = plan_howto(data, rel, text, True)
     if new is not None:
-        fsio.atomic_write(ws.root, rel, new, expected=data)
+        atomic.atomic_write(ws.root, rel, new, expected=data)
     return state
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import time
 
 from memkeeper import names
@@ -76,7 +77,11 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks):
         super().__init__()
 
     def close(self) -> None:
-        files.drain()  # kept links being removed in the background: gone before we return
+        # Kept links being removed in the background: gone before we return (the thread runs
+        # only once a replace or a mark started it, which loaded its module).
+        background = sys.modules.get("memkeeper.fs.background")
+        if background is not None:
+            background.drain()
         if self._db is not None:
             self._db.close()
             self._db = None
@@ -160,8 +165,10 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks):
                 self.kept_dir()
         else:
             _ = self.store  # the home (and its lock directory) exists once the store is open
+        from memkeeper.fs import locks
+
         name = digest(rel.encode())[7:31] + names.LOCK_SUFFIX
-        return files.file_lock(os.path.join(self.home, names.LOCKS_DIR, name))
+        return locks.file_lock(os.path.join(self.home, names.LOCKS_DIR, name))
 
     def record(
         self,

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, TypeVar
 
+    from memkeeper.fs.atomic import Staged
     from memkeeper.ops.shape import WorkspaceShape
 
     T = TypeVar("T")
@@ -42,7 +43,7 @@ class Replace:
 
     __slots__ = ("rel", "staged", "old", "new")
 
-    def __init__(self, rel: str, staged: files.Staged, old: bytes | None, new: bytes) -> None:
+    def __init__(self, rel: str, staged: Staged, old: bytes | None, new: bytes) -> None:
         self.rel, self.staged, self.old, self.new = rel, staged, old, new
 
 
@@ -82,6 +83,8 @@ class WriteAhead(WorkspaceShape):
         hard link in ``.memkeeper/kept/`` until ``settle_kept`` has seen that nobody wrote
         into it (an editor that opened it before the replace and saves after). ``hashes``:
         those of ``old`` and ``new``, when the caller has them."""
+        from memkeeper.fs import atomic
+
         assert self._staged is not None, "replace_file runs inside Workspace.writing()"
         old_hash: str | None = None
         if hashes is not None:
@@ -95,7 +98,7 @@ class WriteAhead(WorkspaceShape):
             # The store keeps no pending rows for this root's files: a replace a power cut
             # undid leaves a version the store had, which the next look brings up to date
             # (``look_shared``); a new file is synced.
-            staged = files.stage(
+            staged = atomic.stage(
                 self.top, rel, new, expected=old, keep=keep, create=old is None, sync=old is None
             )
             self._staged.append(Replace(rel, staged, old, new))
@@ -103,7 +106,7 @@ class WriteAhead(WorkspaceShape):
                 self.index_file(rel, new, external=False)
             return
         self._checkpoint(rel)
-        staged = files.stage(self.top, rel, new, expected=old, keep=keep, create=old is None)
+        staged = atomic.stage(self.top, rel, new, expected=old, keep=keep, create=old is None)
         self._staged.append(Replace(rel, staged, old, new))
         old_inode, old_mtime_ns, old_size = staged.identity or (None, None, None)
         write = PendingWrite(
@@ -137,9 +140,11 @@ class WriteAhead(WorkspaceShape):
         """``writing``'s transaction committed: do its replaces, in order. The replaces not
         tried when one fails are redone by the next look at their files (their rows are
         committed)."""
+        from memkeeper.fs import crash
+
         staged, self._staged = self._staged or [], None
         if staged:
-            files.crashpoint("write.after_commit")  # committed, no file replaced yet
+            crash.crashpoint("write.after_commit")  # committed, no file replaced yet
         for done, write in enumerate(staged):
             try:
                 self._finish(write)
@@ -155,10 +160,12 @@ class WriteAhead(WorkspaceShape):
         earlier state the disk holds) small. Counted in this process (the store is asked only
         when a checkpoint is due): another process's replaces of the file add to the chain,
         each process bounding its own."""
+        from memkeeper.fs import atomic
+
         count, oldest = self._unsynced.get(rel, (0, self.now()))
         if count >= CHECKPOINT_WRITES or self.now() - oldest >= CHECKPOINT_S:
             if self.store.pending_count(rel)[0]:
-                files.sync_file(self.top, rel)
+                atomic.sync_file(self.top, rel)
                 self.store.drop_pending(rel)
             count, oldest = 0, self.now()
         self._unsynced[rel] = (count + 1, oldest)
@@ -169,6 +176,8 @@ class WriteAhead(WorkspaceShape):
         A file that holds anything else is left to the next look at it (``index_file``, which
         the daemon makes only once the file is quiet). Returns the paths checkpointed; the
         daemon calls this on its ticks."""
+        from memkeeper.fs import atomic
+
         if not self.has_store or self.shared:
             return []
         done = []
@@ -182,7 +191,7 @@ class WriteAhead(WorkspaceShape):
                     state = self.store.file_state(rel)
                     if state is None or state.file_hash != digest(data):
                         continue
-                    files.sync_file(self.top, rel)
+                    atomic.sync_file(self.top, rel)
                     self.store.drop_pending(rel)
                 done.append(rel)
         return done
@@ -246,10 +255,10 @@ class WriteAhead(WorkspaceShape):
     def _replace_now(self, rel: str, old: bytes, new: bytes) -> None:
         """Replace the file durably at once (temp and directory fsynced), guarded and kept
         like any replace: for the rare writes that are not a commit's (a redo, a merge)."""
-        from memkeeper.fs import home
+        from memkeeper.fs import atomic, home
 
         keep = self.keep_path(rel, digest(old))
-        staged = files.stage(self.top, rel, new, expected=old, keep=keep, sync=True)
+        staged = atomic.stage(self.top, rel, new, expected=old, keep=keep, sync=True)
         staged.finish(home.kept_base(keep, rel, old))
 
     def retrying(self, rel: str, attempt: Callable[[], T]) -> T:
@@ -284,6 +293,8 @@ class WriteAhead(WorkspaceShape):
           ``save.raced`` event (``_take_over``).
         - Otherwise the replace happened and someone edited the file since: an ordinary
           external edit."""
+        from memkeeper.fs import atomic
+
         rows = self.store.pending(rel)
         if not rows:
             return data
@@ -294,14 +305,14 @@ class WriteAhead(WorkspaceShape):
         if digest(committed) != last.new_hash:
             return data  # the rows are older than the index: nothing of them to settle
         if where is not None and any(row.replaced(where, file_hash) for row in rows):
-            files.remove_temp(self.top, rel, last.temp)  # its writer is gone: we hold the lock
+            atomic.remove_temp(self.top, rel, last.temp)  # its writer is gone: we hold the lock
             self._replace_now(rel, data, committed)
             redone = {"hash": last.new_hash, "found": file_hash}
             self.record("write.redone", rel, None, redone)
             return committed
         renamed = where is None or where[0] == last.new_inode
-        if not renamed and files.temp_exists(self.top, rel, last.temp):
-            files.remove_temp(self.top, rel, last.temp)
+        if not renamed and atomic.temp_exists(self.top, rel, last.temp):
+            atomic.remove_temp(self.top, rel, last.temp)
             self._take_over(rel, None, committed, data)
             return None
         return data

@@ -18,7 +18,6 @@ import sqlite3
 
 from memkeeper import events as ev
 from memkeeper.errors import EnvironmentFailure
-from memkeeper.fs import files as fsio
 from memkeeper.names import LOCKS_DIR, STATE_DB
 from memkeeper.records import Event, FileState, SectionRow
 from memkeeper.store import walsync
@@ -248,8 +247,10 @@ class Store(ClaimRows, ReconciliationRows, ProposalRows, PendingRows):
     def _migrate(self, home: str) -> None:
         """Create or upgrade the schema; processes racing to do it take turns on a lock
         (switching to WAL while another connection holds the database fails at once)."""
+        from memkeeper.fs import locks
+
         os.makedirs(os.path.join(home, LOCKS_DIR), exist_ok=True)
-        with fsio.file_lock(os.path.join(home, LOCKS_DIR, "schema.lock")):
+        with locks.file_lock(os.path.join(home, LOCKS_DIR, "schema.lock")):
             if self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0] != "wal":
                 raise EnvironmentFailure("the state store cannot use WAL mode on this filesystem")
             self._create_or_upgrade()

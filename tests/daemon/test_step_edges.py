@@ -22,7 +22,7 @@ from memkeeper.daemon import step as step_module
 from memkeeper.daemon.loop import run
 from memkeeper.daemon.plan import INDEX_QUIET_S, QUIET_S, Outcome
 from memkeeper.daemon.step import Daemon
-from memkeeper.fs import files
+from memkeeper.fs import atomic
 from memkeeper.store.etcdstore import EtcdStore
 from tests.conftest import SAMPLE_REPO
 from tests.daemon.conftest import (
@@ -199,15 +199,15 @@ def _save_during_render(
     monkeypatch: pytest.MonkeyPatch, status: Path, edit: Callable[[str], str]
 ) -> list[bool]:
     """A human saves the page between the render's read and its replace (once)."""
-    real, saved = files.stage, list[bool]()
+    real, saved = atomic.stage, list[bool]()
 
-    def human_first(top: str, rel: str, data: bytes, **kwargs: object) -> files.Staged:
+    def human_first(top: str, rel: str, data: bytes, **kwargs: object) -> atomic.Staged:
         if rel == "memory/status.md" and not saved:
             status.write_text(edit(status.read_text()))
             saved.append(True)
         return real(top, rel, data, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(files, "stage", human_first)
+    monkeypatch.setattr(atomic, "stage", human_first)
     return saved
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from memkeeper.fs import files
+from memkeeper.fs import background, processes
 from memkeeper.ops import keptlinks
 
 if TYPE_CHECKING:
@@ -29,13 +29,13 @@ def events_of(memory: Memory, type_: str) -> list[dict[str, object]]:
 def editor_opens_after_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
     """An editor that opens the file for writing just after memkeeper's last check (the
     window no check closes): its save goes into the file memkeeper then replaces."""
-    monkeypatch.setattr(files, "open_for_writing", lambda fd: False)
+    monkeypatch.setattr(processes, "open_for_writing", lambda fd: False)
 
 
 def kept_links(root: Path) -> list[Path]:
     """The kept links (and none of the ``.base`` files beside them), once this process's
-    background thread has settled the ones it was asked to (``files.background``)."""
-    files.drain()
+    background thread has settled the ones it was asked to (``background.submit``)."""
+    background.drain()
     found = sorted((root / KEPT).iterdir()) if (root / KEPT).is_dir() else []
     return [p for p in found if p.suffix != ".base"]
 
@@ -173,8 +173,8 @@ def test_a_save_into_a_kept_file_whose_base_was_never_written_is_kept_in_an_even
 ) -> None:
     """The writer died between its rename and the ``.base`` beside the kept link: the save
     someone made into the replaced file cannot be merged, but its text is not dropped."""
-    monkeypatch.setattr(files, "background", lambda job, *args: None)  # died: never ran
-    monkeypatch.setattr(files, "_still_writable", lambda path: True)
+    monkeypatch.setattr(background, "submit", lambda job, *args: None)  # died: never ran
+    monkeypatch.setattr(processes, "still_writable", lambda path: True)
     section = memory.read(REF)
     memory.patch(REF, section.content + "- ours\n", expect_rev=section.rev)
     kept = sample / ".memkeeper" / "kept"

@@ -16,7 +16,7 @@ import pytest
 
 from memkeeper import Conflict, Memory
 from memkeeper.errors import EnvironmentFailure
-from memkeeper.fs import files
+from memkeeper.fs import atomic
 from memkeeper.ops import writeahead
 
 if TYPE_CHECKING:
@@ -37,12 +37,12 @@ def drop_replaces(monkeypatch: pytest.MonkeyPatch, *, temp_too: bool) -> None:
     """A power cut between the commit and the rename: the rename never reaches the disk —
     nor, with ``temp_too``, the unsynced temp file (else it is left, as SIGKILL leaves it)."""
 
-    def dropped(staged: files.Staged, base: tuple[str, bytes] | None = None) -> bool:
+    def dropped(staged: atomic.Staged, base: tuple[str, bytes] | None = None) -> bool:
         if temp_too:
             staged.abandon()
         return False
 
-    monkeypatch.setattr(files.Staged, "finish", dropped)
+    monkeypatch.setattr(atomic.Staged, "finish", dropped)
 
 
 def patch_once(memory: Memory, line: str) -> None:
@@ -157,16 +157,16 @@ def save_before_the_rename(
 ) -> list[int]:
     """A writer that takes no lock saves ``path`` (in place) once, between memkeeper's
     commit and its rename; returns the list its saves are counted in."""
-    real = files.Staged.finish
+    real = atomic.Staged.finish
     saves: list[int] = []
 
-    def finish(staged: files.Staged, base: tuple[str, bytes] | None = None) -> bool:
+    def finish(staged: atomic.Staged, base: tuple[str, bytes] | None = None) -> bool:
         if not saves:
             path.write_text(edit(path.read_text()))
             saves.append(1)
         return real(staged, base)
 
-    monkeypatch.setattr(files.Staged, "finish", finish)
+    monkeypatch.setattr(atomic.Staged, "finish", finish)
     return saves
 
 
@@ -232,14 +232,14 @@ def test_a_file_created_by_someone_else_before_the_rename_is_not_replaced(
 ) -> None:
     target = sample / "memory" / "risks.md"  # append-only: an append creates it when missing
     target.unlink()
-    real = files.Staged.finish
+    real = atomic.Staged.finish
 
-    def someone_creates_it(staged: files.Staged, base: tuple[str, bytes] | None = None) -> bool:
+    def someone_creates_it(staged: atomic.Staged, base: tuple[str, bytes] | None = None) -> bool:
         if not target.exists():
             target.write_text("# Risks\n\nTheirs.\n")
         return real(staged, base)
 
-    monkeypatch.setattr(files.Staged, "finish", someone_creates_it)
+    monkeypatch.setattr(atomic.Staged, "finish", someone_creates_it)
     memory.append("memory/risks.md", "Ours.")
 
     text = target.read_text()
@@ -297,16 +297,16 @@ def test_a_save_racing_the_redo_itself_is_kept_and_the_redo_not_forced(
     with monkeypatch.context() as m:
         drop_replaces(m, temp_too=True)
         patch_once(memory, "- committed\n")
-    real, saved = files.stage, list[bool]()
+    real, saved = atomic.stage, list[bool]()
 
-    def editor_saves_during_the_redo(*args: Any, **kwargs: Any) -> files.Staged:
+    def editor_saves_during_the_redo(*args: Any, **kwargs: Any) -> atomic.Staged:
         if kwargs.get("sync") and not saved:  # the redo's durable replace is being staged
             path = sample / "CLAUDE.md"
             path.write_text(path.read_text().replace("## Testing\n", "## Testing\n- human\n"))
             saved.append(True)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(files, "stage", editor_saves_during_the_redo)
+    monkeypatch.setattr(atomic, "stage", editor_saves_during_the_redo)
     memory.read("CLAUDE.md")
 
     assert saved == [True]
@@ -321,17 +321,17 @@ def test_a_save_between_the_read_and_the_replace_is_kept_and_the_patch_lands_on_
     memory: Memory, sample: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     section = memory.read("CLAUDE.md#build")
-    real = files.stage
+    real = atomic.stage
     saved: list[bool] = []
 
-    def editor_saves_first(root: object, rel: str, data: bytes, **kwargs: object) -> files.Staged:
+    def editor_saves_first(root: object, rel: str, data: bytes, **kwargs: object) -> atomic.Staged:
         if rel == "CLAUDE.md" and not saved:
             text = (sample / "CLAUDE.md").read_text()
             (sample / "CLAUDE.md").write_text(text.replace("## Testing\n", "## Testing\n- mine\n"))
             saved.append(True)
         return real(root, rel, data, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(files, "stage", editor_saves_first)
+    monkeypatch.setattr(atomic, "stage", editor_saves_first)
     done = memory.patch("CLAUDE.md#build", section.content + "- ours\n", expect_rev=section.rev)
     text = (sample / "CLAUDE.md").read_text()
     assert "- mine\n" in text
@@ -347,9 +347,9 @@ def test_a_save_that_raced_the_patchs_own_section_turns_it_into_a_conflict(
 
     assert memory.workspace.store is not None  # a root with a store: the read indexes
     section = memory.read("CLAUDE.md#build")
-    real = files.stage
+    real = atomic.stage
 
-    def editor_edits_build(root: object, rel: str, data: bytes, **kwargs: object) -> files.Staged:
+    def editor_edits_build(root: object, rel: str, data: bytes, **kwargs: object) -> atomic.Staged:
         text = (sample / "CLAUDE.md").read_text()
         if "- the human's\n" not in text:
             (sample / "CLAUDE.md").write_text(
@@ -357,7 +357,7 @@ def test_a_save_that_raced_the_patchs_own_section_turns_it_into_a_conflict(
             )
         return real(root, rel, data, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(files, "stage", editor_edits_build)
+    monkeypatch.setattr(atomic, "stage", editor_edits_build)
     with pytest.raises(Conflict) as lost:
         memory.patch("CLAUDE.md#build", section.content + "- ours\n", expect_rev=section.rev)
     assert "- the human's\n" in lost.value.current.content
@@ -368,15 +368,15 @@ def test_a_writer_that_never_stops_makes_the_patch_fail_with_nothing_changed(
     memory: Memory, sample: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     section = memory.read("CLAUDE.md#testing")
-    real = files.stage
+    real = atomic.stage
     count = iter(range(10_000))
 
-    def editor_always_saves(root: object, rel: str, data: bytes, **kwargs: object) -> files.Staged:
+    def editor_always_saves(root: object, rel: str, data: bytes, **kwargs: object) -> atomic.Staged:
         with open(sample / "CLAUDE.md", "a") as handle:
             handle.write(f"\n<!-- save {next(count)} -->\n")
         return real(root, rel, data, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(files, "stage", editor_always_saves)
+    monkeypatch.setattr(atomic, "stage", editor_always_saves)
     monkeypatch.setattr(writeahead, "RACE_ATTEMPTS", 3)
     monkeypatch.setattr(time, "sleep", lambda _: None)
     before = (sample / "CLAUDE.md").read_text().split("<!-- save")[0]
