@@ -23,17 +23,11 @@ if TYPE_CHECKING:
 
     from memkeeper.claims.decisions import Claim, Mode
     from memkeeper.clock import Clock
+    from memkeeper.coordination import Proposal, Reconciliation
     from memkeeper.ops.append import AppendResult
     from memkeeper.ops.claims import Cancel, ClaimTable
     from memkeeper.ops.regen import RegenResult
-    from memkeeper.records import (
-        Event,
-        PatchResult,
-        Proposal,
-        Reconciliation,
-        SectionInfo,
-        SectionText,
-    )
+    from memkeeper.records import Event, PatchResult, SectionInfo, SectionText
 
 
 class Memory:

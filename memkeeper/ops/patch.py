@@ -28,9 +28,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from memkeeper.coordination import Proposal
     from memkeeper.errors import ConflictReason
     from memkeeper.ops.workspace import Workspace
-    from memkeeper.records import Proposal
 
 WRITABLE_CLASSES = ("section-owned", "generated")
 

@@ -23,9 +23,9 @@ from memkeeper.regions.render import compile_region
 if TYPE_CHECKING:
     from typing import Any
 
+    from memkeeper.coordination import ClaimView, Reconciliation
     from memkeeper.ops.workspace import Workspace
     from memkeeper.policy.model import Policy
-    from memkeeper.records import ClaimView, Reconciliation
 
 HOW = ("keep-human", "take-generated")
 SHARED_HOW = (

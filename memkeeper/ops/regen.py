@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from memkeeper.coordination import ClaimView
 from memkeeper.errors import Refused
 from memkeeper.events import iso_utc
 from memkeeper.fs import crash
@@ -21,7 +22,6 @@ from memkeeper.fs import files as fsio
 from memkeeper.fs.walk import managed_files
 from memkeeper.ops.claims import ClaimTable
 from memkeeper.policy.loader import load_policy
-from memkeeper.records import ClaimView
 from memkeeper.regions import markers as regions
 from memkeeper.regions.render import Context, RuleView, compile_region
 

@@ -28,9 +28,10 @@ from memkeeper.policy.loader import parse_policy, policy_bytes
 if TYPE_CHECKING:
     from typing import Any
 
+    from memkeeper.coordination import Reconciliation
     from memkeeper.ops.workspace import Workspace
     from memkeeper.policy.model import Policy
-    from memkeeper.records import Event, Reconciliation
+    from memkeeper.records import Event
 
 HISTORY_LIMIT = 50  # events of one section that ``history`` returns, newest first
 CONTENTION_TYPES = ("claim.queued", "claim.granted", "claim.aborted")

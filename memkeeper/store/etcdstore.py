@@ -104,8 +104,9 @@ import math
 import os
 
 from memkeeper import events as ev
+from memkeeper.coordination import Proposal, Reconciliation
 from memkeeper.errors import EnvironmentFailure
-from memkeeper.records import Event, FileState, PendingWrite, Proposal, Reconciliation, SectionRow
+from memkeeper.records import Event, FileState, PendingWrite, SectionRow
 from memkeeper.store import etcdgw, proposaltables
 from memkeeper.store.etcdgw import Gateway
 from memkeeper.store.etcdstm import Retry, Txn

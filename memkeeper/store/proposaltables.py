@@ -8,7 +8,7 @@ file is never indexed, so its text is never kept.
 
 from __future__ import annotations
 
-from memkeeper.records import Proposal
+from memkeeper.coordination import Proposal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

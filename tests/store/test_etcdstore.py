@@ -13,7 +13,7 @@ import base64
 import json
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -21,11 +21,14 @@ from memkeeper import events as ev
 from memkeeper.claims.decisions import Claim, Request
 from memkeeper.claims.waiters import WaiterRow
 from memkeeper.errors import EnvironmentFailure
-from memkeeper.records import FileState, PendingWrite, Proposal, SectionRow
+from memkeeper.records import FileState, PendingWrite, SectionRow
 from memkeeper.store import etcdgw, etcdstore
 from memkeeper.store.etcdgw import Compare, Gateway, TxnResult
 from memkeeper.store.etcdstore import MAX_REQUEST_BYTES, MAX_TXN_OPS, EtcdStore, StoreRetry
 from tests.etcd_cluster import Cluster, binary, free_port
+
+if TYPE_CHECKING:
+    from memkeeper.coordination import Proposal
 
 EXE, WHY = binary()
 etcd_only = pytest.mark.skipif(EXE is None, reason=WHY)

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from memkeeper import events as ev
-from memkeeper.records import Proposal, SectionRow
+from memkeeper.coordination import Proposal
+from memkeeper.records import SectionRow
 from memkeeper.store.proposaltables import KEEP_BODIES, PRUNE_EVERY
 from memkeeper.store.sqlite import Store
 
