@@ -74,7 +74,7 @@ def _check_claims(ws: Workspace, rel: str) -> tuple[str, ...]:
     if not ws.store.any_live_claim(now):
         return ()
     from memkeeper.claims.wording import holder_json
-    from memkeeper.ops.claims import write_decision
+    from memkeeper.ops.claimwrites import write_decision
 
     decision = write_decision(ws, rel, None, None, now)
     if decision.refusal is None:

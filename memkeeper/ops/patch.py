@@ -296,7 +296,7 @@ def _check_claims(ws: Workspace, rel: str, key: str, claim: str | None) -> tuple
     One cheap query when nobody holds a claim and the write names none."""
     if claim is None and not ws.store.any_live_claim(ws.now()):
         return ()
-    from memkeeper.ops.claims import check_write
+    from memkeeper.ops.claimwrites import check_write
 
     return check_write(ws, rel, key, claim)
 

@@ -73,7 +73,7 @@ def waiters(ws: Workspace) -> dict[str, Any]:
     each waiter's ``position`` (1: next) and ``blocked_by`` (the live claims in its way)."""
     from memkeeper.claims import decisions as rules
     from memkeeper.claims.wording import claim_json, waiter_json
-    from memkeeper.ops.claims import live
+    from memkeeper.ops.claimviews import live
 
     claims, waiters, now = live(ws)
     held = tuple(claims)

@@ -22,6 +22,9 @@ BOTH = frozenset(
     {
         "test_append",
         "test_claims",
+        "test_claimviews",
+        "test_claimwaits",
+        "test_claimwrites",
         "test_emit",
         "test_patch",
         "test_patch_merge",
@@ -101,3 +104,8 @@ def edit(root: Path, rel: str, old: str, new: str) -> None:
     text = path.read_text()
     assert old in text
     path.write_text(text.replace(old, new))
+
+
+def kinds(memory: Memory, prefix: str = "claim.") -> list[tuple[str, str, str]]:
+    """The events of ``memory``'s log of that kind: (type, actor, the claim's id)."""
+    return [(e.type, e.actor, e.data["id"]) for e in memory.events() if e.type.startswith(prefix)]
