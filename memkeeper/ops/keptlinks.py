@@ -132,8 +132,10 @@ class KeptLinks(WorkspaceShape):
             return None  # a writer is mid-save: look again later
         try:
             path, base = self._base_of(link)
-        except FileNotFoundError:  # its operation never got as far as the replace, or died
-            if age >= ORPHAN_S:  # right after it: what was saved into it goes to an event
+        except FileNotFoundError:
+            # Its operation never got as far as the replace, or died right after it: what
+            # was saved into it goes to an event.
+            if age >= ORPHAN_S:
                 self._orphan(name, parsed[0], held, lock)
                 home.drop_kept(link)
             return None
