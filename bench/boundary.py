@@ -19,10 +19,11 @@ import sys
 WORKER = r"""
 import shutil, subprocess, sys, tempfile, time
 from memkeeper import Memory
+from memkeeper.fs import atomic
 from memkeeper.fs import files
 if sys.argv[1] == "off":
-    real = files.atomic_write
-    files.atomic_write = lambda root, rel, data, **kw: real(root, rel, data)
+    real = atomic.atomic_write
+    atomic.atomic_write = lambda root, rel, data, **kw: real(root, rel, data)
 root = tempfile.mkdtemp() + "/repo"
 shutil.copytree(sys.argv[2], root)
 subprocess.run(["git", "init", "-q", root], check=True)

@@ -9,8 +9,9 @@ mem.patch("CLAUDE.md#build", "new body\n", expect_rev=sec.rev)
 from __future__ import annotations
 
 from memkeeper.api import Memory
+from memkeeper.coordination import Reconciliation
 from memkeeper.errors import Busy, Conflict, Failed, Invalid, MemkeeperError, Refused
-from memkeeper.records import Event, PatchResult, Reconciliation, SectionInfo, SectionText
+from memkeeper.records import Event, PatchResult, SectionInfo, SectionText
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

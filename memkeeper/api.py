@@ -23,17 +23,12 @@ if TYPE_CHECKING:
 
     from memkeeper.claims.decisions import Claim, Mode
     from memkeeper.clock import Clock
+    from memkeeper.coordination import Proposal, Reconciliation
     from memkeeper.ops.append import AppendResult
-    from memkeeper.ops.claims import Cancel, ClaimTable
+    from memkeeper.ops.claims import ClaimTable
+    from memkeeper.ops.claimwaits import Cancel
     from memkeeper.ops.regen import RegenResult
-    from memkeeper.records import (
-        Event,
-        PatchResult,
-        Proposal,
-        Reconciliation,
-        SectionInfo,
-        SectionText,
-    )
+    from memkeeper.records import Event, PatchResult, SectionInfo, SectionText
 
 
 class Memory:
@@ -170,13 +165,13 @@ class Memory:
 
     def claims(self) -> list[Claim]:
         """The live claims of every agent, oldest grant first."""
-        from memkeeper.ops.claims import live
+        from memkeeper.ops.claimviews import live
 
         return live(self.workspace)[0]
 
     def metrics(self) -> dict[str, Any]:
         """Claim counters for the last hour (claims held, queue depth, deadlocks, …)."""
-        from memkeeper.ops.claims import metrics
+        from memkeeper.ops.claimviews import metrics
 
         return metrics(self.workspace)
 

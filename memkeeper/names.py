@@ -14,15 +14,20 @@ STATE_DB = "state.db"  # the SQLite store, in the home
 # Beside it, the id of the store state.db holds: a store lost or replaced is told from a new one.
 STORE_MARK = "store-id"
 LOCKS_DIR = "locks"  # one lock file per managed file, in the home
+LOCK_SUFFIX = ".lock"  # a lock file's: after 24 hex digits of the file's path's hash
 WAIT_DIR = "wait"  # one FIFO per queued claim, in the home
 KEPT_DIR = "kept"  # hard links to files memkeeper replaced, in the home, until settled
 ERROR_LOG = "error.log"  # tracebacks of unexpected errors, in the home (cli.boundary)
 SYNCED_DIR = "synced"  # with a shared store: what each file held when it last agreed with it
 ROOT_ID = "root-id"  # with a shared store: this root's name among the roots sharing it
+POLICY_CACHE = "policy-cache.json"  # with a shared store: the policy's verdicts, in the home
+BASE_SUFFIX = ".base"  # beside a kept link: the file's path, NUL, the bytes it held
+SHARED_REGION = "store:"  # the region of a root's reconciliation with a shared store: + root id
 
 AGENT_ENV = "MEMKEEPER_AGENT"  # who is acting, when --agent is not given
 ROOT_ENV = "MEMKEEPER_ROOT"  # the root, when --root is not given
 STORE_ENV = "MEMKEEPER_STORE"  # a shared store for a fleet (etcd://…), over the policy's store:
+CRASH_ENV = "MEMKEEPER_CRASH_AT"  # tests only: the named crash point a process dies at
 DEFAULT_AGENT = "human"
 
 TEMP_TAG = ".memkeeper-"  # an atomic write's temp file: .NAME.memkeeper-PID.tmp, beside NAME
@@ -41,6 +46,12 @@ def temp_pid(name: str) -> int | None:
     _, tag, pid = name[:-4].rpartition(TEMP_TAG)
     ok = tag and pid.isascii() and pid.isdigit() and len(pid) <= 10  # a pid, not "²"
     return int(pid) if ok else None
+
+
+def home_temp(path: str, pid: int) -> str:
+    """The temp file a writer with ``pid`` fills before renaming it over ``path``, a file of
+    the home (``root-id``, ``policy-cache.json``, a mark in ``synced/``)."""
+    return f"{path}.{pid}.tmp"
 
 
 def kept_name(rel: str, stamp_ns: int, content_hash: str) -> str:

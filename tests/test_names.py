@@ -29,6 +29,22 @@ def test_the_names_the_reference_gives() -> None:
     )
 
 
+def test_the_names_of_the_homes_own_files() -> None:
+    assert (names.KEPT_DIR, names.SYNCED_DIR, names.ROOT_ID) == ("kept", "synced", "root-id")
+    assert (names.POLICY_CACHE, names.BASE_SUFFIX, names.LOCK_SUFFIX) == (
+        "policy-cache.json",
+        ".base",
+        ".lock",
+    )
+    assert names.SHARED_REGION == "store:"
+
+
+def test_a_home_files_temp_is_beside_it_and_never_a_memory_files_temp() -> None:
+    temp = names.home_temp("/repo/.memkeeper/root-id", 4242)
+    assert temp == "/repo/.memkeeper/root-id.4242.tmp"
+    assert temp_pid(os.path.basename(temp)) is None
+
+
 def test_the_home_sits_at_the_root() -> None:
     assert home_of("/repo") == os.path.join("/repo", ".memkeeper")
     assert home_of("rel") == os.path.join("rel", ".memkeeper")

@@ -15,8 +15,8 @@ import contextlib
 import json
 import os
 
-from memkeeper.fs.files import background
-from memkeeper.names import SYNCED_DIR, kept_tag
+from memkeeper.fs import background
+from memkeeper.names import SYNCED_DIR, home_temp, kept_tag
 
 
 class Mark:
@@ -57,7 +57,7 @@ def write_mark(home: str, mark: Mark) -> None:
     where = _where(home, mark.path)
     os.makedirs(os.path.dirname(where), exist_ok=True)
     head = json.dumps({"path": mark.path, "rev": mark.rev, "hash": mark.hash}).encode()
-    temp = f"{where}.{os.getpid()}.tmp"
+    temp = home_temp(where, os.getpid())
     with open(temp, "wb") as handle:
         handle.write(head + b"\n" + mark.data)
     old = f"{where}.{os.getpid()}.old"
@@ -70,7 +70,7 @@ def write_mark(home: str, mark: Mark) -> None:
         os.link(where, old)
     os.replace(temp, where)
     if old:
-        background(_unlink, old)
+        background.submit(_unlink, old)
 
 
 def _unlink(path: str) -> None:

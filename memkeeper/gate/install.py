@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memkeeper.errors import Invalid
-from memkeeper.fs import files as fsio
+from memkeeper.fs import atomic
 from memkeeper.fs.agentfiles import AGENTS, HOOK_FILES, LABELS, MCP_FILES
 from memkeeper.fs.git import Runner, run_git
 from memkeeper.gate import agentconf, clinehooks, mcpconf
@@ -145,7 +145,7 @@ def install_git_hook(hooks: Path, python: str) -> dict[str, Any]:
     if moved:
         os.replace(hook, legacy)
     if old != script or moved:
-        fsio.atomic_write(hooks, "pre-commit", script)
+        atomic.atomic_write(hooks, "pre-commit", script)
     hook.chmod(0o755)
     return {
         "git_hook": str(hook),

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memkeeper.errors import EnvironmentFailure, Invalid
+from memkeeper.fs import atomic
 from memkeeper.fs import files as fsio
 from memkeeper.gate import agentconf
 from memkeeper.names import temp_name
@@ -135,9 +136,9 @@ def _apply(root: Path, edit: Edit) -> None:
     if edit.new != edit.old or edit.keep_as is not None:
         fsio.make_directories(root, edit.rel)
         if edit.old is None or edit.keep_as is not None:  # a new file (or one moved away):
-            fsio.stage(root, edit.rel, edit.new, sync=True, create=True).finish()  # if absent
+            atomic.stage(root, edit.rel, edit.new, sync=True, create=True).finish()  # if absent
         else:
-            fsio.atomic_write(root, edit.rel, edit.new, expected=edit.old)
+            atomic.atomic_write(root, edit.rel, edit.new, expected=edit.old)
     if edit.executable:
         path.chmod(0o755)
 

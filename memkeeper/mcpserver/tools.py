@@ -120,7 +120,7 @@ def release(memory: Memory, id: str) -> Payload:
 
 
 def claims(memory: Memory) -> Payload:
-    from memkeeper.ops.claims import live
+    from memkeeper.ops.claimviews import live
 
     held, waiters, now = live(memory.workspace)
     return {

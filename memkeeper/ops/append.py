@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from memkeeper import limits
 from memkeeper.errors import Refused
+from memkeeper.fs import crash
 from memkeeper.fs import files as fsio
 from memkeeper.markdown import appendonly
 from memkeeper.markdown.lines import count_lines
@@ -62,8 +63,8 @@ def _attempt(ws: Workspace, rel: str, entry: str, title: str) -> AppendResult:
         with ws.editing(rel, missing_ok=True) as data:
             warnings = _check_claims(ws, rel)
             done = _write(ws, rel, data, entry, title)
-            fsio.crashpoint("append.before_commit")  # file and index written, not committed
-        fsio.crashpoint("append.after_commit")  # committed, lock still held
+            crash.crashpoint("append.before_commit")  # file and index written, not committed
+        crash.crashpoint("append.after_commit")  # committed, lock still held
     return replace(done, warnings=warnings)
 
 
@@ -74,7 +75,7 @@ def _check_claims(ws: Workspace, rel: str) -> tuple[str, ...]:
     if not ws.store.any_live_claim(now):
         return ()
     from memkeeper.claims.wording import holder_json
-    from memkeeper.ops.claims import write_decision
+    from memkeeper.ops.claimwrites import write_decision
 
     decision = write_decision(ws, rel, None, None, now)
     if decision.refusal is None:

@@ -347,7 +347,8 @@ def _private(rel: str) -> Violation:
 def _reconciliations(root: Path, paths: Sequence[str]) -> list[Violation]:
     """Open reconciliations, when there is a state (check never creates one): of generated
     regions, and of this root's files with a shared store (not other roots')."""
-    from memkeeper.ops.workspace import SHARED_REGION, Workspace
+    from memkeeper.names import SHARED_REGION
+    from memkeeper.ops.workspace import Workspace
 
     ws = Workspace(str(root), "check")
     try:

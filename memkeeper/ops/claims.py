@@ -14,26 +14,29 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 import os
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memkeeper.claims import decisions as rules
 from memkeeper.claims.waiters import WaiterRow
 from memkeeper.claims.wording import (
-    busy_message,
     claim_data,
-    holder_json,
     ttl_warnings,
 )
 from memkeeper.errors import Busy, Invalid, Refused
 from memkeeper.events import iso_utc
-from memkeeper.fs import files as fsio
-from memkeeper.fs import root as roots
+from memkeeper.fs import crash
 from memkeeper.fs import wakeups as waiting
-from memkeeper.markdown import refs
-from memkeeper.ops.read import present_rows
+from memkeeper.ops.claimwaits import (
+    Cancel,
+    abandoned,
+    busy,
+    busy_reason,
+    next_look,
+    wait_for,
+)
+from memkeeper.ops.claimwrites import resolve_target
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -43,23 +46,8 @@ if TYPE_CHECKING:
     from memkeeper.ops.workspace import Workspace
 
 
-class Cancel(Protocol):
-    """Anything with ``is_set()`` (a ``threading.Event``): set, a wait gives up its place."""
-
-    def is_set(self) -> bool: ...
-
-
-class WaitCancelled(Exception):
-    """A wait for a claim was cancelled by its caller; it left the queue."""
-
-
 T = TypeVar("T")
-CANCEL_POLL_S = 0.05  # a cancellable wait looks at its cancel flag this often
-WAKE_CAP_S = 5.0  # a waiter re-checks at least this often, in case a poke was lost
-SHARED_POLL_S = 0.1  # … and this often with a shared store (pokes reach one machine only)
-ABANDON_GRACE_S = 10.0  # a wait this far past its deadline is dropped, whatever its pid says
 METRICS_WINDOW_S = 3600.0
-_SLACK_S = 0.005  # wake just after an expiry, not just before it
 
 
 def _again(method: Callable[..., T]) -> Callable[..., T]:
@@ -154,7 +142,7 @@ class ClaimTable:
             )  # fmt: skip
 
         request, outcome, inbox = self.ws.again(lambda: self._begin(make, wait))
-        fsio.crashpoint("claim.after_commit")
+        crash.crashpoint("claim.after_commit")
         if inbox is not None:
             outcome = self._wait(request, inbox, cancel)
         if isinstance(outcome, Busy):
@@ -180,7 +168,7 @@ class ClaimTable:
                     self.changed = True  # a new wait may close a cycle: serve the queue
                 elif outcome is None:
                     outcome = self._busy(request, now, "held")
-                fsio.crashpoint("claim.before_commit")  # granted (or queued), not committed
+                crash.crashpoint("claim.before_commit")  # granted (or queued), not committed
         except BaseException:
             if inbox is not None:
                 inbox.close()
@@ -246,13 +234,7 @@ class ClaimTable:
     def _wait(self, request: Request, inbox: waiting.Inbox, cancel: Cancel | None) -> Claim:
         self.me = request.id
         try:
-            while isinstance(outcome := self._step(request), float):
-                if cancel is None:
-                    inbox.block(outcome)
-                    continue
-                if cancel.is_set():
-                    raise WaitCancelled(f"{request.id}: the wait was cancelled")
-                inbox.block(min(outcome, CANCEL_POLL_S))
+            outcome = wait_for(request.id, lambda: self._step(request), inbox, cancel)
         except BaseException:
             self._forget(request.id)
             raise
@@ -268,9 +250,7 @@ class ClaimTable:
         with self.transaction() as now:
             row = next((w for w in self.rows if w.request.id == request.id), None)
             if row is not None and row.state == "waiting" and now < row.deadline:
-                soonest = min((c.expires_at for c in self.held), default=math.inf)  # all live
-                cap = SHARED_POLL_S if self.ws.shared else WAKE_CAP_S
-                return min(row.deadline, soonest, now + cap) - now + _SLACK_S
+                return next_look(row.deadline, self.held, now, shared=self.ws.shared)
             if row is not None:
                 self._unqueue(request.id)
                 self.changed = True  # a request left the queue: others may move up
@@ -278,7 +258,7 @@ class ClaimTable:
                 self._abort(request, "timeout", settle=False)
             if row is not None and row.state == "granted":
                 return self._held(request.id) or self._busy(request, now, "expired")
-            return self._busy(request, now, _busy_reason(row))
+            return self._busy(request, now, busy_reason(row))
 
     @_again
     def _forget(self, request_id: str) -> None:
@@ -316,7 +296,7 @@ class ClaimTable:
         for claim in self.swept:
             self.store.drop_claim(claim.id)
             self._event("claim.expired", claim, {})
-        for row in [w for w in self.rows if _abandoned(w, now)]:
+        for row in [w for w in self.rows if abandoned(w, now)]:
             self._abandon(row, now, "abandoned")
         self.changed |= bool(self.swept)
 
@@ -416,95 +396,4 @@ class ClaimTable:
         )
 
     def _busy(self, request: Request, now: float, reason: BusyReason) -> Busy:
-        live, queued = self._table()
-        holders = rules.blockers(live, request)
-        ahead = [w for w in rules.waiters_ahead(live, queued, request) if w.id != request.id]
-        return Busy(
-            busy_message(request, reason, holders, ahead, now),
-            reason=reason,
-            id=request.id,
-            holders=[holder_json(c, now) for c in holders],
-            waiters=[{"id": w.id, "agent": w.agent, "priority": w.priority} for w in ahead],
-        )
-
-
-# -- read-only views: a root without a store has an empty table, and gets no store --------------
-
-
-def live(ws: Workspace) -> tuple[list[Claim], list[WaiterRow], float]:
-    """The live claims and queued requests (``ClaimTable.live``); none, and no store
-    created, where there is no store."""
-    if not ws.has_store:
-        return [], [], ws.now()
-    return ClaimTable(ws).live()
-
-
-def metrics(ws: Workspace) -> dict[str, Any]:
-    """``ClaimTable.metrics``; all zero, and no store created, where there is no store."""
-    if not ws.has_store:
-        names = ("claims_held", "queue_depth", "claims_granted", "deadlocks_broken")
-        zeros = dict.fromkeys((*names, "ttl_expirations", "conflicts"), 0)
-        return {"window_s": int(METRICS_WINDOW_S), **zeros}
-    return ClaimTable(ws).metrics()
-
-
-def _busy_reason(row: WaiterRow | None) -> BusyReason:
-    """Why a wait ended without a grant: aborted to break a deadlock (the only reason the
-    queue records), else it timed out."""
-    return "deadlock" if row is not None and row.reason == "deadlock" else "timeout"
-
-
-def _abandoned(row: WaiterRow, now: float) -> bool:
-    if now > row.deadline + ABANDON_GRACE_S:
-        return True
-    return row.pid != os.getpid() and not fsio.pid_alive(row.pid)
-
-
-# -- targets and writes under claims -----------------------------------------------------------
-
-
-def resolve_target(ws: Workspace, target: str) -> str:
-    """A root-relative target; ``PATH#KEY`` with the section's full key (``#build`` names
-    ``inventory-service/build``), resolved against the file as it is now."""
-    path, key = refs.split_ref(target)
-    if key is None:
-        rel = _relative(ws.top, path, os.getcwd())
-        return rel + "/" if path.endswith("/") else rel
-    rel = ws.relpath(path)
-    keys = [(row.key, row.base) for row in present_rows(ws, rel)]  # a private file: unstored
-    return f"{rel}#{refs.resolve_key(rel, key, keys)}"
-
-
-@functools.lru_cache(maxsize=1024)
-def _relative(top: str, path: str, cwd: str) -> str:
-    """``roots.relative_path``, remembered per root, path and directory as ``Workspace.relpath``
-    remembers it: resolving the root and the directory costs more than the rest of a claim."""
-    return roots.relative_path(top, path, cwd)
-
-
-def write_decision(
-    ws: Workspace, rel: str, key: str | None, claim_id: str | None, now: float
-) -> rules.WriteDecision:
-    """What the live claims (strict where the policy says so) say of a write of ``rel``
-    (its section ``key``, when given)."""
-    target = rel if key is None else f"{rel}#{key}"
-    strict = ws.rule(rel, key).strict
-    return rules.write_permission(
-        ws.store.claim_rows(), ws.agent, target, claim_id, now, strict=strict
-    )
-
-
-def check_write(ws: Workspace, rel: str, key: str, claim_id: str | None) -> tuple[str, ...]:
-    """Warnings for a write of ``rel#key``; ``Refused`` (reason ``claimed``) when a strict
-    claim (or a ``strict: true`` policy rule) of another agent covers it, or ``claim_id``
-    is not a live write claim of this agent that covers it."""
-    now, target = ws.now(), f"{rel}#{key}"
-    decision = write_decision(ws, rel, key, claim_id, now)
-    if decision.refusal is None:
-        return decision.warnings
-    message = f"{target}: {decision.refusal}"
-    if decision.refusal.startswith(target):  # not the fence: another agent's strict claim
-        strict = "; ".join(rules.describe(c, now) for c in decision.holders if c.strict)
-        message = f"{target}: {strict} — wait for its release or expiry, then re-read"
-    holders = [holder_json(c, now) for c in decision.holders]
-    raise Refused(message, reason="claimed", holders=holders)
+        return busy(request, *self._table(), now, reason)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from memkeeper.errors import Conflict, Invalid, Refused
 from memkeeper.events import digest, iso_utc
-from memkeeper.fs import files as fsio
+from memkeeper.fs import crash
 from memkeeper.markdown import refs
 from memkeeper.markdown.lines import count_lines
 from memkeeper.names import POLICY_FILE
@@ -28,9 +28,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from memkeeper.coordination import Proposal
     from memkeeper.errors import ConflictReason
     from memkeeper.ops.workspace import Workspace
-    from memkeeper.records import Proposal
 
 WRITABLE_CLASSES = ("section-owned", "generated")
 # Open proposals one section keeps at most: past that a body whose merge failed is not kept
@@ -135,7 +135,7 @@ def _attempt(ws: Workspace, rel: str, ref_key: str, want: _Want) -> PatchResult:
                 ws.store.tally("conflict", ws.now())  # committed: the metrics count lost races
         if lost is not None:
             raise lost
-        fsio.crashpoint("patch.after_commit")  # committed, lock still held
+        crash.crashpoint("patch.after_commit")  # committed, lock still held
     return done._replace(warnings=warnings) if warnings else done
 
 
@@ -256,11 +256,11 @@ def _apply(
         return PatchResult(
             rel, row.key, row.rev, row.hash or "", state.file_rev, state.file_hash, 0
         )._replace(base_rev=base_rev)
-    fsio.crashpoint("patch.before_write")
+    crash.crashpoint("patch.before_write")
     new_state = FileState(state.file_rev + 1, digest(cut.data))
     hashes = (state.file_hash, new_state.file_hash)  # the index holds ``data``'s: it indexed it
     ws.replace_file(rel, data, cut.data, index=False, hashes=hashes)  # rows are put below
-    fsio.crashpoint("patch.after_write")
+    crash.crashpoint("patch.after_write")
     new_row = row._replace(
         rev=row.rev + 1,
         hash=digest(heading + body),
@@ -276,7 +276,7 @@ def _apply(
     else:
         event_data.update(base_rev=base_rev, merged_into=row.rev)
         event = ws.record("section.merged", rel, row.key, event_data)
-    fsio.crashpoint("patch.before_commit")  # file and index written, not committed
+    crash.crashpoint("patch.before_commit")  # file and index written, not committed
     return PatchResult(
         rel,
         row.key,
@@ -328,7 +328,7 @@ def _check_claims(ws: Workspace, rel: str, key: str, claim: str | None) -> tuple
     One cheap query when nobody holds a claim and the write names none."""
     if claim is None and not ws.store.any_live_claim(ws.now()):
         return ()
-    from memkeeper.ops.claims import check_write
+    from memkeeper.ops.claimwrites import check_write
 
     return check_write(ws, rel, key, claim)
 

@@ -16,8 +16,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from memkeeper.coordination import Proposal
     from memkeeper.ops.workspace import Workspace
-    from memkeeper.records import PatchResult, Proposal
+    from memkeeper.records import PatchResult
 
 
 def list_proposals(ws: Workspace, *, closed: bool = False) -> list[Proposal]:

@@ -14,8 +14,8 @@ from memkeeper.errors import Invalid
 from memkeeper.events import iso_utc
 from memkeeper.fs import files
 from memkeeper.markdown.lines import LINE_END, detect_newline
+from memkeeper.names import SHARED_REGION
 from memkeeper.ops.regen import context, live_claims
-from memkeeper.ops.workspace import SHARED_REGION
 from memkeeper.policy.loader import load_policy
 from memkeeper.regions import markers as regions
 from memkeeper.regions.render import compile_region
@@ -23,9 +23,9 @@ from memkeeper.regions.render import compile_region
 if TYPE_CHECKING:
     from typing import Any
 
+    from memkeeper.coordination import ClaimView, Reconciliation
     from memkeeper.ops.workspace import Workspace
     from memkeeper.policy.model import Policy
-    from memkeeper.records import ClaimView, Reconciliation
 
 HOW = ("keep-human", "take-generated")
 SHARED_HOW = (

@@ -14,13 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from memkeeper.coordination import ClaimView
 from memkeeper.errors import Invalid, Refused
 from memkeeper.events import iso_utc
+from memkeeper.fs import crash
 from memkeeper.fs import files as fsio
 from memkeeper.fs.walk import managed_files
 from memkeeper.ops.claims import ClaimTable
 from memkeeper.policy.loader import load_policy
-from memkeeper.records import ClaimView
 from memkeeper.regions import markers as regions
 from memkeeper.regions.render import Context, RuleView, compile_region
 
@@ -134,8 +135,8 @@ def _visit(
             now = context(ws, policy, claims)
             texts = {r.id: renderers[r.id](now) for r in found if r not in edited}
             done = _write(ws, rel, data, found, texts, edited)
-            fsio.crashpoint("regen.before_commit")  # file and index written, not committed
-        fsio.crashpoint("regen.after_commit")  # committed, lock still held
+            crash.crashpoint("regen.before_commit")  # file and index written, not committed
+        crash.crashpoint("regen.after_commit")  # committed, lock still held
     return done
 
 

@@ -14,6 +14,7 @@ import os
 from typing import TYPE_CHECKING
 
 from memkeeper.errors import Invalid
+from memkeeper.fs import atomic
 from memkeeper.fs import files as fsio
 from memkeeper.fs.walk import managed_files
 from memkeeper.markdown.lines import LINE_END, detect_newline
@@ -46,7 +47,7 @@ def init(ws: Workspace, preset: str | None, *, add_howto: bool = False) -> dict[
     chosen = preset_bytes(preset or "default")
     if created:
         parse_policy(chosen, f"preset {preset or 'default'}")
-        fsio.atomic_write(ws.root, POLICY_FILE, chosen)
+        atomic.atomic_write(ws.root, POLICY_FILE, chosen)
     elif preset is not None and fsio.read_bytes(ws.root, POLICY_FILE) != chosen:
         raise Invalid(
             f"{POLICY_FILE} exists and is not the preset {preset!r}: --preset only writes a "
@@ -169,7 +170,7 @@ def _write_unmanaged(ws: Workspace, rel: str, text: str) -> str:
     data = fsio.read_bytes(ws.root, rel)
     state, _, new = plan_howto(data, rel, text, True)
     if new is not None:
-        fsio.atomic_write(ws.root, rel, new, expected=data)
+        atomic.atomic_write(ws.root, rel, new, expected=data)
     return state
 
 

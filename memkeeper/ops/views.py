@@ -29,9 +29,10 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
+    from memkeeper.coordination import Reconciliation
     from memkeeper.ops.workspace import Workspace
     from memkeeper.policy.model import Policy
-    from memkeeper.records import Event, Reconciliation
+    from memkeeper.records import Event
 
 HISTORY_LIMIT = 50  # events of one section that ``history`` returns, newest first
 CONTENTION_TYPES = ("claim.queued", "claim.granted", "claim.aborted")
@@ -73,7 +74,7 @@ def waiters(ws: Workspace) -> dict[str, Any]:
     each waiter's ``position`` (1: next) and ``blocked_by`` (the live claims in its way)."""
     from memkeeper.claims import decisions as rules
     from memkeeper.claims.wording import claim_json, waiter_json
-    from memkeeper.ops.claims import live
+    from memkeeper.ops.claimviews import live
 
     claims, waiters, now = live(ws)
     held = tuple(claims)

@@ -23,7 +23,8 @@ from memkeeper.regions.markers import looks_like_marker
 from memkeeper.regions.templates import SOURCES, TemplateError, parse_template, query_from
 
 if TYPE_CHECKING:
-    from memkeeper.records import ClaimView, Event, Reconciliation
+    from memkeeper.coordination import ClaimView, Reconciliation
+    from memkeeper.records import Event
     from memkeeper.regions.markers import Region
     from memkeeper.regions.templates import Part, Query
 

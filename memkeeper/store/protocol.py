@@ -36,14 +36,8 @@ if TYPE_CHECKING:
 
     from memkeeper.claims.decisions import Claim
     from memkeeper.claims.waiters import WaiterRow
-    from memkeeper.records import (
-        Event,
-        FileState,
-        PendingWrite,
-        Proposal,
-        Reconciliation,
-        SectionRow,
-    )
+    from memkeeper.coordination import Proposal, Reconciliation
+    from memkeeper.records import Event, FileState, PendingWrite, SectionRow
 
 
 class FileStore(Protocol):

@@ -45,7 +45,9 @@ from memkeeper.claims.targets import covers, targets_overlap
 from memkeeper.clock import FakeClock
 from memkeeper.errors import Busy, Invalid, Refused
 from memkeeper.events import chain_breaks
-from memkeeper.ops.claims import ABANDON_GRACE_S, Cancel, ClaimTable, check_write
+from memkeeper.ops.claims import ClaimTable
+from memkeeper.ops.claimwaits import ABANDON_GRACE_S, Cancel
+from memkeeper.ops.claimwrites import check_write
 from memkeeper.ops.workspace import Workspace
 from memkeeper.store.sqlite import Store
 

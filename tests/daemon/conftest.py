@@ -85,3 +85,12 @@ def daemon(home: Memory) -> Daemon:
     started = Daemon(home.workspace, RESCAN_S, quiet_s=0)
     started.caught_up(first=True)
     return started
+
+
+def ticks(daemon: Daemon, clock: FakeClock, seconds: float, every: float = 0.1) -> list[Outcome]:
+    """Quiet ticks, ``every`` seconds, for ``seconds``: what they all did."""
+    done: list[Outcome] = []
+    for _ in range(round(seconds / every)):
+        clock.advance(every)
+        done += daemon.step(set())
+    return done

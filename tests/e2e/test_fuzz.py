@@ -25,13 +25,13 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from memkeeper import Invalid, Memory, Refused
+from memkeeper.coordination import ClaimView, Reconciliation
 from memkeeper.errors import Failed
 from memkeeper.events import make_event
 from memkeeper.fs.git import Git
 from memkeeper.markdown.patchrules import body_is_inert, splice, structure_problem
 from memkeeper.markdown.sections import Document, join, split
 from memkeeper.ops.check import RULES, check, judge
-from memkeeper.records import ClaimView, Reconciliation
 from memkeeper.regions.markers import fill, parse, patch_problem
 from memkeeper.regions.render import Context, compile_region
 from memkeeper.regions.templates import TemplateError, parse_template

@@ -23,7 +23,7 @@ import pytest
 from memkeeper import Invalid, Memory
 from memkeeper.cli import main as cli
 from memkeeper.errors import EnvironmentFailure
-from memkeeper.fs import files as fsio
+from memkeeper.fs import crash
 from memkeeper.store.sqlite import netfs as fsguard
 from tests.conftest import run_cli, tree_bytes
 
@@ -109,14 +109,14 @@ def test_a_symlink_swapped_in_between_read_and_write_is_never_written_through(
     memory: Memory, sample: Path, outside: Path, monkeypatch: pytest.MonkeyPatch, swap: Swap
 ) -> None:
     section = memory.read("memory/architecture.md#storage")
-    real_crashpoint = fsio.crashpoint
+    real_crashpoint = crash.crashpoint
 
     def swap_before_the_write(name: str) -> None:
         if name == "patch.before_write":
             swap(sample, outside, monkeypatch)
         real_crashpoint(name)
 
-    monkeypatch.setattr(fsio, "crashpoint", swap_before_the_write)
+    monkeypatch.setattr(crash, "crashpoint", swap_before_the_write)
     with pytest.raises(Invalid, match="symlink"):
         memory.patch("memory/architecture.md#storage", "hijacked\n", expect_rev=section.rev)
     assert (outside / "architecture.md").read_bytes() == OUTSIDE

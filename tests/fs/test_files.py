@@ -1,10 +1,11 @@
+"""Confinement and reads: no path leaves the root, no read follows a symlink, and a read of the
+whole file refuses a save in progress."""
+
 from __future__ import annotations
 
 import os
-import stat
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -12,20 +13,12 @@ import pytest
 from memkeeper.errors import EnvironmentFailure, Invalid
 from memkeeper.fs import files as fsio
 
-
-def leftovers(directory: Path) -> list[str]:
-    return sorted(p.name for p in directory.iterdir() if p.name.endswith(".tmp"))
-
-
-def run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
+HOLD_OPEN = """
+import sys, time
+handle = open(sys.argv[1], "ab")
+print("open", flush=True)
+time.sleep(60)
+"""
 
 
 # -- confine --------------------------------------------------------------------------------
@@ -125,7 +118,21 @@ def test_read_bytes_reports_other_open_errors_as_environment_failures(
         fsio.read_bytes(tmp_path, "secret.md")
 
 
-# -- atomic_write ---------------------------------------------------------------------------
+def test_a_whole_read_refuses_a_file_another_process_is_writing(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_bytes(b"half")
+    command = [sys.executable, "-c", HOLD_OPEN, str(tmp_path / "a.md")]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as writer:
+        assert writer.stdout is not None
+        assert writer.stdout.readline() == "open\n"
+        assert fsio.read_bytes(tmp_path, "a.md") == b"half"
+        with pytest.raises(fsio.Raced) as raced:
+            fsio.read_bytes(tmp_path, "a.md", whole=True)
+        assert raced.value.current == b"half"
+        writer.kill()
+    assert fsio.read_bytes(tmp_path, "a.md", whole=True) == b"half"
+
+
+# -- make_directories -----------------------------------------------------------------------
 
 
 def test_make_directories_creates_what_is_missing_and_keeps_what_is_there(
@@ -155,144 +162,3 @@ def test_make_directories_names_a_file_in_the_way(tmp_path: Path) -> None:
     (tmp_path / "memory").write_text("x")
     with pytest.raises(Invalid, match=r"^memory/log/a\.md: 'memory' on its path is a file"):
         fsio.make_directories(tmp_path, "memory/log/a.md")
-
-
-def test_atomic_write_creates_a_new_file(tmp_path: Path) -> None:
-    fsio.atomic_write(tmp_path, "new.md", b"hello\n")
-    assert (tmp_path / "new.md").read_bytes() == b"hello\n"
-    assert leftovers(tmp_path) == []
-
-
-@pytest.mark.parametrize("mode", [0o640, 0o755, 0o600])
-def test_atomic_write_keeps_the_permission_bits(tmp_path: Path, mode: int) -> None:
-    target = tmp_path / "a.md"
-    target.write_bytes(b"old")
-    target.chmod(mode)
-    fsio.atomic_write(tmp_path, "a.md", b"new")
-    assert target.read_bytes() == b"new"
-    assert stat.S_IMODE(target.stat().st_mode) == mode
-    assert leftovers(tmp_path) == []
-
-
-def test_atomic_write_replaces_the_inode_not_the_bytes_in_place(tmp_path: Path) -> None:
-    target = tmp_path / "a.md"
-    target.write_bytes(b"old")
-    with target.open("rb") as held:
-        fsio.atomic_write(tmp_path, "a.md", b"new")
-        assert held.read() == b"old"
-    assert target.read_bytes() == b"new"
-
-
-def test_a_failed_write_keeps_the_old_bytes_and_no_temp_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    target = tmp_path / "a.md"
-    target.write_bytes(b"old bytes")
-
-    def broken_fsync(fd: int) -> None:
-        raise OSError(5, "Input/output error")
-
-    monkeypatch.setattr(os, "fsync", broken_fsync)
-    with pytest.raises(OSError, match="Input/output"):
-        fsio.atomic_write(tmp_path, "a.md", b"new bytes")
-    assert target.read_bytes() == b"old bytes"
-    assert leftovers(tmp_path) == []
-
-
-def test_an_interrupted_write_keeps_the_old_bytes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (tmp_path / "a.md").write_bytes(b"old")
-
-    def interrupt(src: str, dst: str, **dir_fds: int) -> None:
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(os, "replace", interrupt)
-    with pytest.raises(KeyboardInterrupt):
-        fsio.atomic_write(tmp_path, "a.md", b"new")
-    assert (tmp_path / "a.md").read_bytes() == b"old"
-    assert leftovers(tmp_path) == []
-
-
-@pytest.mark.parametrize(
-    ("point", "expected"),
-    [
-        ("write.after_temp_write", b"old"),
-        ("write.after_rename", b"new"),
-    ],
-)
-def test_a_crash_leaves_either_the_old_or_the_new_bytes(
-    tmp_path: Path, point: str, expected: bytes
-) -> None:
-    (tmp_path / "a.md").write_bytes(b"old")
-    done = run_python(
-        f"""
-        from pathlib import Path
-        from memkeeper.fs import files as fsio
-        fsio.atomic_write(Path({str(tmp_path)!r}), "a.md", b"new")
-    """,
-        MEMKEEPER_CRASH_AT=point,
-    )
-    assert done.returncode == -9
-    assert (tmp_path / "a.md").read_bytes() == expected
-
-
-# -- file_lock ------------------------------------------------------------------------------
-
-TRY_LOCK = """
-    import fcntl, os, sys
-    fd = os.open(sys.argv[1], os.O_RDWR)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        print("blocked")
-    else:
-        print("acquired")
-"""
-
-
-def try_lock_elsewhere(lock: Path) -> str:
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(TRY_LOCK), str(lock)],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    )
-    return done.stdout.strip()
-
-
-def test_file_lock_excludes_another_process_until_released(tmp_path: Path) -> None:
-    lock = tmp_path / "a.lock"
-    with fsio.file_lock(str(lock)):
-        assert lock.exists()
-        assert try_lock_elsewhere(lock) == "blocked"
-    assert try_lock_elsewhere(lock) == "acquired"
-
-
-def test_file_lock_is_released_when_the_block_raises(tmp_path: Path) -> None:
-    lock = tmp_path / "a.lock"
-    with pytest.raises(RuntimeError), fsio.file_lock(str(lock)):
-        raise RuntimeError
-    assert try_lock_elsewhere(lock) == "acquired"
-
-
-# -- crashpoint -----------------------------------------------------------------------------
-
-CRASH = """
-    from memkeeper.fs import files as fsio
-    fsio.crashpoint("here")
-    print("survived")
-"""
-
-
-def test_crashpoint_kills_the_process_when_named() -> None:
-    done = run_python(CRASH, MEMKEEPER_CRASH_AT="here")
-    assert done.returncode == -9
-    assert "survived" not in done.stdout
-
-
-@pytest.mark.parametrize("setting", ["elsewhere", ""])
-def test_crashpoint_does_nothing_for_another_name(setting: str) -> None:
-    done = run_python(CRASH, MEMKEEPER_CRASH_AT=setting)
-    assert (done.returncode, done.stdout) == (0, "survived\n")

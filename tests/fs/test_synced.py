@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.fs.files import drain
+from memkeeper.fs import background
 from memkeeper.fs.synced import Mark, drop_mark, read_mark, write_mark
 from memkeeper.names import SYNCED_DIR, kept_tag
 
@@ -30,7 +30,7 @@ def where(home: str, rel: str) -> Path:
 
 def listing(home: str) -> list[str]:
     """The synced directory's names once the background has removed replaced marks."""
-    drain()
+    background.drain()
     return sorted(os.listdir(os.path.join(home, SYNCED_DIR)))
 
 

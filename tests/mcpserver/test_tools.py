@@ -10,7 +10,7 @@ import pytest
 
 from memkeeper import Memory
 from memkeeper.mcpserver import tools
-from memkeeper.ops.claims import WaitCancelled
+from memkeeper.ops.claimwaits import WaitCancelled
 
 
 def test_a_result_is_the_clis_json_with_status_ok(memory: Memory) -> None:

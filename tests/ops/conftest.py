@@ -14,6 +14,7 @@ import pytest
 
 from memkeeper import Memory
 from memkeeper.clock import FakeClock
+from memkeeper.ops.workspace import Workspace
 from tests.etcd_cluster import Cluster, binary
 
 EXE, WHY = binary()
@@ -21,6 +22,9 @@ BOTH = frozenset(
     {
         "test_append",
         "test_claims",
+        "test_claimviews",
+        "test_claimwaits",
+        "test_claimwrites",
         "test_emit",
         "test_patch",
         "test_patch_merge",
@@ -83,3 +87,25 @@ def agents(sample: Path, clock: FakeClock) -> Iterator[Agents]:
     yield open_as
     for memory in opened:
         memory.close()
+
+
+@pytest.fixture
+def ws(sample: Path) -> Iterator[Workspace]:
+    """A workspace on the sample, its store made (without one, nothing is cached or indexed)."""
+    opened = Workspace(sample, "agent-a", FakeClock(1_800_000_000.0))
+    assert opened.store is not None
+    yield opened
+    opened.close()
+
+
+def edit(root: Path, rel: str, old: str, new: str) -> None:
+    """Replace ``old`` (which must be there) by ``new`` in the file ``rel`` of ``root``."""
+    path = root / rel
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+def kinds(memory: Memory, prefix: str = "claim.") -> list[tuple[str, str, str]]:
+    """The events of ``memory``'s log of that kind: (type, actor, the claim's id)."""
+    return [(e.type, e.actor, e.data["id"]) for e in memory.events() if e.type.startswith(prefix)]

@@ -9,8 +9,8 @@ import pytest
 
 from memkeeper import Invalid, Memory
 from memkeeper.clock import FakeClock
+from memkeeper.coordination import Reconciliation
 from memkeeper.ops import reconcile
-from memkeeper.records import Reconciliation
 from memkeeper.regions.markers import parse
 
 STATUS = "memory/status.md"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from memkeeper import Memory
-from memkeeper.fs import files, synced
+from memkeeper.fs import atomic, background, synced
 from memkeeper.store.etcd import EtcdStore
 from tests.conftest import SAMPLE_REPO
 
@@ -60,15 +60,15 @@ def test_a_save_before_the_replace_that_brings_the_file_up_to_date_is_merged_and
     pair: tuple[Memory, Memory, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     a, b, root = pair
-    real, saved = files.stage, list[bool]()
+    real, saved = atomic.stage, list[bool]()
 
-    def editor_saves_first(top: object, rel: str, data: bytes, **kwargs: object) -> files.Staged:
+    def editor_saves_first(top: object, rel: str, data: bytes, **kwargs: object) -> atomic.Staged:
         if str(top) == str(root) and not saved:
             human_saves(root / "CLAUDE.md")  # no lock: between b's read and its replace
             saved.append(True)
         return real(top, rel, data, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(files, "stage", editor_saves_first)
+    monkeypatch.setattr(atomic, "stage", editor_saves_first)
     b.read(REF)
     assert saved
     text = (root / "CLAUDE.md").read_text()
@@ -99,7 +99,7 @@ def test_a_save_in_the_rename_window_of_that_replace_is_recovered_and_pushed(
     monkeypatch.undo()
     assert saved
     assert "- from a\n" in (root / "CLAUDE.md").read_text()  # the replace happened …
-    files.drain()
+    background.drain()
     for link in (root / ".memkeeper" / "kept").iterdir():  # … and kept the saved-into file
         os.utime(link, (time.time() - 10, time.time() - 10))
     assert b.workspace.settle_kept(now=time.time() + 10) == ["CLAUDE.md"]
@@ -124,7 +124,7 @@ def test_a_read_that_saw_the_file_before_a_write_of_its_own_root_never_marks_it_
     mark = synced.read_mark(ws.home, "CLAUDE.md")
     assert mark is not None
     assert mark.rev > seen.file_rev
-    ws._marked.pop("CLAUDE.md")  # as a reader in another Workspace of this root knows nothing
+    ws.sync._marked.pop("CLAUDE.md")  # as a reader in another Workspace of this root knows nothing
     ws.seen_agreeing("CLAUDE.md", seen, data)  # the read, late
     after = synced.read_mark(ws.home, "CLAUDE.md")
     assert after is not None

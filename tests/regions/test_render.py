@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memkeeper.coordination import ClaimView, Reconciliation
 from memkeeper.errors import Invalid
 from memkeeper.events import make_event
 from memkeeper.markdown.hiddentext import hidden_characters
 from memkeeper.ops.regen import rule_views
 from memkeeper.policy.loader import parse_policy
-from memkeeper.records import ClaimView, Reconciliation
 from memkeeper.regions.markers import looks_like_marker, parse
 from memkeeper.regions.render import Context, RuleView, clean, code, compile_region, howto
 

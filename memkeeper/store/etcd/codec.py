@@ -6,7 +6,8 @@ from __future__ import annotations
 import base64
 import json
 
-from memkeeper.records import Event, Proposal, SectionRow
+from memkeeper.coordination import Proposal
+from memkeeper.records import Event, SectionRow
 from memkeeper.store.etcd.keys import number_of
 
 TYPE_CHECKING = False

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from memkeeper.records import Proposal
+from memkeeper.coordination import Proposal
 from memkeeper.store.etcd import codec, keys
 from memkeeper.store.etcd.core import EtcdCore
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from memkeeper.records import Reconciliation
+from memkeeper.coordination import Reconciliation
 from memkeeper.store.etcd import codec, keys
 from memkeeper.store.etcd.core import EtcdCore
 

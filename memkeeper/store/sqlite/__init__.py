@@ -10,8 +10,8 @@ version.
 
 from __future__ import annotations
 
+from memkeeper.fs.home import prepare_home
 from memkeeper.store.sqlite.claims import ClaimRows
-from memkeeper.store.sqlite.core import prepare_home
 from memkeeper.store.sqlite.events import EventRows
 from memkeeper.store.sqlite.files import FileRows
 from memkeeper.store.sqlite.pending import PendingRows

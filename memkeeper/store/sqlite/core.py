@@ -18,7 +18,8 @@ import sqlite3
 import sys
 
 from memkeeper.errors import EnvironmentFailure
-from memkeeper.fs import files as fsio
+from memkeeper.fs import locks
+from memkeeper.fs.home import prepare_home, read_store_mark, write_store_mark
 from memkeeper.names import LOCKS_DIR, STATE_DB, STORE_MARK
 from memkeeper.store.sqlite import schema, walsync
 from memkeeper.store.sqlite.netfs import refuse_network_filesystem
@@ -44,7 +45,7 @@ class SqliteCore:
         """Open (creating if needed) the store in the memory home directory ``home``;
         ``EnvironmentFailure`` on a network filesystem, before anything is written there."""
         refuse_network_filesystem(home)
-        mark = _read_mark(home)
+        mark = read_store_mark(home)
         if mark is not None:
             _refuse_lost(home)
         first = not os.path.exists(os.path.join(home, STATE_DB))
@@ -107,7 +108,7 @@ class SqliteCore:
             raise _lost(home, "holds another store than the one this home had")
         # First open since ids are kept: one process names the store, the others read it.
         os.makedirs(os.path.join(home, LOCKS_DIR), exist_ok=True)
-        with fsio.file_lock(os.path.join(home, LOCKS_DIR, "schema.lock")):
+        with locks.file_lock(os.path.join(home, LOCKS_DIR, "schema.lock")):
             with self.writing():
                 held = self.cached(STORE_ID_KEY)
                 if held is None:
@@ -116,16 +117,16 @@ class SqliteCore:
                     held = secrets.token_hex(16)
                     self.cache(STORE_ID_KEY, held)
             # The database first (durably): a crash before the mark is adopted next time.
-            if _read_mark(home) is None:
-                _write_mark(home, held)
-        if _read_mark(home) != held:
+            if read_store_mark(home) is None:
+                write_store_mark(home, held)
+        if read_store_mark(home) != held:
             raise _lost(home, "holds another store than the one this home had")
 
     def _migrate(self, home: str) -> None:
         """Create or upgrade the schema; processes racing to do it take turns on a lock
         (switching to WAL while another connection holds the database fails at once)."""
         os.makedirs(os.path.join(home, LOCKS_DIR), exist_ok=True)
-        with fsio.file_lock(os.path.join(home, LOCKS_DIR, "schema.lock")):
+        with locks.file_lock(os.path.join(home, LOCKS_DIR, "schema.lock")):
             if self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0] != "wal":
                 raise EnvironmentFailure("the state store cannot use WAL mode on this filesystem")
             with self.writing():
@@ -220,18 +221,6 @@ def _user_version(db: sqlite3.Connection) -> int:
 STORE_ID_KEY = "store:id"
 
 
-def _read_mark(home: str) -> str | None:
-    try:
-        with open(os.path.join(home, STORE_MARK), encoding="utf-8") as handle:
-            return handle.read().strip() or None
-    except FileNotFoundError:
-        return None
-
-
-def _write_mark(home: str, store_id: str) -> None:
-    fsio.atomic_write(home, STORE_MARK, f"{store_id}\n".encode())
-
-
 def _refuse_lost(home: str) -> None:
     """``StoreLost`` when the home had a store and its database is gone, empty, or lost the
     write-ahead log that held its last commits (``-wal`` deleted while ``-shm`` still counts
@@ -277,12 +266,3 @@ def _lost(home: str, what: str) -> EnvironmentFailure:
         f"knowingly, stop every agent and move {home} aside",
         reason="store_lost",
     )
-
-
-def prepare_home(home: str) -> None:
-    """Create ``.memkeeper/`` with its ``.gitignore`` of ``*`` and its lock directory."""
-    os.makedirs(os.path.join(home, LOCKS_DIR), exist_ok=True)
-    ignore = os.path.join(home, ".gitignore")
-    if not os.path.exists(ignore):
-        with open(ignore, "w", encoding="utf-8") as handle:
-            handle.write("*\n")

@@ -7,7 +7,7 @@ methods inside ``Store.writing()``.
 
 from __future__ import annotations
 
-from memkeeper.records import Proposal
+from memkeeper.coordination import Proposal
 from memkeeper.store.sqlite.core import SqliteCore
 
 TYPE_CHECKING = False

@@ -6,7 +6,7 @@ methods inside ``Store.writing()``.
 
 from __future__ import annotations
 
-from memkeeper.records import Reconciliation
+from memkeeper.coordination import Reconciliation
 from memkeeper.store.sqlite.core import SqliteCore
 
 TYPE_CHECKING = False

@@ -10,7 +10,8 @@ import json
 from memkeeper import events as ev
 from memkeeper.claims.decisions import Claim, Request
 from memkeeper.claims.waiters import WaiterRow
-from memkeeper.records import Proposal, SectionRow
+from memkeeper.coordination import Proposal
+from memkeeper.records import SectionRow
 from memkeeper.store.etcd import codec, keys
 
 NOW = 1_700_000_000.0

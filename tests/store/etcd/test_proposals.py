@@ -14,7 +14,7 @@ from tests.store.etcd.conftest import (
 )
 
 if TYPE_CHECKING:
-    from memkeeper.records import Proposal
+    from memkeeper.coordination import Proposal
     from memkeeper.store.etcd import EtcdStore
 
 

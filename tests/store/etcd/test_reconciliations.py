@@ -13,7 +13,7 @@ from memkeeper.store.retry import StoreRetry
 from tests.store.etcd.conftest import TS, etcd_only, key, n20, stored
 
 if TYPE_CHECKING:
-    from memkeeper.records import Reconciliation
+    from memkeeper.coordination import Reconciliation
     from memkeeper.store.etcd import EtcdStore
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.records import Proposal
+from memkeeper.coordination import Proposal
 from memkeeper.store.sqlite import Store
 
 AT = "2026-11-29T13:27:07.120Z"

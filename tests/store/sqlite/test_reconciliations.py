@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.records import Reconciliation
+from memkeeper.coordination import Reconciliation
 from memkeeper.store.sqlite import Store
 
 STATUS = "memory/status.md"

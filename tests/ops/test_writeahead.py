@@ -2,19 +2,22 @@
 replaces the file after, without fsyncs of its own; a replace the commit holds but the disk
 does not is redone on the next look — and told apart from someone's edit made since, which is
 never overwritten. The crash points themselves are killed for real in tests/e2e/test_crash.py;
-here the plug is pulled by dropping the replace."""
+here the plug is pulled by dropping the replace. A writer that takes no lock and saves between
+memkeeper's read and its replace makes the operation start over on its save, never lost."""
 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from memkeeper import Conflict, Memory
-from memkeeper.fs import files
-from memkeeper.ops import workspace as workspace_module
+from memkeeper.errors import EnvironmentFailure
+from memkeeper.fs import atomic
+from memkeeper.ops import writeahead
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -34,12 +37,12 @@ def drop_replaces(monkeypatch: pytest.MonkeyPatch, *, temp_too: bool) -> None:
     """A power cut between the commit and the rename: the rename never reaches the disk —
     nor, with ``temp_too``, the unsynced temp file (else it is left, as SIGKILL leaves it)."""
 
-    def dropped(staged: files.Staged, base: tuple[str, bytes] | None = None) -> bool:
+    def dropped(staged: atomic.Staged, base: tuple[str, bytes] | None = None) -> bool:
         if temp_too:
             staged.abandon()
         return False
 
-    monkeypatch.setattr(files.Staged, "finish", dropped)
+    monkeypatch.setattr(atomic.Staged, "finish", dropped)
 
 
 def patch_once(memory: Memory, line: str) -> None:
@@ -154,16 +157,16 @@ def save_before_the_rename(
 ) -> list[int]:
     """A writer that takes no lock saves ``path`` (in place) once, between memkeeper's
     commit and its rename; returns the list its saves are counted in."""
-    real = files.Staged.finish
+    real = atomic.Staged.finish
     saves: list[int] = []
 
-    def finish(staged: files.Staged, base: tuple[str, bytes] | None = None) -> bool:
+    def finish(staged: atomic.Staged, base: tuple[str, bytes] | None = None) -> bool:
         if not saves:
             path.write_text(edit(path.read_text()))
             saves.append(1)
         return real(staged, base)
 
-    monkeypatch.setattr(files.Staged, "finish", finish)
+    monkeypatch.setattr(atomic.Staged, "finish", finish)
     return saves
 
 
@@ -229,14 +232,14 @@ def test_a_file_created_by_someone_else_before_the_rename_is_not_replaced(
 ) -> None:
     target = sample / "memory" / "risks.md"  # append-only: an append creates it when missing
     target.unlink()
-    real = files.Staged.finish
+    real = atomic.Staged.finish
 
-    def someone_creates_it(staged: files.Staged, base: tuple[str, bytes] | None = None) -> bool:
+    def someone_creates_it(staged: atomic.Staged, base: tuple[str, bytes] | None = None) -> bool:
         if not target.exists():
             target.write_text("# Risks\n\nTheirs.\n")
         return real(staged, base)
 
-    monkeypatch.setattr(files.Staged, "finish", someone_creates_it)
+    monkeypatch.setattr(atomic.Staged, "finish", someone_creates_it)
     memory.append("memory/risks.md", "Ours.")
 
     text = target.read_text()
@@ -250,7 +253,7 @@ def test_a_file_created_by_someone_else_before_the_rename_is_not_replaced(
 def test_replaces_are_checkpointed_so_the_chain_of_one_file_stays_short(
     memory: Memory, sample: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(workspace_module, "CHECKPOINT_WRITES", 4)
+    monkeypatch.setattr(writeahead, "CHECKPOINT_WRITES", 4)
     for n in range(10):
         patch_once(memory, f"- {n}\n")
         assert pending(memory) <= 4
@@ -287,29 +290,6 @@ def test_a_checkpoint_leaves_a_file_someone_edited_since_to_the_next_look(
     memory.verify()
 
 
-def test_a_save_into_a_kept_file_whose_base_was_never_written_is_kept_in_an_event(
-    memory: Memory, sample: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The writer died between its rename and the ``.base`` beside the kept link: the save
-    someone made into the replaced file cannot be merged, but its text is not dropped."""
-    monkeypatch.setattr(files, "background", lambda job, *args: None)  # died: never ran
-    monkeypatch.setattr(files, "_still_writable", lambda path: True)
-    section = memory.read(REF)
-    memory.patch(REF, section.content + "- ours\n", expect_rev=section.rev)
-    kept = sample / ".memkeeper" / "kept"
-    (link,) = [p for p in kept.iterdir() if p.suffix != ".base"]
-    link.write_text(link.read_text().replace("## Testing\n", "## Testing\n- late save\n"))
-    stamp = os.stat(link).st_mtime - 60
-    os.utime(link, (stamp, stamp))
-
-    memory.workspace.settle_kept(now=os.stat(link).st_mtime + workspace_module.ORPHAN_S + 120)
-
-    (raced,) = events_of(memory, "save.raced")
-    assert "- late save\n" in str(raced["text"])
-    assert raced["merged"] is False
-    assert not link.exists()
-
-
 def test_a_save_racing_the_redo_itself_is_kept_and_the_redo_not_forced(
     memory: Memory, sample: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -317,16 +297,16 @@ def test_a_save_racing_the_redo_itself_is_kept_and_the_redo_not_forced(
     with monkeypatch.context() as m:
         drop_replaces(m, temp_too=True)
         patch_once(memory, "- committed\n")
-    real, saved = files.stage, list[bool]()
+    real, saved = atomic.stage, list[bool]()
 
-    def editor_saves_during_the_redo(*args: Any, **kwargs: Any) -> files.Staged:
+    def editor_saves_during_the_redo(*args: Any, **kwargs: Any) -> atomic.Staged:
         if kwargs.get("sync") and not saved:  # the redo's durable replace is being staged
             path = sample / "CLAUDE.md"
             path.write_text(path.read_text().replace("## Testing\n", "## Testing\n- human\n"))
             saved.append(True)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(files, "stage", editor_saves_during_the_redo)
+    monkeypatch.setattr(atomic, "stage", editor_saves_during_the_redo)
     memory.read("CLAUDE.md")
 
     assert saved == [True]
@@ -335,3 +315,99 @@ def test_a_save_racing_the_redo_itself_is_kept_and_the_redo_not_forced(
     assert "- committed\n" not in text  # … and is not overwritten by the redo
     assert not events_of(memory, "write.redone")
     memory.verify()
+
+
+def test_a_save_between_the_read_and_the_replace_is_kept_and_the_patch_lands_on_it(
+    memory: Memory, sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    section = memory.read("CLAUDE.md#build")
+    real = atomic.stage
+    saved: list[bool] = []
+
+    def editor_saves_first(root: object, rel: str, data: bytes, **kwargs: object) -> atomic.Staged:
+        if rel == "CLAUDE.md" and not saved:
+            text = (sample / "CLAUDE.md").read_text()
+            (sample / "CLAUDE.md").write_text(text.replace("## Testing\n", "## Testing\n- mine\n"))
+            saved.append(True)
+        return real(root, rel, data, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(atomic, "stage", editor_saves_first)
+    done = memory.patch("CLAUDE.md#build", section.content + "- ours\n", expect_rev=section.rev)
+    text = (sample / "CLAUDE.md").read_text()
+    assert "- mine\n" in text
+    assert "- ours\n" in text
+    assert done.rev == section.rev + 1
+    assert [e["stage"] for e in events_of(memory, "save.raced")] == ["before"]
+
+
+def test_a_save_that_raced_the_patchs_own_section_turns_it_into_a_conflict(
+    memory: Memory, sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memkeeper import Conflict
+
+    assert memory.workspace.store is not None  # a root with a store: the read indexes
+    section = memory.read("CLAUDE.md#build")
+    real = atomic.stage
+
+    def editor_edits_build(root: object, rel: str, data: bytes, **kwargs: object) -> atomic.Staged:
+        text = (sample / "CLAUDE.md").read_text()
+        if "- the human's\n" not in text:
+            (sample / "CLAUDE.md").write_text(
+                text.replace("## Build\n", "## Build\n- the human's\n")
+            )
+        return real(root, rel, data, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(atomic, "stage", editor_edits_build)
+    with pytest.raises(Conflict) as lost:
+        memory.patch("CLAUDE.md#build", section.content + "- ours\n", expect_rev=section.rev)
+    assert "- the human's\n" in lost.value.current.content
+    assert "- the human's\n" in (sample / "CLAUDE.md").read_text()
+
+
+def test_a_writer_that_never_stops_makes_the_patch_fail_with_nothing_changed(
+    memory: Memory, sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    section = memory.read("CLAUDE.md#testing")
+    real = atomic.stage
+    count = iter(range(10_000))
+
+    def editor_always_saves(root: object, rel: str, data: bytes, **kwargs: object) -> atomic.Staged:
+        with open(sample / "CLAUDE.md", "a") as handle:
+            handle.write(f"\n<!-- save {next(count)} -->\n")
+        return real(root, rel, data, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(atomic, "stage", editor_always_saves)
+    monkeypatch.setattr(writeahead, "RACE_ATTEMPTS", 3)
+    monkeypatch.setattr(time, "sleep", lambda _: None)
+    before = (sample / "CLAUDE.md").read_text().split("<!-- save")[0]
+    with pytest.raises(EnvironmentFailure, match="kept rewriting it"):
+        memory.patch("CLAUDE.md#testing", "- x\n", expect_rev=section.rev)
+    assert (sample / "CLAUDE.md").read_text().startswith(before)
+    assert "- x\n" not in (sample / "CLAUDE.md").read_text()
+
+
+def test_a_save_in_progress_makes_the_patch_wait_and_land_after_it(
+    memory: Memory, sample: Path
+) -> None:
+    import threading
+
+    testing = memory.read("CLAUDE.md#testing")
+    data = (sample / "CLAUDE.md").read_bytes().replace(b"## Build\n", b"## Build\n- mine\n")
+    editor = open(sample / "CLAUDE.md", "r+b")  # noqa: SIM115 (closed by the thread)
+    editor.truncate(0)
+    editor.write(data[:40])  # the first chunk; the rest follows after a pause
+    editor.flush()
+
+    def finish() -> None:
+        time.sleep(0.15)
+        editor.write(data[40:])
+        editor.close()
+
+    writer = threading.Thread(target=finish)
+    writer.start()
+    memory.patch("CLAUDE.md#testing", b"- ours\n", expect_rev=testing.rev)
+    writer.join()
+    text = (sample / "CLAUDE.md").read_text()
+    assert "- mine\n" in text, "the save is whole in the file"
+    assert "- ours\n" in text, "the patch landed on top of it"
+    assert any(e["stage"] == "before" for e in events_of(memory, "save.raced"))

@@ -1,5 +1,6 @@
 """Adversarial checks of the shared-store promises (reference §12): each root's files kept in
-line with the store — edits never lost, old versions brought up to date, divergences."""
+line with the store — edits never lost, old versions brought up to date, divergences — and
+the module that keeps them so loaded only by a root whose store is shared."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import contextlib
 import itertools
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,7 +19,7 @@ from memkeeper import Memory
 from memkeeper.errors import MemkeeperError
 from memkeeper.events import digest
 from memkeeper.names import SYNCED_DIR
-from tests.conftest import SAMPLE_REPO
+from tests.conftest import MEMKEEPER, SAMPLE_REPO
 
 if TYPE_CHECKING:
     from tests.etcd_cluster import Cluster
@@ -51,6 +53,32 @@ def two(tmp_path: Path, store_env: str) -> Iterator[Pair]:
     yield a, b
     a.close()
     b.close()
+
+
+LOADED = (
+    "import sys; from memkeeper.cli.main import main; "
+    "code = main(['read', 'CLAUDE.md#build', '--json']); "
+    "print(code, [m for m in ('memkeeper.ops.sharedsync', 'memkeeper.fs.synced') "
+    "if m in sys.modules])"
+)
+
+
+def test_a_read_on_a_sqlite_root_never_imports_the_shared_sync(sample: Path) -> None:
+    subprocess.run([MEMKEEPER, "init"], cwd=sample, capture_output=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", LOADED], cwd=sample, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip().splitlines()[-1] == "0 []"
+
+
+def test_a_read_on_a_shared_root_imports_it(tmp_path: Path, store_env: str) -> None:
+    root = _root(tmp_path, "a")
+    done = subprocess.run(
+        [sys.executable, "-c", LOADED], cwd=root, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip().splitlines()[-1] == (
+        "0 ['memkeeper.ops.sharedsync', 'memkeeper.fs.synced']"
+    )
 
 
 def _file(m: Memory, rel: str = "CLAUDE.md") -> Path:
@@ -251,9 +279,9 @@ def committed(tmp_path: Path, store_env: str) -> Iterator[tuple[Memory, Memory, 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="bug: _look_shared takes a file holding an older store version for a git write "
-    "whenever git's index matches it (_git_wrote) — a human's undo back to the committed "
-    "bytes, once `git status` refreshed the index, is overwritten instead of pushed",
+    reason="bug: SharedSync.look takes a file holding an older store version for a git "
+    "write whenever git's index matches it (SharedSync._git_wrote) — a human's undo back to "
+    "the committed bytes, once `git status` refreshed the index, is overwritten instead of pushed",
 )
 def test_a_humans_undo_to_the_committed_text_is_pushed_not_overwritten(
     committed: tuple[Memory, Memory, Path],

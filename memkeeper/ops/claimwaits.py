@@ -1,0 +1,104 @@
+"""Waiting for a claim: the wait itself and its timing.
+
+A request that cannot be granted and may wait is queued (``ClaimTable``), and its process
+blocks on its FIFO (``fs.wakeups.Inbox``) between looks at the table: a poke wakes it when
+the table changes, else it looks again at the soonest of its deadline, the next expiry and
+a cap (a poke can be lost, and with a shared store none crosses machines). A wait whose
+process is gone, or that is far past its deadline, is dropped by whoever looks next.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Protocol
+
+from memkeeper.claims import decisions as rules
+from memkeeper.claims.wording import busy_message, holder_json
+from memkeeper.errors import Busy
+from memkeeper.fs import processes
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from memkeeper.claims.decisions import Claim, Request
+    from memkeeper.claims.waiters import WaiterRow
+    from memkeeper.errors import BusyReason
+    from memkeeper.fs.wakeups import Inbox
+
+
+class Cancel(Protocol):
+    """Anything with ``is_set()`` (a ``threading.Event``): set, a wait gives up its place."""
+
+    def is_set(self) -> bool: ...
+
+
+class WaitCancelled(Exception):
+    """A wait for a claim was cancelled by its caller; it left the queue."""
+
+
+CANCEL_POLL_S = 0.05  # a cancellable wait looks at its cancel flag this often
+WAKE_CAP_S = 5.0  # a waiter re-checks at least this often, in case a poke was lost
+SHARED_POLL_S = 0.1  # … and this often with a shared store (pokes reach one machine only)
+ABANDON_GRACE_S = 10.0  # a wait this far past its deadline is dropped, whatever its pid says
+_SLACK_S = 0.005  # wake just after an expiry, not just before it
+
+
+def wait_for(
+    request_id: str,
+    step: Callable[[], Claim | Busy | float],
+    inbox: Inbox,
+    cancel: Cancel | None,
+) -> Claim | Busy:
+    """Look at the table (``step``: the outcome, or how long to sleep) until the wait has an
+    outcome, blocking on ``inbox`` between looks; ``WaitCancelled`` once ``cancel`` is set
+    (looked at every ``CANCEL_POLL_S``)."""
+    while isinstance(outcome := step(), float):
+        if cancel is None:
+            inbox.block(outcome)
+            continue
+        if cancel.is_set():
+            raise WaitCancelled(f"{request_id}: the wait was cancelled")
+        inbox.block(min(outcome, CANCEL_POLL_S))
+    return outcome
+
+
+def next_look(deadline: float, held: Iterable[Claim], now: float, *, shared: bool) -> float:
+    """How long a waiter sleeps before looking again: until its deadline, the soonest expiry
+    of the live claims ``held`` or the cap, whichever comes first (just after it)."""
+    soonest = min((c.expires_at for c in held), default=float("inf"))
+    cap = SHARED_POLL_S if shared else WAKE_CAP_S
+    return min(deadline, soonest, now + cap) - now + _SLACK_S
+
+
+def busy(
+    request: Request,
+    live: tuple[Claim, ...],
+    queued: tuple[Request, ...],
+    now: float,
+    reason: BusyReason,
+) -> Busy:
+    """The answer to ``request`` when it is not granted now (``reason``): who holds what it
+    asks for, and who waits ahead of it."""
+    holders = rules.blockers(live, request)
+    ahead = [w for w in rules.waiters_ahead(live, queued, request) if w.id != request.id]
+    return Busy(
+        busy_message(request, reason, holders, ahead, now),
+        reason=reason,
+        id=request.id,
+        holders=[holder_json(c, now) for c in holders],
+        waiters=[{"id": w.id, "agent": w.agent, "priority": w.priority} for w in ahead],
+    )
+
+
+def busy_reason(row: WaiterRow | None) -> BusyReason:
+    """Why a wait ended without a grant: aborted to break a deadlock (the only reason the
+    queue records), else it timed out."""
+    return "deadlock" if row is not None and row.reason == "deadlock" else "timeout"
+
+
+def abandoned(row: WaiterRow, now: float) -> bool:
+    """Whether nobody is left to collect this wait: far past its deadline, or its process
+    (another one) is gone."""
+    if now > row.deadline + ABANDON_GRACE_S:
+        return True
+    return row.pid != os.getpid() and not processes.pid_alive(row.pid)

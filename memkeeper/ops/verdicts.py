@@ -1,0 +1,114 @@
+"""``Verdicts``: the policy's verdicts for a workspace, cached by the policy's hash, so that a
+``read`` or a ``patch`` of an indexed file parses no YAML.
+
+Three levels: this workspace's memory; the store's cache (SQLite), or with a shared store a
+file of this root's home (``policy-cache.json``: a policy's verdicts are this root's policy's,
+and asking the network for them would cost a round trip each and fail when it is down); and
+last, the policy parsed. The policy file itself is read again only when its stat changes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from memkeeper import names
+from memkeeper.events import digest
+from memkeeper.records import Verdict
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memkeeper.ops.shape import WorkspaceShape
+else:
+    WorkspaceShape = object
+
+
+class Verdicts(WorkspaceShape):
+    """The part of a ``Workspace`` that answers what the policy says of a file."""
+
+    def __init__(self) -> None:
+        self._verdicts: dict[str, Verdict] = {}
+        self._ttls: dict[str, tuple[int, int]] = {}
+        self._local_cache: dict[str, object] | None = None  # shared store: ``_cached``
+        self._policy_seen: tuple[object, bytes | None, str] | None = None
+        super().__init__()
+
+    def rule(self, rel: str, key: str | None = None) -> Verdict:
+        """The policy's verdict for a file (and section), cached by the policy's hash."""
+        policy_bytes, policy_hash = self._policy()
+        cache_key = f"rule:{policy_hash}:{rel}#{key or ''}"
+        verdict = self._verdicts.get(cache_key)
+        if verdict is not None:
+            return verdict
+        cached = self._cached(cache_key) if self.has_store else None  # creates none
+        if cached is not None:
+            verdict = Verdict.from_json(json.loads(cached))
+        else:
+            from memkeeper.policy.loader import parse_policy
+
+            verdict = parse_policy(policy_bytes).verdict(rel, key)
+            if self.has_store:
+                self._cache(cache_key, json.dumps(verdict.to_json()))
+        self._verdicts[cache_key] = verdict
+        return verdict
+
+    def claim_ttls(self) -> tuple[int, int]:
+        """The policy's ``leases:`` default and maximum TTL, cached by the policy's hash."""
+        policy_bytes, policy_hash = self._policy()
+        remembered = self._ttls.get(policy_hash)
+        if remembered is not None:
+            return remembered
+        cache_key = f"leases:{policy_hash}"
+        cached = self._cached(cache_key)
+        if cached is None:
+            from memkeeper.policy.loader import parse_policy
+
+            policy = parse_policy(policy_bytes)
+            cached = json.dumps([policy.default_ttl, policy.max_ttl])
+            self._cache(cache_key, cached)
+        default_ttl, max_ttl = json.loads(cached)
+        self._ttls[policy_hash] = (int(default_ttl), int(max_ttl))
+        return self._ttls[policy_hash]
+
+    def _cached(self, key: str) -> str | None:
+        """What the policy's cache holds for ``key``: the store's, or with a shared store
+        this root's ``policy-cache.json``."""
+        if not self.shared:
+            return self.store.cached(key)
+        if self._local_cache is None:
+            from memkeeper.fs import home
+
+            self._local_cache = home.read_policy_cache(self.home)
+        found = self._local_cache.get(key)
+        return found if isinstance(found, str) else None
+
+    def _cache(self, key: str, value: str) -> None:
+        if not self.shared:
+            self.store.cache(key, value)
+            return
+        if self._cached(key) == value:
+            return
+        from memkeeper.fs import home
+        from memkeeper.store.sqlite import prepare_home
+
+        prepare_home(self.home)
+        assert self._local_cache is not None
+        self._local_cache[key] = value
+        home.write_policy_cache(self.home, self._local_cache)
+
+    def _policy(self) -> tuple[bytes | None, str]:
+        """The policy file's bytes (``None``: there is none) and a hash that tells the two
+        apart, re-read only when its stat changes."""
+        path = os.path.join(self.top, names.POLICY_FILE)
+        try:
+            info = os.stat(path)
+            signature = (info.st_mtime_ns, info.st_size, info.st_ino, info.st_ctime_ns)
+        except FileNotFoundError:
+            signature = None
+        if self._policy_seen is None or self._policy_seen[0] != signature:
+            data = None
+            if signature is not None:
+                with open(path, "rb") as handle:
+                    data = handle.read()
+            self._policy_seen = (signature, data, "none" if data is None else digest(data))
+        return self._policy_seen[1], self._policy_seen[2]

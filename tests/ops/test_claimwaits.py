@@ -1,0 +1,264 @@
+"""Waiting for a claim: granted as soon as it can be, in the queue's order, deadlocks broken,
+runs out as busy, dead waiters dropped — and the timing of the looks between.
+
+Waits run in threads; a test knows a waiter is queued when it blocks on its FIFO (the
+``blocked`` fixture watches ``Inbox.block``), and wakes it by changing the lease table.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import pytest
+
+from memkeeper import Busy, Claim, Memory
+from memkeeper.claims.decisions import make_request
+from memkeeper.claims.waiters import WaiterRow
+from memkeeper.fs import wakeups as waiting_module
+from memkeeper.ops import claimwaits
+from tests.ops.conftest import START, kinds
+
+if TYPE_CHECKING:
+    from memkeeper.clock import FakeClock
+
+
+class Blocked:
+    """Which threads have blocked on their FIFO: each is queued and asleep."""
+
+    def __init__(self) -> None:
+        self.threads: set[int] = set()
+        self.changed = threading.Condition()
+
+    def wait_for(self, count: int) -> None:
+        with self.changed:
+            assert self.changed.wait_for(lambda: len(self.threads) >= count, timeout=10)
+
+
+@pytest.fixture
+def blocked(monkeypatch: pytest.MonkeyPatch) -> Blocked:
+    seen = Blocked()
+    real_block = waiting_module.Inbox.block
+
+    def block(inbox: waiting_module.Inbox, timeout: float) -> bool:
+        with seen.changed:
+            seen.threads.add(threading.get_ident())
+            seen.changed.notify_all()
+        return real_block(inbox, timeout)
+
+    monkeypatch.setattr(waiting_module.Inbox, "block", block)
+    return seen
+
+
+class Background:
+    """Run a call in a daemon thread; ``result()`` returns or raises what it did."""
+
+    def __init__(self, call: Callable[[], Claim]) -> None:
+        self.outcome: Claim | BaseException | None = None
+        self.thread = threading.Thread(target=self._run, args=(call,), daemon=True)
+        self.thread.start()
+
+    def _run(self, call: Callable[[], Claim]) -> None:
+        try:
+            self.outcome = call()
+        except BaseException as exc:
+            self.outcome = exc
+
+    def result(self) -> Claim:
+        self.thread.join(timeout=10)
+        assert not self.thread.is_alive(), "the waiter never came back"
+        if isinstance(self.outcome, BaseException):
+            raise self.outcome
+        assert self.outcome is not None
+        return self.outcome
+
+
+def test_a_waiter_is_granted_as_soon_as_the_holder_releases(
+    agents: Callable[[str], Memory], blocked: Blocked
+) -> None:
+    a, b = agents("a"), agents("b")
+    held = a.claim("src/")
+    waiter = Background(lambda: b.claim("src/x.py", wait=30))
+    blocked.wait_for(1)
+    assert a.metrics()["queue_depth"] == 1
+    a.release(held.id)
+    granted = waiter.result()
+    assert (granted.agent, granted.token) == ("b", held.token + 1)
+    assert a.metrics()["queue_depth"] == 0
+    assert kinds(a)[-2:] == [("claim.released", "a", held.id), ("claim.granted", "b", granted.id)]
+
+
+def test_an_expiry_noticed_by_anyone_grants_the_waiter(
+    agents: Callable[[str], Memory], blocked: Blocked, clock: FakeClock
+) -> None:
+    a, b, c = agents("a"), agents("b"), agents("c")
+    held = a.claim("src/", ttl=5)
+    waiter = Background(lambda: b.claim("src/", wait=60))
+    blocked.wait_for(1)
+    clock.advance(5)
+    c.claims()
+    assert waiter.result().agent == "b"
+    assert ("claim.expired", "a", held.id) in kinds(a)
+
+
+def test_a_wait_that_runs_out_is_busy_with_the_holders(
+    agents: Callable[[str], Memory], blocked: Blocked, clock: FakeClock
+) -> None:
+    a, b, c = agents("a"), agents("b"), agents("c")
+    held = a.claim("src/", ttl=600)
+    waiter = Background(lambda: b.claim("src/", wait=10))
+    blocked.wait_for(1)
+    clock.advance(11)
+    c.claim("elsewhere")  # any change of the table wakes the waiters
+    with pytest.raises(Busy) as caught:
+        waiter.result()
+    assert caught.value.reason == "timeout"
+    assert [h["id"] for h in caught.value.holders] == [held.id]
+    assert c.metrics()["queue_depth"] == 0
+
+
+def test_the_queue_serves_higher_priority_first(
+    agents: Callable[[str], Memory], blocked: Blocked
+) -> None:
+    a, low, high = agents("a"), agents("low"), agents("high")
+    held = a.claim("src/")
+    first = Background(lambda: low.claim("src/", wait=30, priority=1))
+    blocked.wait_for(1)
+    second = Background(lambda: high.claim("src/", wait=30, priority=5))
+    blocked.wait_for(2)
+    a.release(held.id)
+    winner = second.result()
+    assert winner.agent == "high"
+    assert first.thread.is_alive()
+    high.release(winner.id)
+    assert first.result().agent == "low"
+
+
+def test_a_deadlock_aborts_the_lower_priority_waiter(
+    agents: Callable[[str], Memory], blocked: Blocked
+) -> None:
+    a, b = agents("a"), agents("b")
+    a.claim("src/a", priority=5)
+    held_b = b.claim("src/b", priority=1)
+    b_waits = Background(lambda: b.claim("src/a", wait=30, priority=1))
+    blocked.wait_for(1)
+    a_waits = Background(lambda: a.claim("src/b", wait=30, priority=5))
+    with pytest.raises(Busy) as caught:
+        b_waits.result()
+    assert caught.value.reason == "deadlock"
+    assert [h["agent"] for h in caught.value.holders] == ["a"]
+    b.release(held_b.id)
+    assert a_waits.result().targets == ("src/b",)
+    aborted = [e for e in a.events() if e.type == "claim.aborted"]
+    assert [(e.actor, e.data["reason"]) for e in aborted] == [("b", "deadlock")]
+    assert a.metrics()["deadlocks_broken"] == 1
+
+
+def test_a_new_request_that_closes_a_cycle_is_itself_the_victim_when_lower(
+    agents: Callable[[str], Memory], blocked: Blocked
+) -> None:
+    low, high = agents("low"), agents("high")
+    held_low = low.claim("x", priority=1)
+    high.claim("y", priority=5)
+    high_waits = Background(lambda: high.claim("x", wait=30, priority=5))
+    blocked.wait_for(1)
+    low_waits = Background(lambda: low.claim("y", wait=30, priority=1))
+    with pytest.raises(Busy) as caught:
+        low_waits.result()
+    assert caught.value.reason == "deadlock"
+    assert high_waits.thread.is_alive()
+    low.release(held_low.id)
+    assert high_waits.result().agent == "high"
+
+
+def test_a_dead_waiters_request_is_dropped(agents: Callable[[str], Memory]) -> None:
+    a, b = agents("a"), agents("b")
+    held = a.claim("src/")
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    request = make_request("c77", "ghost", ["src/"], ttl=60, arrival=77)
+    with a.workspace.store.writing():
+        a.workspace.store.put_waiter(WaiterRow(request, gone.pid, START + 60, "waiting", None))
+    a.release(held.id)
+    assert b.claim("src/").agent == "b", "the ghost was not served first"
+    aborted = [e for e in a.events() if e.type == "claim.aborted"]
+    assert [(e.actor, e.data["reason"]) for e in aborted] == [("ghost", "abandoned")]
+
+
+# --- the wait's timing, alone ------------------------------------------------------------------
+
+
+def claim_expiring(at: float) -> Claim:
+    from memkeeper.claims.decisions import grant
+
+    return grant(make_request("c1", "a", ["x"], ttl=at - START, arrival=1), 1, START, 3600)
+
+
+def test_a_waiter_looks_again_at_its_deadline_the_next_expiry_or_the_cap() -> None:
+    slack = claimwaits._SLACK_S
+    now = START
+    assert claimwaits.next_look(now + 2, [], now, shared=False) == pytest.approx(2 + slack)
+    held = [claim_expiring(now + 9), claim_expiring(now + 1)]
+    assert claimwaits.next_look(now + 2, held, now, shared=False) == pytest.approx(1 + slack)
+    cap = claimwaits.WAKE_CAP_S
+    assert claimwaits.next_look(now + 60, [], now, shared=False) == pytest.approx(cap + slack)
+    shared = claimwaits.SHARED_POLL_S
+    assert claimwaits.next_look(now + 60, [], now, shared=True) == pytest.approx(shared + slack)
+
+
+def test_a_wait_not_granted_was_a_deadlock_only_when_the_queue_says_so() -> None:
+    request = make_request("c1", "a", ["x"], ttl=60, arrival=1)
+    aborted = WaiterRow(request, os.getpid(), START, "aborted", "deadlock")
+    assert claimwaits.busy_reason(aborted) == "deadlock"
+    assert claimwaits.busy_reason(aborted._replace(reason="timeout")) == "timeout"
+    assert claimwaits.busy_reason(None) == "timeout"
+
+
+def test_a_wait_is_abandoned_when_far_past_its_deadline_or_its_process_is_gone() -> None:
+    request = make_request("c1", "a", ["x"], ttl=60, arrival=1)
+    mine = WaiterRow(request, os.getpid(), START + 60, "waiting", None)
+    assert not claimwaits.abandoned(mine, START)
+    assert not claimwaits.abandoned(mine, START + 60 + claimwaits.ABANDON_GRACE_S)
+    assert claimwaits.abandoned(mine, START + 61 + claimwaits.ABANDON_GRACE_S)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    assert claimwaits.abandoned(mine._replace(pid=gone.pid), START)
+
+
+class Inbox:
+    """An inbox that records how long each look blocked, and never sleeps."""
+
+    def __init__(self) -> None:
+        self.blocked: list[float] = []
+
+    def block(self, timeout: float) -> bool:
+        self.blocked.append(timeout)
+        return False
+
+
+def test_a_wait_blocks_between_looks_until_it_has_an_outcome() -> None:
+    outcomes: list[Claim | float] = [2.0, 0.5, claim_expiring(START + 60)]
+    inbox = Inbox()
+    got = claimwaits.wait_for("c1", lambda: outcomes.pop(0), inbox, None)  # type: ignore[arg-type]
+    assert isinstance(got, Claim)
+    assert inbox.blocked == [2.0, 0.5]
+
+
+def test_a_cancellable_wait_looks_at_its_flag_often_and_leaves_once_it_is_set() -> None:
+    flag = threading.Event()
+    looks = iter([30.0, 30.0])
+    inbox = Inbox()
+
+    def step() -> float:
+        value = next(looks)
+        if inbox.blocked:
+            flag.set()
+        return value
+
+    with pytest.raises(claimwaits.WaitCancelled, match="c1: the wait was cancelled"):
+        claimwaits.wait_for("c1", step, inbox, flag)  # type: ignore[arg-type]
+    assert inbox.blocked == [claimwaits.CANCEL_POLL_S]

@@ -1,0 +1,155 @@
+"""Claims and the writes they cover: a claim's targets resolved (sections to their full key,
+paths to the directory claimed from), advisory claims warn a write, strict ones and fences
+refuse it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from memkeeper import Busy, Invalid, Memory, Refused
+
+if TYPE_CHECKING:
+    from memkeeper.clock import FakeClock
+
+
+def test_a_section_target_carries_the_full_key(agents: Callable[[str], Memory]) -> None:
+    a, b = agents("a"), agents("b")
+    claim = a.claim("CLAUDE.md#build")
+    assert claim.targets == ("CLAUDE.md#inventory-service/build",)
+    assert b.claim("CLAUDE.md#testing").targets == ("CLAUDE.md#inventory-service/testing",)
+    for overlapping in ("CLAUDE.md", "CLAUDE.md#inventory-service", "*.md"):
+        with pytest.raises(Busy):
+            b.claim(overlapping)
+
+
+def test_a_section_target_in_a_private_file_copies_nothing_into_the_store(
+    agents: Callable[[str], Memory],
+) -> None:
+    a = agents("a")
+    claim = a.claim("memory/scratch/agent-a.md#agent-a-scratchpad")
+    assert claim.targets == ("memory/scratch/agent-a.md#agent-a-scratchpad",)
+    store = a.workspace.store
+    assert store.file_state("memory/scratch/agent-a.md") is None
+    assert store.sections("memory/scratch/agent-a.md", with_absent=True) == []
+
+
+def test_an_unknown_section_or_a_bad_target_is_invalid(agents: Callable[[str], Memory]) -> None:
+    a = agents("a")
+    with pytest.raises(Invalid) as caught:
+        a.claim("CLAUDE.md#nope")
+    assert "inventory-service/build" in caught.value.candidates
+    for bad in ("../outside", "src/[z-a]"):
+        with pytest.raises(Invalid):
+            a.claim(bad)
+    with pytest.raises(Invalid):
+        a.claim("x", mode="exclusive")  # type: ignore[arg-type]
+    assert a.events() == []
+
+
+def test_a_patch_into_an_advisory_claim_succeeds_with_a_warning(
+    agents: Callable[[str], Memory], clock: FakeClock
+) -> None:
+    a, b = agents("a"), agents("b")
+    claim = a.claim("CLAUDE.md#build", ttl=100)
+    clock.advance(40)
+    result = b.patch("CLAUDE.md#build", "b was here\n", expect_rev=1)
+    assert result.rev == 2
+    (warning,) = result.warnings
+    assert "a holds write claim" in warning
+    assert claim.id in warning
+    assert "60 s left" in warning
+    assert a.patch("CLAUDE.md#build", "a too\n", expect_rev=2).warnings == ()
+
+
+def test_a_strict_claim_refuses_another_agents_patch(
+    agents: Callable[[str], Memory], sample: Path
+) -> None:
+    a, b = agents("a"), agents("b")
+    before = (sample / "CLAUDE.md").read_bytes()
+    claim = a.claim("CLAUDE.md", strict=True)
+    with pytest.raises(Refused) as caught:
+        b.patch("CLAUDE.md#build", "b was here\n", expect_rev=1)
+    refused = caught.value
+    assert refused.reason == "claimed"
+    assert f"a holds strict write claim {claim.id}" in refused.message
+    assert refused.holders[0]["expires_at"] == "2023-11-14T22:15:20.000Z"
+    assert (sample / "CLAUDE.md").read_bytes() == before
+    assert b.patch("AGENTS.md#roster", "fine\n", expect_rev=1).rev == 2
+
+
+def test_a_strict_policy_rule_makes_an_advisory_claim_strict(
+    agents: Callable[[str], Memory],
+) -> None:
+    a, human = agents("a"), agents("human")
+    a.claim("CLAUDE.md#release-process")
+    with pytest.raises(Refused) as caught:
+        human.patch("CLAUDE.md#release-process", "tag it\n", expect_rev=1)
+    assert caught.value.reason == "claimed"
+    a.claim("CLAUDE.md#build")
+    assert human.patch("CLAUDE.md#build", "ok\n", expect_rev=1).warnings != ()
+
+
+def test_a_fenced_patch_lands_only_under_the_writers_own_live_covering_claim(
+    agents: Callable[[str], Memory], clock: FakeClock
+) -> None:
+    a, b = agents("a"), agents("b")
+    mine = a.claim("CLAUDE.md#inventory-service", ttl=10)
+    reading = a.claim("AGENTS.md", mode="read")
+    other = b.claim("memory/architecture.md")
+    assert a.patch("CLAUDE.md#build", "ok\n", expect_rev=1, claim=mine.id).rev == 2
+    refusals: list[Callable[[], object]] = [
+        lambda: a.patch("memory/architecture.md#inventory", "x\n", expect_rev=1, claim=other.id),
+        lambda: a.patch("memory/architecture.md#inventory", "x\n", expect_rev=1, claim=mine.id),
+        lambda: a.patch("AGENTS.md#roster", "x\n", expect_rev=1, claim=reading.id),
+        lambda: a.patch("CLAUDE.md#build", "x\n", expect_rev=2, claim="c404"),
+    ]
+    messages = []
+    for write in refusals:
+        with pytest.raises(Refused) as caught:
+            write()
+        assert caught.value.reason == "claimed"
+        messages.append(caught.value.message)
+    assert "belongs to b" in messages[0]
+    assert "does not cover" in messages[1]
+    assert "read claim" in messages[2]
+    clock.advance(10)
+    with pytest.raises(Refused) as late:
+        a.patch("CLAUDE.md#build", "late\n", expect_rev=2, claim=mine.id)
+    assert "expired" in late.value.message
+    assert a.read("CLAUDE.md#build").content == "ok\n"
+
+
+def test_a_patch_without_live_claims_never_loads_the_lease_core(
+    memory: Memory, sample: Path
+) -> None:
+    memory.patch("CLAUDE.md#build", "warm the index and the policy cache\n", expect_rev=1)
+    memory.close()
+    probe = (
+        "import sys\n"
+        "from memkeeper import Memory\n"
+        f"m = Memory.open({str(sample)!r}, agent='x')\n"
+        "m.patch('CLAUDE.md#build', 'x\\n', expect_rev=2)\n"
+        "print(sorted({'memkeeper.claims.decisions', 'memkeeper.ops.claims', 'dataclasses'}"
+        " & set(sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_a_path_target_is_resolved_against_the_directory_claimed_from(
+    agents: Callable[[str], Memory], sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = agents("a")
+    monkeypatch.chdir(sample.parent)  # outside the root: relative to the root
+    assert a.claim("inventory/").targets == ("inventory/",)
+    monkeypatch.chdir(sample / "src")
+    assert a.claim("inventory/").targets == ("src/inventory/",)
+    monkeypatch.chdir(sample)
+    assert a.claim("inventory/").targets == ("inventory/",)
