@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import subprocess
-import sys
 
 import pytest
 from hypothesis import given
@@ -71,15 +69,3 @@ def test_a_waiter_row_rebuilds_from_its_fields(
     assert WaiterRow(**row._asdict()) == row
     assert row._replace() == row
     assert row._replace(pid=pid + 1).pid == pid + 1
-
-
-def test_loading_waiters_does_not_load_the_decisions() -> None:
-    probe = (
-        "import sys, memkeeper.claims.waiters; "
-        "print(sorted(m for m in sys.modules if m in "
-        "{'memkeeper.claims.decisions', 'memkeeper.claims.targets', 'dataclasses'}))"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    )
-    assert result.stdout.strip() == "[]"

@@ -12,9 +12,7 @@ from pathlib import Path
 import pytest
 from diff_match_patch import diff_match_patch
 
-from tests.conftest import run_cli, run_main, tree_bytes
-
-pytestmark = pytest.mark.e2e
+from tests.conftest import run_main, tree_bytes
 
 Setup = Callable[[Path], None]
 
@@ -129,6 +127,8 @@ class Case:
     needle: str
     setup: Setup = _nothing
     stdin: bytes | None = None
+    # the real programs memkeeper runs to answer this case (pytest.mark.peer)
+    peers: tuple[str, ...] = ()
 
 
 CASES = [
@@ -606,6 +606,7 @@ CASES = [
         2,
         "not a git repository — run git init",
         _no_git,
+        peers=("git",),
     ),
     Case(
         "check --staged outside a git repository",
@@ -613,6 +614,7 @@ CASES = [
         2,
         "not a git repository — --staged judges what git would commit",
         _no_git,
+        peers=("git",),
     ),
     Case(
         "a preset name that climbs out of the presets",
@@ -663,7 +665,13 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(c, id=c.name, marks=[pytest.mark.peer(*c.peers)] if c.peers else [])
+        for c in CASES
+    ],
+)
 def test_bad_input_is_refused_and_changes_nothing(case: Case, sample: Path) -> None:
     case.setup(sample)
     before = tree_bytes(sample)
@@ -695,14 +703,14 @@ def test_a_store_setting_memkeeper_cannot_use_is_refused_and_creates_nothing(
     """Reference §12: a MEMKEEPER_STORE or ``store:`` that names no etcd store is refused with
     what is wrong, never ignored (agents would believe they share revisions and claims)."""
     for args in (("status", "--json"), ("read", "CLAUDE.md#build", "--json"), ("init", "--json")):
-        done = run_cli(sample, *args, env={"MEMKEEPER_STORE": setting})
+        done = run_main(sample, *args, env={"MEMKEEPER_STORE": setting})
         assert done.code == 2, args
         assert "MEMKEEPER_STORE" in done.json["message"]
         assert says in done.json["message"]
     assert not (sample / ".memkeeper").exists()  # nothing was created
     policy = sample / ".memkeeper.yaml"
     policy.write_text(policy.read_text() + f"store: {setting}\n")
-    done = run_cli(sample, "status", "--json")
+    done = run_main(sample, "status", "--json")
     assert done.code == 2
     assert says in done.json["message"]
     assert not (sample / ".memkeeper").exists()
@@ -711,13 +719,13 @@ def test_a_store_setting_memkeeper_cannot_use_is_refused_and_creates_nothing(
 def test_the_policy_store_key_must_be_one_plain_line(sample: Path) -> None:
     policy = sample / ".memkeeper.yaml"
     policy.write_text(policy.read_text() + "store:\n  etcd://127.0.0.1:2379/team\n")
-    done = run_cli(sample, "status", "--json")
+    done = run_main(sample, "status", "--json")
     assert done.code == 2
     assert "on one line" in done.json["message"]
     assert done.json["line"] == policy.read_text().count("\n")
 
 
 def test_status_names_the_store_in_use(sample: Path) -> None:
-    done = run_cli(sample, "status", "--json")
+    done = run_main(sample, "status", "--json")
     assert done.json["store"] == {"kind": "sqlite", "path": ".memkeeper/state.db"}
-    assert "store: sqlite (.memkeeper/state.db)" in run_cli(sample, "status").stdout
+    assert "store: sqlite (.memkeeper/state.db)" in run_main(sample, "status").stdout

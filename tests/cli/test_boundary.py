@@ -223,6 +223,7 @@ def test_violations_are_listed_for_people_with_path_line_rule_and_fix(
     assert [v["line"] for v in cli(*READ, "--json").json["violations"]] == [29, None, None]
 
 
+@pytest.mark.peer("git")
 def test_a_real_check_failure_lists_the_file_and_line_and_exits_6(cli: Cli, sample: Path) -> None:
     claude = sample / "CLAUDE.md"
     claude.write_text(claude.read_text() + "sneaky \u202e text\n")

@@ -1,4 +1,4 @@
-"""End to end: append, regen and reconcile through the installed CLI, several agents at once."""
+"""append, regen and reconcile through the CLI's ``main``, several agents at once."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from tests.conftest import Cli, Run
 
-pytestmark = pytest.mark.e2e
 
 STATUS = "memory/status.md"
 DECISIONS = "memory/decisions.md"
@@ -114,6 +113,7 @@ def test_marker_arguments_filter_the_events_region(cli: Cli, sample: Path) -> No
     assert "claim.granted" not in text
 
 
+@pytest.mark.peer("git")
 def test_a_hand_edit_goes_through_reconciliation(cli: Cli, sample: Path) -> None:
     assert cli("regen").code == 0
     edit_claims_region(sample, "agent-z is on the API")

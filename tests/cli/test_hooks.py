@@ -114,6 +114,7 @@ def test_an_unknown_hook_kind_is_a_usage_error_naming_the_known_ones(cli: Cli) -
 # -- install-hooks -------------------------------------------------------------------------------
 
 
+@pytest.mark.peer("git")
 def test_install_hooks_writes_the_git_hook_once(cli: Cli, sample: Path) -> None:
     first = cli("install-hooks", "--json")
     assert first.code == 0, first.stderr
@@ -126,6 +127,7 @@ def test_install_hooks_writes_the_git_hook_once(cli: Cli, sample: Path) -> None:
     assert again.stdout.startswith("git pre-commit hook already installed: ")
 
 
+@pytest.mark.peer("git")
 def test_install_hooks_with_claude_code_adds_the_gate_to_the_settings(
     cli: Cli, sample: Path
 ) -> None:
@@ -160,6 +162,7 @@ def test_agents_are_named_positionally_and_a_misreading_is_refused(
     assert not (sample / ".git/hooks/pre-commit").exists()
 
 
+@pytest.mark.peer("git")
 def test_install_hooks_names_agents_and_uninstall_hooks_takes_them_out(
     cli: Cli, sample: Path
 ) -> None:

@@ -1,18 +1,17 @@
-"""End to end through the installed ``memkeeper`` console script, in subprocesses."""
+"""The command line through ``main(argv)``, in this process: global options before or after
+the verb, read and patch with their JSON and what people read, init, status, paths inside the
+root, the verb groups loaded lazily, read-only commands that create no state, and the hook's
+words read without argparse. In separate processes: tests/e2e/test_cli_processes.py and
+tests/e2e/test_startup_imports.py."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import MEMKEEPER, Cli, run_main
-
-pytestmark = pytest.mark.e2e
+from tests.conftest import Cli, run_main
 
 
 def test_global_options_work_before_and_after_the_command(cli: Cli, sample: Path) -> None:
@@ -110,14 +109,8 @@ def test_init_with_a_preset_copies_it_with_its_comments(tmp_path: Path) -> None:
     root = tmp_path / "fresh"
     root.mkdir()
     (root / "CLAUDE.md").write_text("# Project\n\n## Build\n\nmake\n")
-    done = subprocess.run(
-        [MEMKEEPER, "init", "--preset", "default", "--json"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout
+    done = run_main(root, "init", "--preset", "default", "--json")
+    assert done.code == 0, done.stdout
     policy = (root / ".memkeeper.yaml").read_text()
     assert policy.lstrip().startswith("#")
     assert json.loads(done.stdout)["files"] == [
@@ -137,60 +130,6 @@ def test_paths_are_relative_to_a_subdirectory_inside_the_root(cli: Cli, sample: 
     assert inside.json["path"] == "memory/decisions.md"
 
 
-_WORKER = textwrap.dedent(
-    """
-    import json, subprocess, sys
-    exe, worker = sys.argv[1], sys.argv[2]
-    def run(*args, stdin=None):
-        return subprocess.run([exe, *args, "--json"], input=stdin, capture_output=True,
-                              text=True)
-    retries = 0
-    for n in range(6):
-        while True:
-            sec = json.loads(run("read", "CLAUDE.md#testing").stdout)
-            body = sec["content"] + f"- update {worker}.{n}\\n"
-            done = run("patch", "CLAUDE.md#testing", "--expect-rev", str(sec["rev"]),
-                       "--body-file", "-", *sys.argv[3:], stdin=body)
-            if done.returncode == 0:
-                break
-            assert done.returncode == 3, done.stdout
-            retries += 1
-    print(retries)
-    """
-)
-
-
-@pytest.mark.parametrize("merge", [False, True], ids=["retrying", "merging"])
-def test_six_processes_patching_one_section_lose_no_update(sample: Path, merge: bool) -> None:
-    workers = [
-        subprocess.Popen(
-            [sys.executable, "-c", _WORKER, MEMKEEPER, str(w), *(["--merge"] if merge else [])],
-            cwd=sample,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for w in range(6)
-    ]
-    retries = sum(int(worker.communicate(timeout=300)[0]) for worker in workers)
-    assert all(w.returncode == 0 for w in workers)
-    if merge:  # every stale patch only adds lines where another added: it merges
-        assert retries <= 36 // 10
-    done = subprocess.run(
-        [MEMKEEPER, "read", "CLAUDE.md#testing", "--json"],
-        cwd=sample,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    section = json.loads(done.stdout)
-    for w in range(6):
-        for n in range(6):
-            assert section["content"].count(f"- update {w}.{n}\n") == 1
-    assert section["rev"] == 1 + 36
-    verify = subprocess.run([MEMKEEPER, "verify"], cwd=sample, capture_output=True, check=False)
-    assert verify.returncode == 0
-
-
 def test_lazily_imported_verb_groups_match_the_commands_their_modules_declare() -> None:
     import importlib
 
@@ -205,76 +144,6 @@ def test_lazily_imported_verb_groups_match_the_commands_their_modules_declare() 
         declared += verbs
     subparsers = next(a for a in build_parser()._actions if a.dest == "command")
     assert sorted(subparsers.choices) == sorted(declared)  # type: ignore[arg-type]
-
-
-HEAVY = ("markdown_it", "ruamel.yaml", "pathspec", "typing", "dataclasses", "pathlib", "threading")
-
-
-def test_a_read_of_an_indexed_file_imports_no_parser_and_no_heavy_stdlib(sample: Path) -> None:
-    """The start-up idiom pays here: what `read` imports is all it needs (docs/architecture.md)."""
-    subprocess.run([MEMKEEPER, "init"], cwd=sample, capture_output=True, check=True)
-    probe = (
-        "import sys; from memkeeper.cli.main import main; "
-        "code = main(['read', 'CLAUDE.md#build', '--json']); "
-        f"print(code, sorted(m for m in {HEAVY!r} if m in sys.modules))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], cwd=sample, capture_output=True, text=True, check=True
-    )
-    assert done.stdout.strip().splitlines()[-1] == "0 []"
-
-
-def test_a_second_patch_imports_no_parser_either(sample: Path) -> None:
-    subprocess.run([MEMKEEPER, "init"], cwd=sample, capture_output=True, check=True)
-    body = sample / "body.md"
-    for rev in (1, 2):  # the first patch parses the policy once; its verdicts are cached
-        current = json.loads(
-            subprocess.run(
-                [MEMKEEPER, "read", "CLAUDE.md#build", "--json"],
-                cwd=sample, capture_output=True, text=True, check=True,
-            ).stdout
-        )  # fmt: skip
-        body.write_text(current["content"] + f"- step {rev}\n")
-        probe = (
-            "import sys; from memkeeper.cli.main import main; "
-            f"code = main(['patch', 'CLAUDE.md#build', '--expect-rev', '{current['rev']}', "
-            f"'--body-file', {str(body)!r}, '--json']); "
-            "print(code, sorted(m for m in ('markdown_it', 'ruamel.yaml', 'pathspec') "
-            "if m in sys.modules))"
-        )
-        done = subprocess.run(
-            [sys.executable, "-c", probe], cwd=sample, capture_output=True, text=True, check=True
-        )
-    assert done.stdout.strip().splitlines()[-1] == "0 []"
-
-
-def test_read_and_patch_import_no_verb_group(sample: Path) -> None:
-    probe = (
-        "import sys; from memkeeper.cli.main import main; "
-        "from memkeeper.cli.parser import VERB_GROUPS; "
-        "main(['read', 'CLAUDE.md#build', '--json']); "
-        "print(sorted(m for m in sys.modules if m in VERB_GROUPS or m in "
-        "('memkeeper.claims.decisions', 'markdown_it', 'ruamel.yaml', 'pathspec', 'dataclasses')))"
-    )
-    subprocess.run([MEMKEEPER, "init"], cwd=sample, capture_output=True, check=True)
-    done = subprocess.run(
-        [sys.executable, "-c", probe], cwd=sample, capture_output=True, text=True, check=True
-    )
-    assert done.stdout.strip().splitlines()[-1] == "[]"
-
-
-def test_python_dash_m_memkeeper_runs_the_cli(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "memkeeper", "--help"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert (done.returncode, done.stderr) == (0, "")
-    assert done.stdout.startswith("usage: memkeeper ")
-    assert "Safe shared memory files for AI agents." in done.stdout
-    assert all(verb in done.stdout for verb in ("read", "patch", "watch", "hook"))
 
 
 READ_ONLY = [
@@ -325,44 +194,6 @@ def test_read_only_commands_without_a_store_answer_as_an_empty_one_would(cli: Cl
     assert sections["CLAUDE.md"] == 5
     read = cli("read", "CLAUDE.md#build", "--json").json
     assert (read["rev"], read["file_rev"]) == (1, 1)
-
-
-def test_a_hook_call_imports_neither_argparse_nor_typing_nor_a_parser(sample: Path) -> None:
-    """Every agent runs `memkeeper hook AGENT` before every tool call (docs/architecture.md)."""
-    subprocess.run([MEMKEEPER, "init"], cwd=sample, capture_output=True, check=True)
-    payload = {
-        "session_id": "s1",
-        "cwd": str(sample),
-        "hook_event_name": "PreToolUse",
-        "tool_name": "Write",
-        "tool_input": {"file_path": str(sample / "CLAUDE.md"), "content": "x\n"},
-    }
-    heavy = (
-        "argparse",
-        "typing",
-        "dataclasses",
-        "markdown_it",
-        "ruamel.yaml",
-        "pathspec",
-        "threading",
-    )
-    probe = (
-        "import sys, io; from memkeeper.cli.main import main; "
-        "code = main(['hook', 'claude-code', '--agent', 'a1']); "
-        f"print(code, sorted(m for m in {heavy!r} if m in sys.modules))"
-    )
-    for _ in range(2):  # the first call parses the policy once; its verdicts are cached
-        done = subprocess.run(
-            [sys.executable, "-c", probe],
-            cwd=sample,
-            input=json.dumps(payload),
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    lines = done.stdout.strip().splitlines()
-    assert '"permissionDecision": "deny"' in lines[0]
-    assert lines[-1] == "0 []"
 
 
 @pytest.mark.parametrize(

@@ -179,6 +179,7 @@ def test_init_offers_the_howto_then_says_what_init_howto_did(cli: Cli) -> None:
     assert people(cli, "init").splitlines()[2].startswith("managed files: ")  # all current
 
 
+@pytest.mark.peer("git")
 def test_a_passing_check_counts_what_it_checked(cli: Cli) -> None:
     assert render("check", payload(cli, "check")) == (
         "ok: 6 managed file(s) checked, no violations\n"

@@ -1,8 +1,9 @@
 """The command line's grammar, read by ``cli.parser`` alone (no command runs): the common
 options on every verb, before or after its name; each of the parser's own verbs with its
 flags, defaults and exclusive payloads; every mistake an ``Invalid`` (exit 2) naming the
-command and its ``--help``; the lazy parser — only the verb named declared, only its group
-imported — reading every command line as the full one does; and help sized to $COLUMNS.
+command and its ``--help``; the lazy parser — only the verb named declared — reading every
+command line as the full one does; and help sized to $COLUMNS. That a verb imports only its
+group is checked in a fresh interpreter: tests/e2e/test_startup_imports.py.
 
 The verbs of the other groups (claims, files, watch, hooks, servers, proposals) have their
 flags asserted with their modules; here they are only read the same lazily and fully.
@@ -13,9 +14,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
-import subprocess
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -357,32 +355,6 @@ def test_an_abbreviated_option_whose_value_names_a_verb_reads_as_in_the_full_par
             return refused.message
 
     assert outcome(parse_args) == outcome(FULL.parse_args)
-
-
-_IMPORTS = """
-import json, sys
-from memkeeper.cli import parser
-groups, out = list(parser.VERB_GROUPS), {}
-for words in json.loads(sys.argv[1]):
-    for group in groups:
-        sys.modules.pop(group, None)
-    parser.parse_args(words)
-    out[words[0]] = sorted(group for group in groups if group in sys.modules)
-print(json.dumps(out))
-"""
-
-
-def test_reading_a_verb_imports_its_group_alone() -> None:
-    """`read` and `patch` pay for no group; a group's verb for its own (the start-up idiom)."""
-    lines = json.dumps([MINIMAL[verb] for verb in EVERY_VERB])
-    done = subprocess.run(
-        [sys.executable, "-c", _IMPORTS, lines], capture_output=True, text=True, check=True
-    )
-    imported = json.loads(done.stdout)
-    expected: dict[str, list[str]] = {verb: [] for verb in BASE_VERBS}
-    for group, verbs in VERB_GROUPS.items():
-        expected.update({verb: [group] for verb in verbs})
-    assert imported == expected
 
 
 # -- help sized to the terminal ------------------------------------------------------------------

@@ -10,7 +10,10 @@ import pytest
 
 from tests.conftest import run_main
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+pytestmark = [
+    pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
+    pytest.mark.peer("git"),
+]
 
 REF = "CLAUDE.md#build"
 

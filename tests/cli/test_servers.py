@@ -13,9 +13,6 @@ from __future__ import annotations
 import argparse
 import importlib.abc
 import importlib.machinery
-import inspect
-import json
-import subprocess
 import sys
 import types
 from collections.abc import Callable, Sequence
@@ -139,32 +136,6 @@ def test_mcp_without_the_sdk_says_what_to_install(
     done = run_main(tmp_path, "mcp", "--json")
     assert (done.code, done.json) == (1, {"status": "error", "message": mcp_sdk_missing(package)})
     assert list(tmp_path.iterdir()) == []  # no store opened, nothing logged
-
-
-_WITHOUT_PYDANTIC = f"""
-from __future__ import annotations
-import importlib.abc, sys
-{inspect.getsource(NotInstalled)}
-sys.meta_path.insert(0, NotInstalled("pydantic"))
-from memkeeper.cli.main import main
-sys.exit(main(["mcp", "--json"]))
-"""
-
-
-def test_mcp_without_pydantic_under_the_sdk_says_what_to_install(tmp_path: Path) -> None:
-    """The SDK imports pydantic: it can only be refused under an SDK half imported, which
-    must not stay behind in this process — so this one runs ``main`` in a child."""
-    done = subprocess.run(
-        [sys.executable, "-c", _WITHOUT_PYDANTIC],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert (done.returncode, json.loads(done.stdout)) == (
-        1,
-        {"status": "error", "message": mcp_sdk_missing("pydantic")},
-    )
 
 
 def test_for_people_the_missing_sdk_is_one_line_on_stderr(

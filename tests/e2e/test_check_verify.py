@@ -12,8 +12,6 @@ import pytest
 from tests.conftest import Run, run_cli
 from tests.e2e.test_git_hooks import commit, git
 
-pytestmark = pytest.mark.e2e
-
 LOG = "memory/decisions.md"
 
 

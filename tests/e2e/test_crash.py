@@ -26,8 +26,6 @@ from memkeeper.markdown import appendonly
 from memkeeper.regions import markers as regions
 from tests.conftest import SAMPLE_REPO, run_cli, tree_bytes
 
-pytestmark = pytest.mark.e2e
-
 RUNS = 20
 SLOW_RUNS = 100
 CLI_RECOVERY_EVERY = 10  # the other rounds recover through the API (the same code, no start-up)

@@ -19,7 +19,6 @@ import pytest
 
 from tests.conftest import MEMKEEPER, Cli
 
-pytestmark = pytest.mark.e2e
 GOAL_S = 2.0  # generous: the figures themselves come from bench/daemon.py
 
 

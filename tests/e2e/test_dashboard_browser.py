@@ -32,8 +32,6 @@ pytest.importorskip(
 
 from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, expect, sync_playwright
 
-pytestmark = pytest.mark.e2e
-
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 if CHROMIUM is None:
     pytest.skip(

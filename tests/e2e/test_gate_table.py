@@ -23,8 +23,6 @@ import pytest
 
 from tests.conftest import SAMPLE_REPO, run_cli
 
-pytestmark = pytest.mark.e2e
-
 Expect = Literal["silent", "deny", "allow", "ask"]
 IDENTITY = {
     "GIT_AUTHOR_NAME": "Tess",

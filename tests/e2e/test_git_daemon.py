@@ -19,7 +19,6 @@ from memkeeper.daemon.plan import QUIET_S
 from tests.conftest import MEMKEEPER, Cli
 from tests.e2e.test_daemon import Streamed, spawn, until
 
-pytestmark = pytest.mark.e2e
 __all__ = ["spawn"]  # the fixture, imported for these tests
 SETTLE_S = QUIET_S + 1.0  # long enough for the daemon to act on what git did
 

@@ -16,8 +16,6 @@ from ruamel.yaml import YAML
 from memkeeper.gate.install import MARKER
 from tests.conftest import SAMPLE_REPO, run_cli
 
-pytestmark = pytest.mark.e2e
-
 PROJECT = Path(__file__).resolve().parents[2]
 PRE_COMMIT = str(Path(sys.executable).parent / "pre-commit")
 IDENTITY = {

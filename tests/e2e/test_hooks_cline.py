@@ -44,8 +44,6 @@ from tests.e2e.hooktables import (
     rename_build_step,
 )
 
-pytestmark = pytest.mark.e2e
-
 VSCODE_TASK = "01K9Z2X7R4C1B8D3E5F6G7H8J9"
 CLI_TASK = "conv_8c1d"
 ALLOW = '{"cancel": false}\n'

@@ -33,8 +33,6 @@ from tests.e2e.hooktables import (
     rename_build_step,
 )
 
-pytestmark = pytest.mark.e2e
-
 SESSION = "019a2b3c-4d5e-7f60-8a9b-0c1d2e3f4a5b"
 AGENT = f"codex:{SESSION}"
 

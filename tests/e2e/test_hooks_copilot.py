@@ -43,8 +43,6 @@ from tests.e2e.hooktables import (
     module_repo,
 )
 
-pytestmark = pytest.mark.e2e
-
 SESSION = "2c5b65f5-bb1d-4479-826e-c9cdacac321b"
 AGENT = f"copilot:{SESSION}"
 PRE = ("hook", "copilot", "--event", "preToolUse")

@@ -42,8 +42,6 @@ from tests.e2e.hooktables import (
     module_repo,
 )
 
-pytestmark = pytest.mark.e2e
-
 SESSION = "fc749b53-5672-41fa-87c7-c579c337199d"
 AGENT = f"cursor:{SESSION}"
 HOOK = ("hook", "cursor")

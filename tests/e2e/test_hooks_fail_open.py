@@ -29,8 +29,6 @@ from memkeeper.gate import agents
 from tests.conftest import Run, run_cli
 from tests.e2e.hooktables import module_repo
 
-pytestmark = pytest.mark.e2e
-
 APPEND = "echo x >> memory/decisions.md"
 WITHIN_S = 5.0  # every agent's timeout is 30 s or more; a gate that fails must not get near it
 

@@ -34,8 +34,6 @@ from tests.e2e.hooktables import (
     rename_build_step,
 )
 
-pytestmark = pytest.mark.e2e
-
 SESSION = "51124319-e155-440c-b950-09aeb2ea488f"
 AGENT = f"gemini:{SESSION}"
 ALLOW = "{}\n"

@@ -6,12 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from memkeeper.regions.markers import parse
 from tests.conftest import run_cli, tree_bytes
-
-pytestmark = pytest.mark.e2e
 
 POLICY = ".memkeeper.yaml"
 GEMINI_RULE = "  - path: GEMINI.md\n    class: section-owned\n"

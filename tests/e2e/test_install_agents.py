@@ -26,8 +26,6 @@ import pytest
 from memkeeper.gate import jsonedit
 from tests.conftest import MEMKEEPER, run_cli
 
-pytestmark = pytest.mark.e2e
-
 CLAUDE_SETTINGS = """{
   "$schema": "https://json.schemastore.org/claude-code-settings.json",
   "model": "opus",

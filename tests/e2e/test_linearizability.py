@@ -13,7 +13,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -30,6 +29,8 @@ from tests.linearizability import (
 )
 
 if TYPE_CHECKING:
+    import pytest
+
     from tests.etcd_cluster import Cluster
 
 START = State(1, "v0")
@@ -257,7 +258,6 @@ def run_api_clients(root: Path, processes: int, count: int) -> list[Op]:
     return [from_json(row) for out in outs for row in json.loads(out.read_text())]
 
 
-@pytest.mark.e2e
 def test_eight_processes_patching_two_sections_through_the_api_are_linearizable(
     sample: Path,
 ) -> None:
@@ -311,7 +311,6 @@ def cli_patch(root: Path, process: int, key: str, expect: int, value: str) -> Op
     return cas_failed(process, key, invoked, returned, expect, value, now)
 
 
-@pytest.mark.e2e
 def test_four_processes_patching_two_sections_through_the_cli_are_linearizable(
     sample: Path,
 ) -> None:
@@ -328,7 +327,6 @@ def test_four_processes_patching_two_sections_through_the_cli_are_linearizable(
     assert any(op.ok for op in swaps)
 
 
-@pytest.mark.e2e
 def test_eight_processes_under_two_roots_sharing_etcd_are_linearizable(
     sample: Path, cluster: Cluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -23,7 +23,6 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp_types import Implementation
 
-pytestmark = pytest.mark.e2e
 TOOLS = {
     *("memory_sections", "memory_read", "memory_patch", "memory_append", "memory_claim"),
     *("memory_renew", "memory_release", "memory_claims", "memory_events", "memory_emit"),
@@ -50,12 +49,6 @@ async def call(c: Client, tool: str, **arguments: Any) -> dict[str, Any]:
 
 def run(main: Callable[[], Awaitable[None]]) -> None:
     anyio.run(main)
-
-
-@pytest.fixture
-def root(sample: Path) -> Path:
-    subprocess.run([MEMKEEPER, "init"], cwd=sample, check=True, capture_output=True)
-    return sample
 
 
 def test_the_tools_are_listed_with_input_and_output_schemas(root: Path) -> None:

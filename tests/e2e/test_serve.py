@@ -22,8 +22,6 @@ import httpx
 
 from tests.conftest import MEMKEEPER
 
-pytestmark = pytest.mark.e2e
-
 
 def env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("MEMKEEPER_")}

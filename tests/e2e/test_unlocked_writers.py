@@ -135,7 +135,6 @@ def lost_saves(text: str, events: list[dict[str, object]], saves: int) -> list[i
     ]
 
 
-@pytest.mark.e2e
 def test_no_save_of_a_writer_without_a_lock_is_lost(sample: Path) -> None:
     saves = int(os.environ.get("MEMKEEPER_STRESS_SAVES", "60"))
     text, events = run_race(sample, saves, max_pause=0.3)
@@ -144,7 +143,6 @@ def test_no_save_of_a_writer_without_a_lock_is_lost(sample: Path) -> None:
     assert verify.returncode == 0, verify.stdout
 
 
-@pytest.mark.e2e
 def test_no_save_to_a_generated_page_is_lost_while_the_daemon_renders_it(sample: Path) -> None:
     saves = int(os.environ.get("MEMKEEPER_STRESS_SAVES", "60"))
     text, events = run_race(sample, saves, max_pause=0.3, target="memory/status.md")

@@ -13,6 +13,8 @@ import pytest
 from memkeeper.errors import EnvironmentFailure
 from memkeeper.fs.git import Git, run_git
 
+pytestmark = pytest.mark.peer("git")
+
 
 @pytest.fixture(autouse=True)
 def quiet_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -11,7 +11,10 @@ from hypothesis import strategies as st
 
 from memkeeper.fs.gitmerge import merge
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+pytestmark = [
+    pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
+    pytest.mark.peer("git"),
+]
 
 BASE = b"- one\n- two\n- three\n- four\n- five\n"
 

@@ -114,6 +114,7 @@ def test_an_environment_root_that_is_missing_is_invalid(
 # -- find_root: git worktrees and submodules ----------------------------------------------
 
 
+@pytest.mark.peer("git")
 @needs_git
 def test_a_linked_worktree_shares_the_main_worktrees_root(
     main_and_linked: tuple[Path, Path],
@@ -124,6 +125,7 @@ def test_a_linked_worktree_shares_the_main_worktrees_root(
     assert Path(find_root(cwd=linked / "src" / "deep")) == main.resolve()
 
 
+@pytest.mark.peer("git")
 @needs_git
 def test_the_main_worktree_is_its_own_root(main_and_linked: tuple[Path, Path]) -> None:
     main, _ = main_and_linked

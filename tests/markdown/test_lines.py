@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -142,15 +139,3 @@ def test_sections_re_exports_the_same_functions() -> None:
     assert sections.line_starts is line_starts
     assert sections.count_lines is count_lines
     assert sections.detect_newline is detect_newline
-
-
-def test_lines_import_only_the_standard_library() -> None:
-    probe = (
-        "import sys, memkeeper.markdown.lines; "
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-        "{'markdown_it', 'mdit_py_plugins', 'dataclasses'}))"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    )
-    assert result.stdout.strip() == "[]"

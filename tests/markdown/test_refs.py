@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -97,15 +94,6 @@ def test_an_unknown_reference_in_an_empty_file_says_so() -> None:
 def test_resolution_works_on_a_split_documents_keys() -> None:
     doc = split(b"# A\n## Testing\n## Testing\n")
     assert resolve_key("x.md", "testing-2", doc.keys()) == "a/testing-2"
-
-
-def test_refs_import_neither_the_markdown_parser_nor_dataclasses() -> None:
-    heavy = "{'markdown_it', 'dataclasses', 'inspect'}"
-    probe = f"import sys, memkeeper.markdown.refs; print(sorted({heavy} & set(sys.modules)))"
-    result = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    )
-    assert result.stdout.strip() == "[]"
 
 
 @given(path=paths, key=keys.filter(lambda k: "#" not in k))

@@ -238,6 +238,7 @@ def test_arguments_that_break_the_schema_are_status_invalid_and_run_nothing(
     assert logged(root) == []
 
 
+@pytest.mark.peer("git")
 def test_defaults_apply_when_arguments_are_left_out(root: Path) -> None:
     async def main() -> None:
         async with connected(build(str(root))) as client:

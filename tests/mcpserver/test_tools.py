@@ -104,6 +104,7 @@ def test_a_cancelled_wait_leaves_the_queue_at_once(memory: Memory) -> None:
     assert tools.claims(holder)["waiters"] == []
 
 
+@pytest.mark.peer("git")
 @pytest.mark.parametrize("paths", [[], ["CLAUDE.md"]])
 def test_check_is_the_clis(memory: Memory, paths: list[str]) -> None:
     assert tools.answer(lambda: tools.check(memory, paths))["status"] == "ok"

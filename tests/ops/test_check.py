@@ -15,7 +15,10 @@ from hypothesis import strategies as st
 from memkeeper.errors import Failed, Invalid
 from memkeeper.fs.git import Git
 from memkeeper.ops.check import check, conflict_markers, judge, judge_regions
-from tests.conftest import Cli, run_cli, run_main, tree_bytes
+from tests.conftest import Cli, run_main, tree_bytes
+
+# check asks git what HEAD and the index hold, and the tests commit to set that up
+pytestmark = pytest.mark.peer("git")
 
 STATUS = "memory/status.md"
 GIT_ENV = {
@@ -266,14 +269,14 @@ def test_a_fresh_clone_catches_a_hand_edited_region_and_rewritten_history(
     status.write_text(status.read_text().replace("_No live claims._", "agent-z has it"))
     log = clone / "memory/decisions.md"
     log.write_text(log.read_text().replace("Use SQLite", "Use Postgres"))
-    done = run_cli(clone, "check", "--json")
+    done = run_main(clone, "check", "--json")
     assert done.code == 6, done.stdout
     assert rules(done.json["violations"]) == [
         ("memory/decisions.md", 7, "append-only"),
         (STATUS, 9, "region-edited"),
     ]
     assert not (clone / ".memkeeper").exists()
-    human = run_cli(clone, "check")
+    human = run_main(clone, "check")
     assert "memory/decisions.md:7: [append-only]" in human.stderr
 
 
@@ -365,7 +368,7 @@ def test_a_deletion_under_a_root_below_the_top_of_its_repository_fails(
     git(top, "add", "-A")
     git(top, "commit", "-q", "-m", "moved")
     git(top, "rm", "-q", "inventory/memory/decisions.md")
-    done = run_cli(root, "check", "--staged", "--root", str(root), "--json")
+    done = run_main(root, "check", "--staged", "--root", str(root), "--json")
     assert rules(done.json["violations"]) == [("memory/decisions.md", None, "append-only-deleted")]
     assert "7 line(s) of committed history" in done.json["violations"][0]["message"]
 

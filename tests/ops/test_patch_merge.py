@@ -25,6 +25,7 @@ def add_line(body: str, line: str) -> str:
     return stripped + "\n" + line + "\n" + body[len(stripped) + 1 :]
 
 
+@pytest.mark.peer("git")
 def test_a_stale_patch_that_touches_other_lines_merges(memory: Memory) -> None:
     read = memory.read(REF)
     theirs = memory.patch(REF, read.content.replace("3.11", "3.12"), expect_rev=read.rev)
@@ -68,6 +69,7 @@ def test_a_patch_at_the_current_rev_is_no_merge(memory: Memory) -> None:
     assert memory.events()[-1].type == "section.patched"
 
 
+@pytest.mark.peer("git")
 def test_an_overlapping_change_is_a_conflict_that_keeps_the_body(
     memory: Memory, sample: Path
 ) -> None:
@@ -152,6 +154,7 @@ def test_a_rev_from_the_future_is_no_base(memory: Memory) -> None:
     assert caught.value.fields["merge"] == "base_unknown"
 
 
+@pytest.mark.peer("git")
 def test_a_dmp_patch_merges_against_the_body_it_was_made_on(memory: Memory) -> None:
     read = memory.read(REF)
     memory.patch(REF, add_line(read.content, "- theirs"), expect_rev=read.rev)
@@ -182,6 +185,7 @@ def test_merge_and_a_file_hash_cannot_be_asked_together(memory: Memory, sample: 
     assert tree_bytes(sample) == before
 
 
+@pytest.mark.peer("git")
 def test_the_structure_rule_applies_to_the_merged_body(memory: Memory, sample: Path) -> None:
     read = memory.read(REF)
     memory.patch(REF, read.content.replace("3.11", "3.12"), expect_rev=read.rev)
@@ -201,6 +205,7 @@ def test_owners_apply_before_any_merge(memory: Memory, sample: Path) -> None:
     assert memory.proposals() == []
 
 
+@pytest.mark.peer("git")
 def test_no_git_keeps_the_body_as_a_proposal(
     memory: Memory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -239,6 +244,7 @@ def conflicting(memory: Memory) -> tuple[str, int]:
     return read.content.replace("3.11", "3.13"), read.rev
 
 
+@pytest.mark.peer("git")
 def test_identical_retries_of_a_failed_merge_keep_one_proposal(memory: Memory) -> None:
     mine, base = conflicting(memory)
     ids = set()
@@ -251,6 +257,7 @@ def test_identical_retries_of_a_failed_merge_keep_one_proposal(memory: Memory) -
     assert [e.type for e in memory.events()].count("proposal.opened") == 1
 
 
+@pytest.mark.peer("git")
 def test_a_section_keeps_a_bounded_number_of_open_proposals(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:

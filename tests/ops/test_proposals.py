@@ -9,7 +9,10 @@ import pytest
 
 from memkeeper import Conflict, Invalid, Memory
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+pytestmark = [
+    pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
+    pytest.mark.peer("git"),
+]
 
 REF = "CLAUDE.md#build"
 

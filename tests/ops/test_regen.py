@@ -190,6 +190,7 @@ def test_events_carry_the_clock(sample: Path) -> None:
     assert memory.events()[-1].ts == "2027-01-15T08:00:00.000Z"
 
 
+@pytest.mark.peer("git")
 def test_undoing_a_hand_edit_closes_its_reconciliation_on_the_next_regen(
     memory: Memory, sample: Path
 ) -> None:

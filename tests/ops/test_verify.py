@@ -104,6 +104,7 @@ def test_a_deleted_last_event_is_caught_by_the_recorded_head(memory: Memory) -> 
     assert "events were deleted from its end" in found.message
 
 
+@pytest.mark.peer("git")
 def test_verify_names_how_many_problems_it_found(memory: Memory, sample: Path) -> None:
     memory.read("CLAUDE.md")
     memory.read("AGENTS.md")
@@ -113,6 +114,7 @@ def test_verify_names_how_many_problems_it_found(memory: Memory, sample: Path) -
         memory.verify()
 
 
+@pytest.mark.peer("git")
 def test_a_missing_indexed_file_is_an_index_problem(memory: Memory, sample: Path) -> None:
     memory.read("AGENTS.md")
     (sample / "AGENTS.md").unlink()
@@ -177,6 +179,7 @@ def test_an_emptied_log_with_a_head_is_a_break() -> None:
 # -- files deleted on purpose ----------------------------------------------------------------
 
 
+@pytest.mark.peer("git")
 def test_a_file_deleted_in_a_commit_leaves_verify_clean(committed: Memory, sample: Path) -> None:
     git(sample, "rm", "-q", "AGENTS.md")
     git(sample, "commit", "-q", "-m", "AGENTS.md is gone")
@@ -184,6 +187,7 @@ def test_a_file_deleted_in_a_commit_leaves_verify_clean(committed: Memory, sampl
     assert committed.verify()["files"] == 1
 
 
+@pytest.mark.peer("git")
 def test_a_file_absent_from_the_checked_out_branch_leaves_verify_clean(
     committed: Memory, sample: Path
 ) -> None:
@@ -200,6 +204,7 @@ def test_a_file_absent_from_the_checked_out_branch_leaves_verify_clean(
     assert problems(committed.workspace) == []
 
 
+@pytest.mark.peer("git")
 def test_a_file_missing_but_committed_is_a_problem_with_a_git_fix(
     committed: Memory, sample: Path
 ) -> None:
@@ -213,6 +218,7 @@ def test_a_file_missing_but_committed_is_a_problem_with_a_git_fix(
     assert [v.rule for v in problems(committed.workspace)] == ["index"]
 
 
+@pytest.mark.peer("git")
 def test_a_file_the_policy_no_longer_manages_is_not_judged(committed: Memory, sample: Path) -> None:
     policy = sample / ".memkeeper.yaml"
     policy.write_text(policy.read_text().replace("  - path: AGENTS.md\n", "  - path: GONE.md\n"))
@@ -223,6 +229,7 @@ def test_a_file_the_policy_no_longer_manages_is_not_judged(committed: Memory, sa
     assert committed.verify()["files"] == 1
 
 
+@pytest.mark.peer("git")
 def test_a_root_below_the_top_of_its_repository_asks_git_about_its_own_paths(
     tmp_path: Path, sample: Path
 ) -> None:
@@ -244,6 +251,7 @@ def test_a_root_below_the_top_of_its_repository_asks_git_about_its_own_paths(
     assert problems(memory.workspace) == []
 
 
+@pytest.mark.peer("git")
 def test_a_missing_file_outside_git_or_before_the_first_commit_is_a_problem(
     memory: Memory, sample: Path
 ) -> None:

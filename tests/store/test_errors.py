@@ -1,12 +1,11 @@
 """``StoreUnavailable``: the class of a shared store's outage, with the exit code and JSON the
-outage had as a plain ``EnvironmentFailure`` (``reason`` ``store_unavailable``), in a module
-that loads no etcd client — the hooks and ``read`` catch it on every call."""
+outage had as a plain ``EnvironmentFailure`` (``reason`` ``store_unavailable``). Its module
+loads no etcd client — the hooks and ``read`` catch it on every call: checked in a fresh
+interpreter by tests/e2e/test_startup_imports.py."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from typing import TYPE_CHECKING
 
 from memkeeper.cli.boundary import fail
@@ -44,12 +43,3 @@ def test_the_cli_prints_and_exits_as_for_the_plain_failure(
 def test_other_environment_failures_are_not_outages() -> None:
     assert not isinstance(EnvironmentFailure("the disk is full"), StoreUnavailable)
     assert not isinstance(EnvironmentFailure("too big", reason="store_too_large"), StoreUnavailable)
-
-
-def test_its_module_loads_no_etcd_client() -> None:
-    probe = (
-        "import sys, memkeeper.store.errors; "
-        "print(sorted(m for m in sys.modules if m.startswith('memkeeper.store.etcd')))"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"

@@ -1,14 +1,13 @@
 """The store's protocols: ``StateStore`` declares exactly the methods both backends offer
 (their ``open`` aside, which differs by nature), each in one domain (or in ``StateStore``'s
-own: the transactions, prefetches and cache); and a read imports none of it, as the protocol
-module loads ``typing`` (a hot module names it under ``TYPE_CHECKING`` only). Whether each
-backend implements each protocol: tests/test_architecture.py."""
+own: the transactions, prefetches and cache). That a read imports none of it, as the protocol
+module loads ``typing`` (a hot module names it under ``TYPE_CHECKING`` only):
+tests/e2e/test_startup_imports.py. Whether each backend implements each protocol:
+tests/test_architecture.py."""
 
 from __future__ import annotations
 
 import inspect
-import subprocess
-import sys
 
 from memkeeper.store import protocol
 from memkeeper.store.etcd import EtcdStore
@@ -43,12 +42,3 @@ def test_the_state_store_extends_every_domain() -> None:
     assert list(protocol.DOMAINS) == [
         "files", "events", "claims", "proposals", "reconciliations", "pending",
     ]  # fmt: skip
-
-
-def test_a_read_loads_neither_the_protocols_nor_typing() -> None:
-    probe = (
-        "import sys, memkeeper.ops.read, memkeeper.ops.workspace, memkeeper.store.sqlite; "
-        "print(sorted(m for m in ('memkeeper.store.protocol', 'typing') if m in sys.modules))"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"

@@ -1,15 +1,13 @@
 """What ``StoreRetry`` promises: it is no ``MemkeeperError`` (no handler of memkeeper's own
-errors takes it for a failure to report), it is the very class the etcd store raises, its
-module loads no etcd client (the SQLite path imports it), and the loop it is meant for —
-``Workspace.again`` — runs the whole operation again on it, gives up as ``store_busy``, and
-lets every other error through at once; then ``Retry``, the policy every retrying loop follows:
-its attempts, its back-off (paused through an injected sleep), what it retries on and how it
-gives up."""
+errors takes it for a failure to report), it is the very class the etcd store raises, and the
+loop it is meant for — ``Workspace.again`` — runs the whole operation again on it, gives up as
+``store_busy``, and lets every other error through at once; then ``Retry``, the policy every
+retrying loop follows: its attempts, its back-off (paused through an injected sleep), what it
+retries on and how it gives up. That its module loads no etcd client (the SQLite path imports
+it) and a read's retries no ``random`` nor threads: tests/e2e/test_startup_imports.py."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,15 +29,6 @@ def test_a_store_retry_is_no_memkeeper_error() -> None:
 def test_the_etcd_store_raises_the_class_the_local_path_catches() -> None:
     assert etcd.StoreRetry is StoreRetry
     assert "StoreRetry" in etcd.__all__
-
-
-def test_its_module_and_the_local_store_load_no_etcd_client() -> None:
-    probe = (
-        "import sys, memkeeper.store.retry, memkeeper.store.sqlite, memkeeper.ops.workspace; "
-        "print(sorted(m for m in sys.modules if m.startswith('memkeeper.store.etcd')))"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"
 
 
 @pytest.fixture
@@ -226,13 +215,3 @@ def test_tries_counts_the_attempts_of_a_loop_that_checks_a_result() -> None:
 def test_a_policy_needs_one_attempt_at_least() -> None:
     with pytest.raises(ValueError, match="at least one attempt"):
         Retry(0)
-
-
-def test_a_read_uses_no_random_nor_threads_to_retry() -> None:
-    probe = (
-        "import sys; from memkeeper.store.retry import Retry; "
-        "list(Retry(3, delay=0.0).tries()); Retry(2)(lambda: 1); "
-        "print(sorted(m for m in ('random', 'threading', 'typing') if m in sys.modules))"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"

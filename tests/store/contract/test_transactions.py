@@ -1,18 +1,15 @@
 """The contract of the stores' transactions and their cache: a block that raises leaves nothing of
 any domain, a read block sees one snapshot, the cache inside and outside a block; on etcd, a
-commit resent after its answer was lost counts once, the change signal moves with a write, a
-stopped cluster is ``store_unavailable``."""
+commit resent after its answer was lost counts once, the change signal moves with a write. A
+stopped cluster is ``store_unavailable``: tests/e2e/test_store_processes.py."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from memkeeper.errors import EnvironmentFailure
-from tests.etcd_cluster import Cluster
 from tests.store.contract.conftest import (
     ROWS,
     STATE,
@@ -26,6 +23,7 @@ from tests.store.contract.conftest import (
 if TYPE_CHECKING:
     from memkeeper.store.etcd.gateway import Compare, TxnResult
     from memkeeper.store.protocol import StateStore
+    from tests.etcd_cluster import Cluster
 
 
 def test_a_block_that_raises_leaves_nothing(store: StateStore) -> None:
@@ -102,19 +100,3 @@ def test_data_version_moves_with_a_write(cluster: Cluster, prefix: bytes) -> Non
     store.cache("k", "v")
     assert store.data_version() > before
     store.close()
-
-
-@etcd_only
-def test_a_stopped_cluster_is_store_unavailable(tmp_path: Path, prefix: bytes) -> None:
-    own = Cluster(tmp_path).start()
-    gone = etcd_on(own, prefix)
-    gone.cache("k", "v")
-    own.stop()
-    with pytest.raises(EnvironmentFailure) as read:
-        gone.cached("k")
-    assert read.value.fields["reason"] == "store_unavailable"
-    with pytest.raises(EnvironmentFailure) as write, gone.writing():
-        gone.put_file("x.md", STATE)
-    assert write.value.fields["reason"] == "store_unavailable"
-    assert "nothing was changed" in write.value.message
-    gone.close()

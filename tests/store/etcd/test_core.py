@@ -1,13 +1,12 @@
 """The etcd store's core: ``prefetch_file`` and ``prefetch_claims`` as one read-only round
 trip whose keys are compared only once read; writes outside a block committing alone and
-retrying (then giving up); nested and inner blocks; a compacted snapshot as ``StoreRetry``;
-the limits of one etcd transaction; an endpoint nobody answers on; and the prefix's format
-version."""
+retrying (then giving up); nested and inner blocks; the limits of one etcd transaction; an
+endpoint nobody answers on; and the prefix's format version. A compacted snapshot as
+``StoreRetry``, on a cluster of the test's own: tests/e2e/test_store_processes.py."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -169,29 +168,6 @@ def test_a_writing_block_inside_reading_commits_alone_and_the_snapshot_stays(
             store.put_file("a.md", STATE)
         assert store.file_state("a.md") is None  # still the reading's snapshot
     assert store.file_state("a.md") == STATE
-
-
-@etcd_only
-def test_a_snapshot_compacted_away_meanwhile_is_a_store_retry(
-    tmp_path: Path, prefix: bytes
-) -> None:
-    own = Cluster(tmp_path).start()  # compacting: not the shared cluster
-    store = EtcdStore(Gateway(own.endpoints), prefix)
-
-    def read_across_a_compaction() -> None:
-        with store.reading():
-            assert store.file_state("a.md") == STATE  # the snapshot: this revision
-            revision = store.gateway.put(b"/elsewhere", b"x")
-            store.gateway.call("/v3/kv/compaction", {"revision": str(revision)})
-            store.file_state("b.md")  # a read at the snapshot, compacted away
-
-    try:
-        store.put_file("a.md", STATE)
-        with pytest.raises(StoreRetry, match="compacted"):
-            read_across_a_compaction()
-    finally:
-        store.close()
-        own.stop()
 
 
 @etcd_only

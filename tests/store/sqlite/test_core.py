@@ -1,18 +1,15 @@
 """The SQLite store's core: the memory home it creates, its connection's settings (WAL, the
 log synced by walsync, a busy timeout), its transactions (``BEGIN IMMEDIATE``, rolled back
-whole, a snapshot for reads), the small cache, trimming the log, processes opening a new store
-at once, and the change signal the dashboard polls."""
+whole, a snapshot for reads), the small cache, trimming the log, and the change signal the
+dashboard polls. Processes opening a new store at once: tests/e2e/test_store_processes.py."""
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from memkeeper import events as ev
 from memkeeper.errors import EnvironmentFailure
 from memkeeper.records import FileState
 from memkeeper.store.sqlite import Store
@@ -158,37 +155,6 @@ def test_trim_log_folds_a_large_write_ahead_log_back_and_truncates_it(home: Path
         store.trim_log(limit=64 * 1024)
         assert wal.stat().st_size == 0
         assert len(store.events()) == 200
-    finally:
-        store.close()
-
-
-def open_and_append(home: str, actor: str, start: multiprocessing.synchronize.Barrier) -> None:
-    start.wait()
-    store = Store.open(home)  # all at once, on a home that does not exist yet
-    try:
-        with store.writing():
-            store.append_event(ev.iso_utc(0), actor, "emit", None, None, {})
-    finally:
-        store.close()
-
-
-@pytest.mark.parametrize("round_", range(5))
-def test_processes_creating_the_store_at_once_all_succeed(tmp_path: Path, round_: int) -> None:
-    home = str(tmp_path / "fresh" / ".memkeeper")
-    os.makedirs(os.path.dirname(home))
-    context = multiprocessing.get_context("fork")
-    start = context.Barrier(12)
-    workers = [
-        context.Process(target=open_and_append, args=(home, f"w{i:02}", start)) for i in range(12)
-    ]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join(timeout=60)
-    assert [worker.exitcode for worker in workers] == [0] * 12
-    store = Store.open(home)
-    try:
-        assert sorted(e.actor for e in store.events()) == [f"w{i:02}" for i in range(12)]
     finally:
         store.close()
 

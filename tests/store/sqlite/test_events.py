@@ -1,15 +1,17 @@
 """The events table of a real SQLite store: each event chained to the last, returned as
-stored, paged by id; an edit of the stored log breaks the chain; concurrent processes lose no
-event and keep one chain."""
+stored, paged by id; an edit of the stored log breaks the chain. Concurrent processes lose no
+event and keep one chain: tests/e2e/test_store_processes.py."""
 
 from __future__ import annotations
 
-import multiprocessing
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memkeeper import events as ev
-from memkeeper.store.sqlite import Store
 from tests.store.sqlite.conftest import raw_sql
+
+if TYPE_CHECKING:
+    from memkeeper.store.sqlite import Store
 
 
 def add_event(store: Store, n: int, actor: str = "a") -> None:
@@ -52,39 +54,3 @@ def test_an_edit_of_the_stored_log_breaks_the_chain(home: Path, store: Store) ->
         add_event(store, n)
     raw_sql(home, "UPDATE events SET actor = 'mallory' WHERE id = 2")
     assert [event_id for event_id, _ in ev.chain_breaks(store.events())] == [2]
-
-
-# -- concurrency ----------------------------------------------------------------------------
-
-WRITERS, EACH = 4, 50
-
-
-def append_many(home: str, actor: str, start: multiprocessing.synchronize.Barrier) -> None:
-    store = Store.open(home)
-    start.wait()
-    try:
-        for n in range(EACH):
-            with store.writing():
-                store.append_event(ev.iso_utc(n), actor, "emit", None, None, {"n": n})
-    finally:
-        store.close()
-
-
-def test_concurrent_writers_lose_no_event_and_keep_the_chain(home: Path, store: Store) -> None:
-    context = multiprocessing.get_context("fork")
-    start = context.Barrier(WRITERS)
-    workers = [
-        context.Process(target=append_many, args=(str(home), f"w{i}", start))
-        for i in range(WRITERS)
-    ]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join(timeout=60)
-    assert [worker.exitcode for worker in workers] == [0] * WRITERS
-    stored = store.events()
-    assert [e.id for e in stored] == list(range(1, WRITERS * EACH + 1))
-    assert ev.chain_breaks(stored) == []
-    for i in range(WRITERS):
-        mine = [e.data["n"] for e in stored if e.actor == f"w{i}"]
-        assert mine == list(range(EACH))

@@ -1,0 +1,223 @@
+"""What a fresh interpreter imports: the start-up cost agents pay on every call. ``read``,
+``patch`` and ``hook`` load no parser library and none of the heavy standard library, the
+parser loads only the verb group it reads, and the modules on those paths keep their imports
+to what they need (docs/architecture.md, "Start-up"). Each check starts its own Python: the
+test process has long imported everything."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from memkeeper.cli.parser import BASE_VERBS, VERB_GROUPS
+from tests.cli.test_parser import EVERY_VERB, MINIMAL
+from tests.conftest import MEMKEEPER
+
+# -- the command line: read, patch, hook ----------------------------------------------------
+
+HEAVY = ("markdown_it", "ruamel.yaml", "pathspec", "typing", "dataclasses", "pathlib", "threading")
+
+
+def test_a_read_of_an_indexed_file_imports_no_parser_and_no_heavy_stdlib(sample: Path) -> None:
+    """The start-up idiom pays here: what `read` imports is all it needs (docs/architecture.md)."""
+    subprocess.run([MEMKEEPER, "init"], cwd=sample, capture_output=True, check=True)
+    probe = (
+        "import sys; from memkeeper.cli.main import main; "
+        "code = main(['read', 'CLAUDE.md#build', '--json']); "
+        f"print(code, sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=sample, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip().splitlines()[-1] == "0 []"
+
+
+def test_a_second_patch_imports_no_parser_either(sample: Path) -> None:
+    subprocess.run([MEMKEEPER, "init"], cwd=sample, capture_output=True, check=True)
+    body = sample / "body.md"
+    for rev in (1, 2):  # the first patch parses the policy once; its verdicts are cached
+        current = json.loads(
+            subprocess.run(
+                [MEMKEEPER, "read", "CLAUDE.md#build", "--json"],
+                cwd=sample, capture_output=True, text=True, check=True,
+            ).stdout
+        )  # fmt: skip
+        body.write_text(current["content"] + f"- step {rev}\n")
+        probe = (
+            "import sys; from memkeeper.cli.main import main; "
+            f"code = main(['patch', 'CLAUDE.md#build', '--expect-rev', '{current['rev']}', "
+            f"'--body-file', {str(body)!r}, '--json']); "
+            "print(code, sorted(m for m in ('markdown_it', 'ruamel.yaml', 'pathspec') "
+            "if m in sys.modules))"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", probe], cwd=sample, capture_output=True, text=True, check=True
+        )
+    assert done.stdout.strip().splitlines()[-1] == "0 []"
+
+
+def test_read_and_patch_import_no_verb_group(sample: Path) -> None:
+    probe = (
+        "import sys; from memkeeper.cli.main import main; "
+        "from memkeeper.cli.parser import VERB_GROUPS; "
+        "main(['read', 'CLAUDE.md#build', '--json']); "
+        "print(sorted(m for m in sys.modules if m in VERB_GROUPS or m in "
+        "('memkeeper.claims.decisions', 'markdown_it', 'ruamel.yaml', 'pathspec', 'dataclasses')))"
+    )
+    subprocess.run([MEMKEEPER, "init"], cwd=sample, capture_output=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=sample, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_hook_call_imports_neither_argparse_nor_typing_nor_a_parser(sample: Path) -> None:
+    """Every agent runs `memkeeper hook AGENT` before every tool call (docs/architecture.md)."""
+    subprocess.run([MEMKEEPER, "init"], cwd=sample, capture_output=True, check=True)
+    payload = {
+        "session_id": "s1",
+        "cwd": str(sample),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Write",
+        "tool_input": {"file_path": str(sample / "CLAUDE.md"), "content": "x\n"},
+    }
+    heavy = (
+        "argparse",
+        "typing",
+        "dataclasses",
+        "markdown_it",
+        "ruamel.yaml",
+        "pathspec",
+        "threading",
+    )
+    probe = (
+        "import sys, io; from memkeeper.cli.main import main; "
+        "code = main(['hook', 'claude-code', '--agent', 'a1']); "
+        f"print(code, sorted(m for m in {heavy!r} if m in sys.modules))"
+    )
+    for _ in range(2):  # the first call parses the policy once; its verdicts are cached
+        done = subprocess.run(
+            [sys.executable, "-c", probe],
+            cwd=sample,
+            input=json.dumps(payload),
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    lines = done.stdout.strip().splitlines()
+    assert '"permissionDecision": "deny"' in lines[0]
+    assert lines[-1] == "0 []"
+
+
+# -- the parser: one verb group at a time -------------------------------------------------
+
+_IMPORTS = """
+import json, sys
+from memkeeper.cli import parser
+groups, out = list(parser.VERB_GROUPS), {}
+for words in json.loads(sys.argv[1]):
+    for group in groups:
+        sys.modules.pop(group, None)
+    parser.parse_args(words)
+    out[words[0]] = sorted(group for group in groups if group in sys.modules)
+print(json.dumps(out))
+"""
+
+
+def test_reading_a_verb_imports_its_group_alone() -> None:
+    """`read` and `patch` pay for no group; a group's verb for its own (the start-up idiom)."""
+    lines = json.dumps([MINIMAL[verb] for verb in EVERY_VERB])
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORTS, lines], capture_output=True, text=True, check=True
+    )
+    imported = json.loads(done.stdout)
+    expected: dict[str, list[str]] = {verb: [] for verb in BASE_VERBS}
+    for group, verbs in VERB_GROUPS.items():
+        expected.update({verb: [group] for verb in verbs})
+    assert imported == expected
+
+
+# -- the modules on those paths ------------------------------------------------------------
+
+
+def test_loading_waiters_does_not_load_the_decisions() -> None:
+    probe = (
+        "import sys, memkeeper.claims.waiters; "
+        "print(sorted(m for m in sys.modules if m in "
+        "{'memkeeper.claims.decisions', 'memkeeper.claims.targets', 'dataclasses'}))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_lines_import_only_the_standard_library() -> None:
+    probe = (
+        "import sys, memkeeper.markdown.lines; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "{'markdown_it', 'mdit_py_plugins', 'dataclasses'}))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_refs_import_neither_the_markdown_parser_nor_dataclasses() -> None:
+    heavy = "{'markdown_it', 'dataclasses', 'inspect'}"
+    probe = f"import sys, memkeeper.markdown.refs; print(sorted({heavy} & set(sys.modules)))"
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_an_absent_policy_never_imports_the_yaml_or_glob_libraries() -> None:
+    probe = (
+        "import sys, memkeeper.policy.loader as loader; loader.parse_policy(None); "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'ruamel', 'pathspec'}))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_the_store_errors_load_no_etcd_client() -> None:
+    probe = (
+        "import sys, memkeeper.store.errors; "
+        "print(sorted(m for m in sys.modules if m.startswith('memkeeper.store.etcd')))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_a_read_loads_neither_the_protocols_nor_typing() -> None:
+    probe = (
+        "import sys, memkeeper.ops.read, memkeeper.ops.workspace, memkeeper.store.sqlite; "
+        "print(sorted(m for m in ('memkeeper.store.protocol', 'typing') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_store_retry_and_the_local_store_load_no_etcd_client() -> None:
+    probe = (
+        "import sys, memkeeper.store.retry, memkeeper.store.sqlite, memkeeper.ops.workspace; "
+        "print(sorted(m for m in sys.modules if m.startswith('memkeeper.store.etcd')))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_a_read_uses_no_random_nor_threads_to_retry() -> None:
+    probe = (
+        "import sys; from memkeeper.store.retry import Retry; "
+        "list(Retry(3, delay=0.0).tries()); Retry(2)(lambda: 1); "
+        "print(sorted(m for m in ('random', 'threading', 'typing') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
