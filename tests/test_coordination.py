@@ -4,8 +4,6 @@ immutable records like the others, as cheap to import."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -76,14 +74,3 @@ def test_each_is_an_immutable_record(record: Record) -> None:
     assert record == record._replace()
     with pytest.raises(AttributeError, match="immutable"):
         record.id = 0
-
-
-def test_they_load_without_dataclasses_or_typing() -> None:
-    probe = (
-        "import sys, memkeeper.coordination; "
-        "print(sorted({'dataclasses', 'typing'} & set(sys.modules)))"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    )
-    assert result.stdout.strip() == "[]"

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 from hypothesis import given
@@ -157,16 +155,6 @@ def test_an_empty_owners_list_survives_the_round_trip_as_nobody() -> None:
     verdict = Verdict("section-owned", False, ())
     assert Verdict.from_json(verdict.to_json()) == verdict
     assert Verdict.from_json(verdict.to_json()).owners == ()
-
-
-def test_records_load_without_dataclasses_or_typing() -> None:
-    probe = (
-        "import sys, memkeeper.records; print(sorted({'dataclasses', 'typing'} & set(sys.modules)))"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    )
-    assert result.stdout.strip() == "[]"
 
 
 # --- round trips -------------------------------------------------------------------------------

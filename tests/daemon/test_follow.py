@@ -36,6 +36,9 @@ from tests.daemon.conftest import (
 )
 from tests.etcd_cluster import Cluster, binary
 
+# the roots sharing a store are git repositories (their files' histories)
+pytestmark = pytest.mark.peer("git")
+
 if TYPE_CHECKING:
     from memkeeper.clock import FakeClock
 

@@ -7,13 +7,21 @@ test process has long imported everything."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
 
 from memkeeper.cli.parser import BASE_VERBS, VERB_GROUPS
 from tests.cli.test_parser import EVERY_VERB, MINIMAL
-from tests.conftest import MEMKEEPER
+from tests.conftest import MEMKEEPER, SAMPLE_REPO
+
+if TYPE_CHECKING:
+    from memkeeper import Memory
+    from tests.etcd_cluster import Cluster
 
 # -- the command line: read, patch, hook ----------------------------------------------------
 
@@ -221,3 +229,91 @@ def test_a_read_uses_no_random_nor_threads_to_retry() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_records_load_without_dataclasses_or_typing() -> None:
+    probe = (
+        "import sys, memkeeper.records; print(sorted({'dataclasses', 'typing'} & set(sys.modules)))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_the_coordination_records_load_without_dataclasses_or_typing() -> None:
+    probe = (
+        "import sys, memkeeper.coordination; "
+        "print(sorted({'dataclasses', 'typing'} & set(sys.modules)))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_importing_the_workspace_loads_neither_the_shape_nor_typing() -> None:
+    probe = (
+        "import sys, memkeeper.ops.workspace; "
+        "print(sorted(m for m in ('memkeeper.ops.shape', 'typing') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_a_patch_without_live_claims_never_loads_the_lease_core(
+    memory: Memory, sample: Path
+) -> None:
+    memory.patch("CLAUDE.md#build", "warm the index and the policy cache\n", expect_rev=1)
+    memory.close()
+    probe = (
+        "import sys\n"
+        "from memkeeper import Memory\n"
+        f"m = Memory.open({str(sample)!r}, agent='x')\n"
+        "m.patch('CLAUDE.md#build', 'x\\n', expect_rev=2)\n"
+        "print(sorted({'memkeeper.claims.decisions', 'memkeeper.ops.claims', 'dataclasses'}"
+        " & set(sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+LOADED = (
+    "import sys; from memkeeper.cli.main import main; "
+    "code = main(['read', 'CLAUDE.md#build', '--json']); "
+    "print(code, [m for m in ('memkeeper.ops.sharedsync', 'memkeeper.fs.synced') "
+    "if m in sys.modules])"
+)
+
+
+def shared_root(tmp_path: Path, name: str) -> Path:
+    shutil.copytree(SAMPLE_REPO, tmp_path / name)
+    subprocess.run(["git", "init", "-q", str(tmp_path / name)], check=True)
+    return tmp_path / name
+
+
+@pytest.fixture
+def store_env(cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> str:
+    host, port = cluster.endpoints[0]
+    url = f"etcd://{host}:{port}/startup-imports"
+    monkeypatch.setenv("MEMKEEPER_STORE", url)
+    return url
+
+
+def test_a_read_on_a_sqlite_root_never_imports_the_shared_sync(sample: Path) -> None:
+    subprocess.run([MEMKEEPER, "init"], cwd=sample, capture_output=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", LOADED], cwd=sample, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip().splitlines()[-1] == "0 []"
+
+
+def test_a_read_on_a_shared_root_imports_it(tmp_path: Path, store_env: str) -> None:
+    root = shared_root(tmp_path, "a")
+    done = subprocess.run(
+        [sys.executable, "-c", LOADED], cwd=root, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip().splitlines()[-1] == (
+        "0 ['memkeeper.ops.sharedsync', 'memkeeper.fs.synced']"
+    )

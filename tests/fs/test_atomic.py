@@ -12,7 +12,6 @@ import pytest
 
 from memkeeper.fs import atomic, processes
 from memkeeper.fs import files as fsio
-from tests.fs.conftest import run_python
 
 
 def leftovers(directory: Path) -> list[str]:
@@ -74,29 +73,6 @@ def test_an_interrupted_write_keeps_the_old_bytes(
         atomic.atomic_write(tmp_path, "a.md", b"new")
     assert (tmp_path / "a.md").read_bytes() == b"old"
     assert leftovers(tmp_path) == []
-
-
-@pytest.mark.parametrize(
-    ("point", "expected"),
-    [
-        ("write.after_temp_write", b"old"),
-        ("write.after_rename", b"new"),
-    ],
-)
-def test_a_crash_leaves_either_the_old_or_the_new_bytes(
-    tmp_path: Path, point: str, expected: bytes
-) -> None:
-    (tmp_path / "a.md").write_bytes(b"old")
-    done = run_python(
-        f"""
-        from pathlib import Path
-        from memkeeper.fs import atomic
-        atomic.atomic_write(Path({str(tmp_path)!r}), "a.md", b"new")
-    """,
-        MEMKEEPER_CRASH_AT=point,
-    )
-    assert done.returncode == -9
-    assert (tmp_path / "a.md").read_bytes() == expected
 
 
 @pytest.fixture
@@ -167,17 +143,3 @@ def test_a_staged_create_never_replaces_a_file_made_meanwhile(tmp_path: Path) ->
     assert raced.value.current == b"theirs"
     assert (tmp_path / "a.md").read_bytes() == b"theirs"
     assert leftovers(tmp_path) == []
-
-
-def test_temps_of_dead_writers_are_swept_and_a_live_ones_left(tmp_path: Path) -> None:
-    dead = run_python("import os; print(os.getpid())").stdout.strip()
-    (tmp_path / f".a.md.memkeeper-{dead}.tmp").write_bytes(b"x")
-    (tmp_path / f".a.md.memkeeper-{os.getpid()}.tmp").write_bytes(b"x")
-    (tmp_path / f".b.md.memkeeper-{dead}.tmp").write_bytes(b"x")
-    atomic.sweep_temps(str(tmp_path), "a.md")
-    assert leftovers(tmp_path) == sorted(
-        [f".a.md.memkeeper-{os.getpid()}.tmp", f".b.md.memkeeper-{dead}.tmp"]
-    )
-    atomic.remove_temp(tmp_path, "a.md", f".a.md.memkeeper-{os.getpid()}.tmp")
-    atomic.remove_temp(tmp_path, "a.md", f".a.md.memkeeper-{os.getpid()}.tmp")
-    assert leftovers(tmp_path) == [f".b.md.memkeeper-{dead}.tmp"]

@@ -1,25 +1,32 @@
-"""A crash point kills the process only when ``MEMKEEPER_CRASH_AT`` names it."""
+"""A crash point kills the process only when ``MEMKEEPER_CRASH_AT`` names it (the kill itself,
+in a process of its own: tests/e2e/test_fs_processes.py)."""
 
 from __future__ import annotations
 
+import os
+import signal
+
 import pytest
 
-from tests.fs.conftest import run_python
+from memkeeper.fs import crash
 
-CRASH = """
-    from memkeeper.fs import crash
+
+@pytest.mark.parametrize("setting", ["elsewhere", "", None])
+def test_a_crashpoint_another_name_or_none_names_does_nothing(
+    monkeypatch: pytest.MonkeyPatch, setting: str | None
+) -> None:
+    monkeypatch.setattr(crash, "_CRASH_AT", setting)
+    killed: list[int] = []
+    monkeypatch.setattr(os, "kill", lambda pid, sig: killed.append(sig))
     crash.crashpoint("here")
-    print("survived")
-"""
+    assert killed == []
 
 
-def test_crashpoint_kills_the_process_when_named() -> None:
-    done = run_python(CRASH, MEMKEEPER_CRASH_AT="here")
-    assert done.returncode == -9
-    assert "survived" not in done.stdout
-
-
-@pytest.mark.parametrize("setting", ["elsewhere", ""])
-def test_crashpoint_does_nothing_for_another_name(setting: str) -> None:
-    done = run_python(CRASH, MEMKEEPER_CRASH_AT=setting)
-    assert (done.returncode, done.stdout) == (0, "survived\n")
+def test_the_crashpoint_named_kills_this_process_with_sigkill(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(crash, "_CRASH_AT", "here")
+    killed: list[tuple[int, int]] = []
+    monkeypatch.setattr(os, "kill", lambda pid, sig: killed.append((pid, sig)))
+    crash.crashpoint("here")
+    assert killed == [(os.getpid(), signal.SIGKILL)]

@@ -4,8 +4,6 @@ whole file refuses a save in progress."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -116,20 +114,6 @@ def test_read_bytes_reports_other_open_errors_as_environment_failures(
     monkeypatch.setattr(os, "open", denied)
     with pytest.raises(EnvironmentFailure, match=r"secret\.md: cannot open: Permission denied"):
         fsio.read_bytes(tmp_path, "secret.md")
-
-
-def test_a_whole_read_refuses_a_file_another_process_is_writing(tmp_path: Path) -> None:
-    (tmp_path / "a.md").write_bytes(b"half")
-    command = [sys.executable, "-c", HOLD_OPEN, str(tmp_path / "a.md")]
-    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as writer:
-        assert writer.stdout is not None
-        assert writer.stdout.readline() == "open\n"
-        assert fsio.read_bytes(tmp_path, "a.md") == b"half"
-        with pytest.raises(fsio.Raced) as raced:
-            fsio.read_bytes(tmp_path, "a.md", whole=True)
-        assert raced.value.current == b"half"
-        writer.kill()
-    assert fsio.read_bytes(tmp_path, "a.md", whole=True) == b"half"
 
 
 # -- make_directories -----------------------------------------------------------------------

@@ -4,8 +4,6 @@ refuse it."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -123,24 +121,6 @@ def test_a_fenced_patch_lands_only_under_the_writers_own_live_covering_claim(
         a.patch("CLAUDE.md#build", "late\n", expect_rev=2, claim=mine.id)
     assert "expired" in late.value.message
     assert a.read("CLAUDE.md#build").content == "ok\n"
-
-
-def test_a_patch_without_live_claims_never_loads_the_lease_core(
-    memory: Memory, sample: Path
-) -> None:
-    memory.patch("CLAUDE.md#build", "warm the index and the policy cache\n", expect_rev=1)
-    memory.close()
-    probe = (
-        "import sys\n"
-        "from memkeeper import Memory\n"
-        f"m = Memory.open({str(sample)!r}, agent='x')\n"
-        "m.patch('CLAUDE.md#build', 'x\\n', expect_rev=2)\n"
-        "print(sorted({'memkeeper.claims.decisions', 'memkeeper.ops.claims', 'dataclasses'}"
-        " & set(sys.modules)))"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
 
 
 def test_a_path_target_is_resolved_against_the_directory_claimed_from(

@@ -3,8 +3,6 @@ provided by every ``Workspace``, and never loaded at run time."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -55,12 +53,3 @@ def test_a_workspace_provides_every_member_the_shape_declares(tmp_path: Path) ->
 def test_at_run_time_each_part_is_a_plain_class_and_a_base_of_workspace(part: type) -> None:
     assert part.__mro__ == (part, object)
     assert part in Workspace.__mro__
-
-
-def test_importing_the_workspace_loads_neither_the_shape_nor_typing() -> None:
-    probe = (
-        "import sys, memkeeper.ops.workspace; "
-        "print(sorted(m for m in ('memkeeper.ops.shape', 'typing') if m in sys.modules))"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"

@@ -20,6 +20,9 @@ from memkeeper.fs import atomic, background, synced
 from memkeeper.store.etcd import EtcdStore
 from tests.conftest import SAMPLE_REPO
 
+# two roots, each a git repository of its own
+pytestmark = pytest.mark.peer("git")
+
 if TYPE_CHECKING:
     from memkeeper.store.etcd.stm import Txn
     from tests.etcd_cluster import Cluster
