@@ -36,34 +36,35 @@ class Indexing(WorkspaceShape):
 
     def refresh(
         self, rel: str, *, actor: str | None = None, detail: dict[str, Any] | None = None
-    ) -> None:
+    ) -> bool:
         """Bring the index of ``rel`` up to date with the file on disk; ``actor`` and
         ``detail``: who made a change found, and how (see ``index_file``). A file another
         process has open for writing (a save in progress) is waited for briefly, then left
         as the index last saw it: a half-written state is never indexed. With a shared store,
         a look another writer got in first with (two roots indexing one file at once) starts
         over on what the store holds then — unless this runs inside another operation's
-        transaction, whose own retry (``again``) it belongs to."""
+        transaction, whose own retry (``again``) it belongs to. False: the file stayed open
+        for writing the whole time (the index was left as it was)."""
         if self.shared and not self.writing_open():
-            self.again(lambda: self._refresh(rel, actor, detail))
-        else:
-            self._refresh(rel, actor, detail)
+            return self.again(lambda: self._refresh(rel, actor, detail))
+        return self._refresh(rel, actor, detail)
 
-    def _refresh(self, rel: str, actor: str | None, detail: dict[str, Any] | None) -> None:
+    def _refresh(self, rel: str, actor: str | None, detail: dict[str, Any] | None) -> bool:
         data = files.read_bytes(self.top, rel)
         state = self.store.file_state(rel)
         if state is not None and state.file_hash == digest(data):
             self.seen_agreeing(rel, state, data)
-            return
+            return True
         with self.locked(rel):
             for tries in range(REFRESH_ATTEMPTS):
                 try:
                     data = files.read_bytes(self.top, rel, whole=True)
                     with self.writing():
                         self.index_file(rel, data, actor=actor, detail=detail)
-                    return
+                    return True
                 except files.Raced:
                     time.sleep(0.01 * (tries + 1))
+        return False
 
     def index_file(
         self,

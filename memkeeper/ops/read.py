@@ -9,6 +9,7 @@ a store (read-only commands create no state where there is none).
 
 from __future__ import annotations
 
+from memkeeper.errors import EnvironmentFailure
 from memkeeper.events import digest
 from memkeeper.fs import files
 from memkeeper.markdown import refs
@@ -81,9 +82,18 @@ def _read(ws: Workspace, rel: str, key: str | None) -> SectionText:
             return _read_unstored(ws, rel, key, data)
         if ws.shared and ws.diverged(rel) is not None:  # this root's copy, which the store
             return _read_unstored(ws, rel, key, data)._replace(stale=True)  # does not have
-        ws.refresh(rel)
+        if ws.refresh(rel) is False:
+            # a save in progress the whole time it was waited for: not read half written
+            break
     answer = _read_indexed(ws, rel, key, None, None)  # what the index holds, at least
-    assert answer is not None
+    if answer is None:
+        raise EnvironmentFailure(
+            f"{rel}: another program has it open for writing (a save in progress) and "
+            "memkeeper has never read it whole — nothing was read; try again once the save "
+            "is done",
+            path=rel,
+            reason="being_written",
+        )
     return answer
 
 

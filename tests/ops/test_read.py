@@ -196,3 +196,24 @@ def test_without_a_store_read_and_sections_answer_as_a_first_index_would(
     assert reading.read(ws, "CLAUDE.md#build") == section
     assert reading.read(ws, "CLAUDE.md") == whole
     assert reading.sections(ws, "CLAUDE.md") == found
+
+
+def test_a_never_indexed_file_held_open_for_writing_is_a_clear_error_soon(
+    memory: Memory, sample: Path
+) -> None:
+    import time
+
+    from memkeeper.errors import EnvironmentFailure
+
+    _ = memory.workspace.store  # a store exists (without one nothing is indexed at all)
+    new = sample / "memory" / "new.md"
+    with new.open("w") as editor:  # an editor's save in progress
+        editor.write("# New\n\nbeing saved\n")
+        editor.flush()
+        started = time.monotonic()
+        with pytest.raises(EnvironmentFailure) as caught:
+            memory.read("memory/new.md")
+        assert time.monotonic() - started < 2.0
+    assert caught.value.fields["reason"] == "being_written"
+    assert "open for writing (a save in progress)" in caught.value.message
+    assert memory.read("memory/new.md").content.endswith("being saved\n")
