@@ -4,8 +4,8 @@ Every import in the package counts — module level, inside functions, and under
 ``TYPE_CHECKING`` — because a tool that follows imports (or a reader) sees them all. Two
 rules: no import cycle anywhere (modules or subpackages), and no module imports a layer
 above its own. The pure layers (the base records, ``markdown``, ``regions``, ``policy``,
-``claims``, and the pure modules of ``gate`` and ``daemon``) import nothing that touches the
-world. docs/architecture.md draws the same picture.
+``claims``, ``shell``, and the pure modules of ``gate`` and ``daemon``) import nothing that
+touches the world. docs/architecture.md draws the same picture.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "memkeeper"
 # Lowest first. A module may import its own layer and those below it, never one above.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "records", "clock", "events", "names"),  # the base: values and names
-    ("markdown", "regions", "policy", "claims"),  # the pure core
+    ("markdown", "regions", "policy", "claims", "shell"),  # the pure core
     ("fs", "store"),  # the shell's bottom: the disk and the state store
     ("ops",),  # one module per operation, on a Workspace
     ("api",),  # Memory, the public façade
@@ -33,16 +33,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 PURE_MODULES = frozenset(
     {
         "memkeeper.gate.payload",
-        "memkeeper.gate.shell",
-        "memkeeper.gate.shellwrites",
         "memkeeper.gate.facts",
         "memkeeper.gate.decide",
         "memkeeper.gate.messages",
-        "memkeeper.gate.effects",
-        "memkeeper.gate.shellopts",
-        "memkeeper.gate.shellwalk",
-        "memkeeper.gate.shellfind",
-        "memkeeper.gate.shellgit",
         "memkeeper.gate.applypatch",
         "memkeeper.gate.agents",
         "memkeeper.gate.agents.base",

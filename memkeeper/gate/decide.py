@@ -21,10 +21,10 @@ import re
 
 from memkeeper.errors import Invalid
 from memkeeper.gate import messages as words
-from memkeeper.gate.effects import Effect, Sweep, Target
 from memkeeper.gate.facts import MANAGED, Decision
 from memkeeper.markdown.appendonly import first_changed_line
 from memkeeper.markdown.lines import LINE_END
+from memkeeper.shell.effects import Effect, Sweep, Target
 
 TYPE_CHECKING = False  # start-up idiom: agents run this path (hook, append, emit) often
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ def targets(call: ToolCall) -> tuple[Effect, ...]:
     """What ``decide`` needs facts about (and PostToolUse re-indexes): the paths the call
     writes or discards, and a Bash command's sweeps."""
     if call.command is not None:
-        from memkeeper.gate.shellwrites import bash_effects
+        from memkeeper.shell.writes import bash_effects
 
         return tuple(dict.fromkeys(bash_effects(call.command, call.cwd)))
     return () if call.file_path is None else (Target(call.file_path, call.tool),)
@@ -131,7 +131,7 @@ def _edit(call: ToolCall, f: PathFacts, facts: Facts) -> list[Decision]:
 
 
 def _bash(command: str, cwd: str, facts: Facts) -> list[Decision]:
-    from memkeeper.gate.shellwrites import bash_effects
+    from memkeeper.shell.writes import bash_effects
 
     out: list[Decision] = []
     for effect in bash_effects(command, cwd):

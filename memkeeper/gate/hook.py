@@ -23,12 +23,12 @@ from memkeeper.fs import files as fsio
 from memkeeper.gate import agents, reach
 from memkeeper.gate import decide as gate
 from memkeeper.gate import facts as gatefacts
-from memkeeper.gate.effects import Sweep, Target
 from memkeeper.gate.facts import Decision, Facts, PathFacts, SectionFacts
 from memkeeper.gate.payload import BadPayload, ToolCall, load_payload
 from memkeeper.names import AGENT_ENV
 from memkeeper.ops import read
 from memkeeper.ops.workspace import Workspace
+from memkeeper.shell.effects import Sweep, Target
 
 TYPE_CHECKING = False  # start-up idiom: agents run this path on every tool call
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from memkeeper.claims.decisions import Claim
     from memkeeper.gate.agents.base import Answer, Phase
-    from memkeeper.gate.effects import Effect
+    from memkeeper.shell.effects import Effect
 
 
 def run(

@@ -10,14 +10,14 @@ import pytest
 from memkeeper.claims.decisions import Claim
 from memkeeper.gate import decide as gate
 from memkeeper.gate import facts as gatefacts
-from memkeeper.gate.effects import Sweep, Target
 from memkeeper.gate.facts import Decision, Facts, PathFacts, SectionFacts
 from memkeeper.gate.payload import ToolCall, parse_call
+from memkeeper.shell.effects import Sweep, Target
 from tests.gate.helpers import edit, hand_facts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memkeeper.gate.effects import GitState
+    from memkeeper.shell.effects import GitState
 
 ROOT = "/r"
 NOW = 1_000.0

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import os
 
-from memkeeper.gate.effects import SEARCHED, Effect, Finder, NameTest, Placer, Sweep, place
-from memkeeper.gate.shellopts import DOT
-from memkeeper.gate.shellwalk import strip
+from memkeeper.shell.effects import SEARCHED, Effect, Finder, NameTest, Placer, Sweep, place
+from memkeeper.shell.options import DOT
+from memkeeper.shell.walk import strip
 
 TYPE_CHECKING = False  # start-up idiom: agents run this path on every tool call
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from memkeeper.gate.shell import Word
+    from memkeeper.shell.parse import Word
 
 _NEUTRAL = frozenset(
     {"-a", "-and", "-print", "-print0", "-ls", "-depth", "-xdev", "-mount", "-noleaf"}

@@ -6,9 +6,9 @@ Writers: redirections (``>``, ``>>``, ``&>``, ``2>``…, also inside ``$(…)``)
 ``cp``/``mv``/``install`` onto a path or into a directory, ``ln -f``, ``dd of=``,
 ``truncate``, ``curl -o``/``wget -O``, formatters writing in place (``prettier --write``,
 ``mdformat``, ``markdownlint --fix``, ``clang-format -i``, ``gofmt -w`` …, a directory
-operand reaching its ``*.md`` files), ``find … -exec CMD {}`` (``gate.shellfind``) and git's
-(``gate.shellgit``). Discards: ``rm [-r]``, ``unlink``, ``mv`` (its sources), ``find -delete``
-and git's restores. Commands are found where ``gate.shellwalk`` finds them. Anything the shell
+operand reaching its ``*.md`` files), ``find … -exec CMD {}`` (``shell.find``) and git's
+(``shell.git``). Discards: ``rm [-r]``, ``unlink``, ``mv`` (its sources), ``find -delete``
+and git's restores. Commands are found where ``shell.walk`` finds them. Anything the shell
 would expand (``$VAR``, globs, ``~``) is unknown and left out: the gate allows what it cannot
 read, and ``check`` and the daemon are the backstops.
 """
@@ -19,11 +19,12 @@ import itertools
 import os
 from functools import partial
 
-from memkeeper.gate import shellfind, shellgit
-from memkeeper.gate.effects import Effect, Finder, NameTest, Placer, Sweep, each, place
-from memkeeper.gate.shell import Word
-from memkeeper.gate.shellopts import DOT, given, options
-from memkeeper.gate.shellwalk import steps
+from memkeeper.shell.effects import Effect, Finder, NameTest, Placer, Sweep, each, place
+from memkeeper.shell.find import find as find_effects
+from memkeeper.shell.git import git as git_effects
+from memkeeper.shell.options import DOT, given, options
+from memkeeper.shell.parse import Word
+from memkeeper.shell.walk import steps
 
 _REDIRECTS = {">": ">", ">|": ">", "&>": ">", "<>": ">", ">>": ">>", "&>>": ">>"}
 MARKDOWN: tuple[NameTest, ...] = (("*.md", False, False),)  # a formatter's files in a directory
@@ -278,5 +279,5 @@ FINDERS: dict[str, Finder] = {
     "autopep8": _formatter("autopep8 -i", _IN_PLACE),
     "sd": _sd,
 }
-FINDERS["find"] = partial(shellfind.find, finders=FINDERS)
-FINDERS["git"] = shellgit.git
+FINDERS["find"] = partial(find_effects, finders=FINDERS)
+FINDERS["git"] = git_effects

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memkeeper.gate.effects import Sweep, Target
-from memkeeper.gate.shellwrites import bash_effects
+from memkeeper.shell.effects import Sweep, Target
+from memkeeper.shell.writes import bash_effects
 
 ROOT = "/repo"
 CLAUDE = (("CLAUDE.md", False, False),)

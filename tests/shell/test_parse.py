@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memkeeper.gate.shell import Command, Op, Word, commands, tokenize
+from memkeeper.shell.parse import Command, Op, Word, commands, tokenize
 
 
 def texts(line: str) -> list[str]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from memkeeper.gate.effects import Sweep, Target, each, place
-from memkeeper.gate.shell import Word
+from memkeeper.shell.effects import Sweep, Target, each, place
+from memkeeper.shell.parse import Word
 
 TREE = Sweep("/r/memory", "rm -r", "/r")
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from memkeeper.gate.shell import Word, tokenize
-from memkeeper.gate.shellopts import given, options
+from memkeeper.shell.options import given, options
+from memkeeper.shell.parse import Word, tokenize
 
 
 def args(line: str) -> tuple[Word, ...]:

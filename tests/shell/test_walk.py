@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memkeeper.gate.shellwalk import steps
+from memkeeper.shell.walk import steps
 
 ROOT = "/repo"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memkeeper.gate.shell import Word
+from memkeeper.shell.parse import Word
 
 DOT = Word(".", True)  # the command's own directory, for ``place``
 

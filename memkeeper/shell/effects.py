@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 
-from memkeeper.gate.shell import Word
 from memkeeper.records import Value
+from memkeeper.shell.parse import Word
 
 TYPE_CHECKING = False  # start-up idiom: agents run this path on every tool call
 if TYPE_CHECKING:

@@ -15,13 +15,13 @@ import shlex
 from collections.abc import Callable
 from functools import partial
 
-from memkeeper.gate.effects import Effect, Placer, Sweep, each, place
-from memkeeper.gate.shell import Word
-from memkeeper.gate.shellopts import DOT, given, options
+from memkeeper.shell.effects import Effect, Placer, Sweep, each, place
+from memkeeper.shell.options import DOT, given, options
+from memkeeper.shell.parse import Word
 
 TYPE_CHECKING = False  # start-up idiom: agents run this path on every tool call
 if TYPE_CHECKING:
-    from memkeeper.gate.effects import GitState, When
+    from memkeeper.shell.effects import GitState, When
 
 UNSTAGED: frozenset[GitState] = frozenset({"unstaged"})
 CHANGED: frozenset[GitState] = frozenset({"staged", "unstaged"})

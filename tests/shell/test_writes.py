@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memkeeper.gate.effects import Sweep, Target
-from memkeeper.gate.shell import Op, Word, commands, tokenize
-from memkeeper.gate.shellwrites import bash_effects
+from memkeeper.shell.effects import Sweep, Target
+from memkeeper.shell.parse import Op, Word, commands, tokenize
+from memkeeper.shell.writes import bash_effects
 
 ROOT = "/repo"
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from memkeeper.gate.effects import Sweep, Target
-from memkeeper.gate.shellgit import CHANGED, UNSTAGED, UNTRACKED
-from memkeeper.gate.shellwrites import bash_effects
+from memkeeper.shell.effects import Sweep, Target
+from memkeeper.shell.git import CHANGED, UNSTAGED, UNTRACKED
+from memkeeper.shell.writes import bash_effects
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memkeeper.gate.effects import GitState
+    from memkeeper.shell.effects import GitState
 
 ROOT = "/repo"
 IGNORED: frozenset[GitState] = frozenset({"ignored"})

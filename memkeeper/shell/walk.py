@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 import re
 
-from memkeeper.gate.effects import place
-from memkeeper.gate.shell import Command, Word, commands, tokenize
 from memkeeper.records import Record
+from memkeeper.shell.effects import place
+from memkeeper.shell.parse import Command, Word, commands, tokenize
 
 Redirects = tuple[tuple[str, Word | None], ...]
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
