@@ -186,12 +186,7 @@ def gather(
 
 
 def _has_mcp(top: str, kind: str) -> bool:
-    from memkeeper.fs.agentfiles import MCP_FILES
-
-    rel = MCP_FILES.get(kind)
-    if rel is None or not os.path.exists(os.path.join(top, rel)):
-        return False  # most calls stop here, before any parser is imported
-    from memkeeper.gate.mcpconf import registered
+    from memkeeper.gate.mcp import registered
 
     return registered(top, kind)
 

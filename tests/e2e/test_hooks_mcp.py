@@ -16,7 +16,7 @@ from tests.conftest import MEMKEEPER
 pytestmark = pytest.mark.e2e
 
 # one agent whose MCP file is JSON and the one whose file is TOML; every agent's file is read
-# by tests/gate/test_mcpconf.py (Cline keeps its servers per user)
+# by tests/gate/test_mcp.py (Cline keeps its servers per user)
 AGENTS = ["claude-code", "codex"]
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from memkeeper.errors import EnvironmentFailure, Invalid
 from memkeeper.fs import files as fsio
-from memkeeper.gate import agentconf
+from memkeeper.install.jsonhooks import start
 from memkeeper.names import temp_name
 
 if TYPE_CHECKING:
@@ -107,8 +107,8 @@ def _raced(rel: str) -> EnvironmentFailure:
 
 
 _EMPTY = {
-    agentconf.start(None, {}).encode(),
-    agentconf.start(None, {"version": 1}).encode(),
+    start(None, {}).encode(),
+    start(None, {"version": 1}).encode(),
     b"",
 }
 

@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memkeeper.errors import Invalid
-from memkeeper.gate.jsonedit import blank, insert, parse, remove, replace
+from memkeeper.gate.jsonc import blank
+from memkeeper.install.jsonedit import insert, parse, remove, replace
 
 ENTRY = {"matcher": "Bash", "hooks": [{"type": "command", "command": "memkeeper hook x"}]}
 
@@ -20,16 +21,6 @@ def member(text: str, key: str) -> Any:
     found = parse(text, "f.json").member(key)
     assert found is not None
     return found
-
-
-def test_comments_trailing_commas_and_a_bom_are_blanked_to_spaces_of_the_same_length() -> None:
-    text = '\ufeff{\n  // a "quoted" comment\n  "a": "http://x/*y*/", /* b\nc */ "d": [1,],\n}\n'
-    plain = blank(text)
-    assert len(plain) == len(text)
-    assert [i for i, c in enumerate(plain) if c == "\n"] == [
-        i for i, c in enumerate(text) if c == "\n"
-    ]
-    assert json.loads(plain) == {"a": "http://x/*y*/", "d": [1]}
 
 
 def test_a_file_that_is_not_json_says_where_in_the_file() -> None:

@@ -5,19 +5,21 @@ and Cline's per-user settings told, not written."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from memkeeper.errors import Invalid
-from memkeeper.fs.agentfiles import MCP_FILES
-from memkeeper.gate import mcpconf
-from memkeeper.gate.mcpconf import add_server, remove_server
+from memkeeper.fs.agentfiles import AGENTS
+from memkeeper.gate.agents import setup
+from memkeeper.install import mcp as mcpconf
+from memkeeper.install.mcp import add_server, remove_server
+
+MCP_AGENTS = [agent for agent in AGENTS if setup(agent).mcp_file]
 
 
-@pytest.mark.parametrize("agent", list(MCP_FILES))
+@pytest.mark.parametrize("agent", MCP_AGENTS)
 def test_the_server_is_added_once_and_removed_exactly(agent: str) -> None:
-    key = mcpconf.servers_key(agent)
+    key = setup(agent).mcp_key
     if agent == "codex":
         text = '# mine\nmodel = "o4"\n\n[mcp_servers.docs]\ncommand = "npx"\n'
     else:
@@ -54,7 +56,7 @@ def test_a_registration_of_memkeeper_mcp_by_hand_is_updated_in_place() -> None:
 
 
 def test_clines_mcp_settings_are_told_not_written() -> None:
-    said = mcpconf.cline_mcp("/home/dev/repo")
+    said = mcpconf.todo("cline", "/home/dev/repo")
     assert "cline_mcp_settings.json" in said
     assert said.endswith(
         '{"memkeeper": {"command": "memkeeper", "args": ["mcp", "--root", "/home/dev/repo"]}}'
@@ -62,30 +64,7 @@ def test_clines_mcp_settings_are_told_not_written() -> None:
 
 
 def test_every_agent_with_a_project_mcp_file_has_its_to_do() -> None:
-    assert set(mcpconf.MCP_TODO) == set(MCP_FILES)
-
-
-@pytest.mark.parametrize("agent", list(MCP_FILES))
-def test_a_registration_is_seen_where_install_wrote_it(agent: str, tmp_path: Path) -> None:
-    path = tmp_path / MCP_FILES[agent]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    assert not mcpconf.registered(str(tmp_path), agent)  # no file
-    path.write_text(add_server(None, agent))
-    assert mcpconf.registered(str(tmp_path), agent)
-    path.write_text(remove_server(path.read_text(), agent))
-    assert not mcpconf.registered(str(tmp_path), agent)
-
-
-def test_a_registration_in_jsonc_is_seen_and_a_foreign_or_broken_one_is_not(
-    tmp_path: Path,
-) -> None:
-    path = tmp_path / ".vscode/mcp.json"
-    path.parent.mkdir()
-    entry = json.dumps(mcpconf.server("copilot"))
-    path.write_text('{\n  // the team\'s servers\n  "servers": {"memkeeper": ' + entry + ",},\n}\n")
-    assert mcpconf.registered(str(tmp_path), "copilot")
-    path.write_text('{"servers": {"memkeeper": {"command": "other-tool"}}}')
-    assert not mcpconf.registered(str(tmp_path), "copilot")
-    path.write_text('{"servers": {"memkeeper": ')
-    assert not mcpconf.registered(str(tmp_path), "copilot")
-    assert not mcpconf.registered(str(tmp_path), "cline")  # per user: the gate cannot know
+    assert [a for a in AGENTS if a != "cline"] == MCP_AGENTS
+    for agent in AGENTS:
+        assert setup(agent).mcp_todo
+        assert mcpconf.todo(agent, "/r") == setup(agent).mcp_todo or agent == "cline"

@@ -17,17 +17,13 @@ import pytest
 
 from memkeeper.errors import Invalid
 from memkeeper.fs.agentfiles import AGENTS
-from memkeeper.gate import clinehooks
-from memkeeper.gate.install import (
+from memkeeper.install import scripts
+from memkeeper.install.hooks import (
     CLAUDE_COMMAND,
-    MARKER,
     MISSING,
     agent_names,
-    hook_script,
     install,
-    install_git_hook,
     uninstall,
-    uninstall_git_hook,
 )
 from tests.conftest import MEMKEEPER
 
@@ -150,7 +146,7 @@ def test_a_users_cline_hook_is_kept_as_legacy_and_put_back(tmp_path: Path) -> No
     first = install(tmp_path, ["cline"], python="/py", run=fake_git)
     second = install(tmp_path, ["cline"], python="/py", run=fake_git)
     assert (hooks / "PreToolUse.legacy").read_text() == "#!/bin/sh\necho '{}'\n"
-    assert (hooks / "PreToolUse").read_text() == clinehooks.script("PreToolUse")
+    assert (hooks / "PreToolUse").read_text() == scripts.script("cline", "PreToolUse")
     assert first["agents"]["cline"]["hooks"][0]["kept"] == ".clinerules/hooks/PreToolUse.legacy"
     assert second["agents"]["cline"]["hooks"][0] == {
         "path": ".clinerules/hooks/PreToolUse",
@@ -177,17 +173,6 @@ def test_clinerules_as_a_file_is_refused_with_the_fix(tmp_path: Path) -> None:
     with pytest.raises(Invalid, match=r"\.clinerules: is a file — Cline's hooks live in"):
         install(tmp_path, ["cline"], python="/py", run=fake_git)
     assert (tmp_path / ".clinerules").read_text() == "Use tabs.\n"
-
-
-def test_the_git_hook_it_moved_is_put_back_and_a_foreign_one_stays(tmp_path: Path) -> None:
-    (tmp_path / "pre-commit").write_text("#!/bin/sh\necho theirs\n")
-    install_git_hook(tmp_path, "/py")
-    done = uninstall_git_hook(tmp_path)
-    assert (done["git_hook_removed"], done["legacy_hook_restored"]) == (True, True)
-    assert files(tmp_path) == {"pre-commit": b"#!/bin/sh\necho theirs\n"}
-    again = uninstall_git_hook(tmp_path)
-    assert (again["git_hook_removed"], again["legacy_hook_restored"]) == (False, False)
-    assert files(tmp_path) == {"pre-commit": b"#!/bin/sh\necho theirs\n"}
 
 
 # -- the Claude Code settings (the --claude-code days' keys) --------------------------------------
@@ -271,36 +256,6 @@ def test_memkeeper_is_found_on_path_or_in_the_projects_venv(tmp_path: Path) -> N
     assert (from_git.returncode, from_git.stdout, from_git.stderr) == (0, "", "")
 
 
-# -- the git hook ---------------------------------------------------------------------------------
-
-
-def test_the_hook_script_names_the_interpreter_and_runs_the_legacy_hook_first() -> None:
-    script = hook_script("/my venv/bin/python")
-    assert script.startswith("#!/bin/sh\n")
-    assert MARKER in script
-    assert "python='/my venv/bin/python'" in script
-    assert script.index('pre-commit.legacy" "$@" || exit $?') < script.index(
-        "-m memkeeper check --staged"
-    )
-
-
-def test_a_foreign_hook_is_kept_as_legacy_once_and_ours_is_rewritten_in_place(
-    tmp_path: Path,
-) -> None:
-    (tmp_path / "pre-commit").write_text("#!/bin/sh\necho theirs\n")
-    first = install_git_hook(tmp_path, "/py")
-    second = install_git_hook(tmp_path, "/py")
-    assert (first["moved_existing_hook"], first["git_hook_changed"]) == (True, True)
-    assert (second["moved_existing_hook"], second["git_hook_changed"]) == (False, False)
-    assert (tmp_path / "pre-commit.legacy").read_text() == "#!/bin/sh\necho theirs\n"
-    assert (tmp_path / "pre-commit").read_text() == hook_script("/py")
-    assert (tmp_path / "pre-commit").stat().st_mode & 0o111
-    third = install_git_hook(tmp_path, "/other/py")
-    assert third["git_hook_changed"]
-    assert not third["moved_existing_hook"]
-    assert (tmp_path / "pre-commit.legacy").read_text() == "#!/bin/sh\necho theirs\n"
-
-
 # -- someone else writing an agent's file at the same moment ---------------------------------------
 
 
@@ -312,7 +267,7 @@ def test_a_settings_file_saved_after_it_was_read_is_not_overwritten(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from memkeeper.errors import EnvironmentFailure
-    from memkeeper.gate import installplan
+    from memkeeper.install import plan as installplan
 
     settings = tmp_path / ".claude/settings.json"
     settings.parent.mkdir()
@@ -333,7 +288,7 @@ def test_a_save_that_lands_after_the_check_is_caught_at_the_replace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from memkeeper.errors import EnvironmentFailure
-    from memkeeper.gate import installplan
+    from memkeeper.install import plan as installplan
 
     settings = tmp_path / ".claude/settings.json"
     settings.parent.mkdir()
@@ -349,3 +304,25 @@ def test_a_save_that_lands_after_the_check_is_caught_at_the_replace(
     with pytest.raises(EnvironmentFailure, match=r"\.claude/settings\.json: changed on disk"):
         install(tmp_path, ["claude-code"], python="/py", run=fake_git)
     assert settings.read_text() == SAVED
+
+
+# -- what installing loads ---------------------------------------------------------------------
+
+
+def test_installing_every_agent_loads_none_of_the_gates_decision(tmp_path: Path) -> None:
+    """The installers read each agent's setup beside its adapter, and the adapters' modules
+    import nothing of the decision, nor the shell analyser, at run time
+    (tests/test_architecture.py checks the installers' own imports)."""
+    code = (
+        "import sys; from pathlib import Path; from memkeeper.install.hooks import install; "
+        f"install(Path({str(tmp_path)!r}), {list(AGENTS)!r}, mcp=True, python='/py', "
+        "run=lambda args, cwd: (0, b'.git/hooks')); "
+        "print(sorted(m for m in sys.modules if m.startswith(('memkeeper.gate.decide', "
+        "'memkeeper.gate.facts', 'memkeeper.gate.messages', 'memkeeper.gate.hook', "
+        "'memkeeper.shell'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout == "[]\n"
+    assert (tmp_path / ".codex/config.toml").is_file()

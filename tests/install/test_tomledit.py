@@ -8,7 +8,7 @@ import tomllib
 import pytest
 
 from memkeeper.errors import Invalid
-from memkeeper.gate.tomledit import drop, put, table
+from memkeeper.install.tomledit import drop, put, table
 
 PATH = ("mcp_servers", "memkeeper")
 OURS = {"command": "sh", "args": ["-c", 'exec "$m" mcp']}

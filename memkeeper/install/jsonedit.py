@@ -2,10 +2,10 @@
 not add: its comments, its layout, the order of its keys. Pure.
 
 Agents' settings are JSON, some of them JSONC (Gemini's and VS Code's allow ``//`` and
-``/* */`` comments and trailing commas). ``parse`` reads either: comments, trailing commas and
-a byte-order mark are blanked out to spaces of the same length (line breaks kept), so the
-offsets of the blanked text are those of the file and ``json`` reports errors at the file's
-own line and column; the tree it returns knows where each value starts and ends. The edits
+``/* */`` comments and trailing commas). ``parse`` reads either, on the text ``gate.jsonc``
+blanks (comments, trailing commas and a byte-order mark turned into spaces of the same length,
+line breaks kept), so its offsets are those of the file and ``json`` reports errors at the
+file's own line and column; the tree it returns knows where each value starts and ends. The edits
 are insertions and removals of whole members and items, each one the exact inverse of the
 other: ``insert`` appends a child after the container's last one (or into an empty one)
 indented like its siblings, and ``remove`` takes out exactly the text between the child and
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memkeeper.errors import Invalid
+from memkeeper.gate.jsonc import blank, scan
 
 if TYPE_CHECKING:
     from typing import Any
@@ -74,59 +75,6 @@ def parse(text: str, where: str) -> Node:
             line=exc.lineno,
         ) from None
     return _node(plain, 0)
-
-
-def blank(text: str) -> str:
-    """``text`` with comments, trailing commas and a byte-order mark as spaces (newlines kept)."""
-    return _scan(text)[0]
-
-
-def _scan(text: str) -> tuple[str, frozenset[int]]:
-    """``blank(text)``, and where the trailing commas it blanked were."""
-    out = list(text)
-    if text.startswith("\ufeff"):
-        out[0] = " "
-    i, n = 0, len(text)
-    commas: set[int] = set()
-    last_comma = -1  # a comma outside strings not yet followed by anything but space
-    while i < n:
-        c = text[i]
-        if c == '"':
-            i = _string_end(text, i)
-            last_comma = -1
-            continue
-        if text.startswith(("//", "/*"), i):
-            line = text[i + 1] == "/"
-            end = text.find("\n" if line else "*/", i + 2)
-            end = n if end < 0 else end + (0 if line else 2)
-            for j in range(i, end):
-                if out[j] not in "\r\n":
-                    out[j] = " "
-            i = end
-            continue
-        if c == ",":
-            last_comma = i
-        elif c in "}]" and last_comma >= 0:
-            out[last_comma] = " "
-            commas.add(last_comma)
-            last_comma = -1
-        elif c not in " \t\r\n":
-            last_comma = -1
-        i += 1
-    return "".join(out), frozenset(commas)
-
-
-def _string_end(text: str, i: int) -> int:
-    """The index after the string starting at ``text[i]`` (its end, if it is unterminated)."""
-    j = i + 1
-    while j < len(text):
-        if text[j] == "\\":
-            j += 2
-        elif text[j] == '"':
-            return j + 1
-        else:
-            j += 1
-    return len(text)
 
 
 def _skip(text: str, i: int) -> int:
@@ -193,7 +141,7 @@ def insert(text: str, container: Node, value: Any, key: str | None = None) -> st
         at = container.start + 1
         closing = "" if "\n" in text[at : container.end - 1] else "\n" + base
         return text[:at] + "\n" + inner + child + closing + text[at:]
-    plain, commas = _scan(text)
+    plain, commas = scan(text)
     last = children[-1].end
     eol = _line_end(text, plain, last)
     trailing = any(last <= c < (eol or last) for c in commas)
@@ -213,7 +161,7 @@ def remove(text: str, container: Node, child: Child) -> str:
     if k == 0:
         return _remove_only(text, container, child)
     previous = children[k - 1].end
-    plain, commas = _scan(text)
+    plain, commas = scan(text)
     newline = text.rfind("\n", 0, child.start)
     own_line = newline > previous and not plain[newline + 1 : child.start].strip()
     after = _line_end(text, plain, child.end)

@@ -1,26 +1,19 @@
-"""What ``install-hooks`` writes for each agent: the portable gate commands and their answer
-where memkeeper is missing, the entries merged into (and taken out of) the user's JSON, the
-and what is left for the user to do."""
+"""What ``install-hooks`` merges into each agent's JSON hook file: the entries, each running
+the gate, added to (and taken out of) the user's JSON with every other byte kept."""
 
 from __future__ import annotations
 
 import json
-import re
-import subprocess
 from typing import Any
 
 import pytest
 
 from memkeeper.errors import Invalid
-from memkeeper.fs.agentfiles import AGENTS, HOOK_FILES, MCP_FILES
-from memkeeper.gate import agentconf, jsonedit
-from memkeeper.gate.agentconf import (
-    add_hooks,
-    fallback,
-    gate_command,
-    json_hooks,
-    remove_hooks,
-)
+from memkeeper.fs.agentfiles import AGENTS
+from memkeeper.gate import agents, jsonc
+from memkeeper.install import jsonhooks
+from memkeeper.install.command import gate_command
+from memkeeper.install.jsonhooks import add_hooks, json_hooks, remove_hooks
 
 JSON_AGENTS = [a for a in AGENTS if a != "cline"]
 CLAUDE = json_hooks("claude-code")
@@ -34,77 +27,6 @@ def ours(settings: dict[str, Any], event: str) -> list[dict[str, Any]]:
     ]
 
 
-# -- the commands -------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("agent", AGENTS)
-def test_each_command_reads_the_same_to_every_shell(agent: str) -> None:
-    """One single-quoted script with no quote or backslash inside (fish's single quotes
-    treat both specially), and no ``$NAME`` Gemini would substitute."""
-    command = gate_command(agent, "preToolUse" if agent == "copilot" else None)
-    script, answer = re.fullmatch(r"sh -c '([^']*)' memkeeper '([^']*)'", command).groups()  # type: ignore[union-attr]
-    assert "\\" not in script + answer
-    assert json.loads(answer) == json.loads(fallback(agent))
-    assert f'exec "$m" hook {agent}' in script
-    assert not re.search(r"\$(?:GEMINI|CLAUDE)_PROJECT_DIR\b", script)
-
-
-def missing_answer(agent: str, payload: dict[str, Any], event: str | None = None) -> str:
-    """The command's answer with no memkeeper on PATH and none in the project's .venv."""
-    done = subprocess.run(
-        ["/bin/sh", "-c", gate_command(agent, event)],
-        cwd="/",
-        input=json.dumps(payload),
-        env={"PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-@pytest.mark.e2e
-@pytest.mark.parametrize(
-    ("agent", "pre", "post", "verdict"),
-    [
-        ("claude-code", "PreToolUse", "PostToolUse", "ask"),
-        ("codex", "PreToolUse", "PostToolUse", "deny"),
-        ("gemini", "BeforeTool", "AfterTool", "deny"),
-        ("cursor", "preToolUse", "afterFileEdit", "deny"),
-        ("cursor", "beforeShellExecution", "postToolUse", "deny"),
-    ],
-)
-def test_without_memkeeper_a_pre_tool_call_gets_the_agents_ask_or_deny(
-    agent: str, pre: str, post: str, verdict: str
-) -> None:
-    answer = missing_answer(agent, {"hook_event_name": pre, "tool_name": "x"})
-    assert json.loads(answer) == json.loads(fallback(agent))
-    assert verdict in answer
-    assert "memkeeper is not installed on this machine" in answer
-    after = missing_answer(agent, {"hook_event_name": post, "tool_name": "x"})
-    assert after == ("{}\n" if agent == "cursor" else "")  # Cursor: always JSON
-
-
-@pytest.mark.e2e
-def test_without_memkeeper_copilot_asks_before_and_says_nothing_after() -> None:
-    payload = {"toolName": "bash", "toolArgs": {"command": "ls"}}
-    assert json.loads(missing_answer("copilot", payload, "preToolUse")) == {
-        "permissionDecision": "ask",
-        "permissionDecisionReason": agentconf.missing("copilot"),
-    }
-    assert missing_answer("copilot", payload, "postToolUse") == ""
-
-
-def test_the_deny_says_what_to_do_and_where_the_gate_is_set_up() -> None:
-    assert agentconf.missing("codex").endswith(
-        "Ask the user to install memkeeper, then restart Codex (the gate is set up in "
-        ".codex/hooks.json)."
-    )
-    assert "stops the task" in agentconf.missing("cline")
-
-
 # -- hooks merged into the user's JSON ---------------------------------------------------------
 
 
@@ -114,7 +36,7 @@ def test_settings_are_created_with_both_hooks() -> None:
         assert settings["hooks"][event] == [
             {
                 "matcher": "Edit|MultiEdit|Write|Bash|PowerShell",
-                "hooks": [{"type": "command", "command": agentconf.gate_command("claude-code")}],
+                "hooks": [{"type": "command", "command": gate_command("claude-code")}],
             }
         ]
 
@@ -147,7 +69,7 @@ def test_merging_again_changes_nothing_and_removing_gives_the_text_back(agent: s
     assert add_hooks(once, spec) == once
     assert remove_hooks(once, spec) == text
     created = add_hooks(None, spec)
-    assert remove_hooks(created, spec) == agentconf.start(None, spec.skeleton)
+    assert remove_hooks(created, spec) == jsonhooks.start(None, spec.skeleton)
 
 
 @pytest.mark.parametrize(
@@ -223,17 +145,17 @@ def test_settings_memkeeper_cannot_merge_are_a_usage_error(text: str, says: str)
     assert says in caught.value.message
 
 
-# -- the names ---------------------------------------------------------------------------------
+# -- the files ------------------------------------------------------------------------------------
 
 
-def test_every_agent_has_its_files_and_what_is_left_to_do() -> None:
-    assert set(HOOK_FILES) == set(agentconf.TODO) == set(AGENTS)
-    assert set(MCP_FILES) == set(AGENTS) - {"cline"}
+def test_each_json_agents_entries_go_in_its_first_hook_file() -> None:
     for agent in JSON_AGENTS:
-        assert json_hooks(agent).rel == HOOK_FILES[agent][0]
+        assert json_hooks(agent).rel == agents.setup(agent).hook_files[0]
+    with pytest.raises(ValueError, match="executable files"):
+        json_hooks("cline")
 
 
 def test_the_files_it_writes_are_json_that_json_reads() -> None:
     for agent in JSON_AGENTS:
         text = add_hooks(None, json_hooks(agent))
-        assert json.loads(text) == json.loads(jsonedit.blank(text))
+        assert json.loads(text) == json.loads(jsonc.blank(text))

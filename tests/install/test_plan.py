@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from memkeeper.errors import EnvironmentFailure, Invalid
-from memkeeper.gate.installplan import Edit, Plan, report
+from memkeeper.install.plan import Edit, Plan, report
 
 SKELETON = b"{}\n"  # what memkeeper starts a JSON settings file with
 VERSIONED = b'{\n  "version": 1\n}\n'  # the same for a file that carries a version (Cursor)
