@@ -7,6 +7,13 @@ table runs from its header to the next header. Each edit is checked by reading t
 back: anything that is not exactly "the user's file plus (or minus) this table" — the table
 also spelled inline or with dotted keys elsewhere, sub-tables of its own — is refused with
 what to do by hand, before anything is written.
+
+Not tomlkit (0.15, tried in this module's place): it counts the blank lines and comments
+before the next table as the edited table's own, so replacing or dropping
+``[mcp_servers.memkeeper]`` deleted the user's comment introducing the table after it; it
+spells a new header with its sibling's spacing (``[ mcp_servers.memkeeper]``), and it
+replaced the user's dotted keys (``memkeeper.command = …`` under ``[mcp_servers]``) with a
+table instead of refusing. tests/install/test_tomledit.py holds this module to those bytes.
 """
 
 from __future__ import annotations

@@ -67,3 +67,48 @@ def test_a_table_spelled_another_way_is_refused_with_what_to_do(text: str) -> No
 def test_toml_that_does_not_parse_is_a_usage_error() -> None:
     with pytest.raises(Invalid, match=r"^c\.toml: not valid TOML"):
         put("model = \n", PATH, OURS, "c.toml")
+
+
+# -- a user's file, every byte it does not own kept ------------------------------------------------
+
+# Comments everywhere, odd spacing, inline tables, a multi-line array with a trailing comma,
+# and a comment introducing the table after ours.
+BEFORE = """# Codex settings for this project
+model   =   "gpt-5.5-codex"   # the team's model
+approval_policy='on-request'
+tools = { web_search = true,  view_image=false }   # an inline table
+
+[ mcp_servers.docs ]   # a spaced header
+command='npx'
+args = [ "-y",
+   "mcp-docs-server", ]   # a trailing comma
+
+# our server, registered by hand before
+"""
+OLD_TABLE = """[mcp_servers.memkeeper]
+command = "memkeeper"   # found on PATH
+args = ["mcp"]
+"""
+AFTER = """
+# the profiles follow
+[profiles.fast]
+model="o4-mini"
+sandbox = {mode="read-only"}
+"""
+USERS = BEFORE + OLD_TABLE + AFTER
+
+
+def test_editing_one_table_keeps_every_byte_around_it() -> None:
+    """Only the table's own lines change: the comment and blank line before the next table
+    are that table's (tomlkit, tried in this module's place, drops them with ours)."""
+    updated = put(USERS, PATH, OURS, "c.toml")
+    assert updated == BEFORE + table(PATH, OURS) + AFTER
+    assert tomllib.loads(updated)["profiles"] == tomllib.loads(USERS)["profiles"]
+    assert drop(updated, PATH, "c.toml") == BEFORE + AFTER
+
+
+def test_adding_the_table_to_a_users_file_only_appends() -> None:
+    theirs = BEFORE + AFTER
+    added = put(theirs, PATH, OURS, "c.toml")
+    assert added == theirs + "\n" + table(PATH, OURS)
+    assert drop(added, PATH, "c.toml") == theirs
