@@ -88,7 +88,7 @@ def test_merging_again_changes_nothing_and_removing_gives_the_text_back(agent: s
 def test_each_agent_gets_its_documented_shape(
     agent: str, events: set[str], command_key: str
 ) -> None:
-    """agent-hooks/<agent>.md section 1, "Minimal config"."""
+    """Each agent's documented minimal configuration (docs/reference.md §4.20)."""
     config = json.loads(add_hooks(None, json_hooks(agent)))
     assert set(config["hooks"]) == events
     for event, entries in config["hooks"].items():

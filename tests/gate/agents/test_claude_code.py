@@ -4,8 +4,8 @@ shell command, ``NotebookEdit`` passed on with its input unread), the phase and 
 and its answers: nothing for a silent allow, else one line of ``hookSpecificOutput`` JSON,
 always exit 0.
 
-The payload shapes are those of /work/shared/agent-hooks/claude.md §2 ("Example inputs";
-``agent_id`` inside a sub-agent), the answers those of §3 and docs/reference.md §7.
+The payload shapes are Claude Code's documented example inputs (``agent_id`` inside a
+sub-agent), the answers those of docs/reference.md §7.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ REPO = "/home/dev/repo"
 def payload(
     tool: str, tool_input: object, event: str = "PreToolUse", **extra: Any
 ) -> dict[str, Any]:
-    """A Claude Code tool event (claude.md §2, "Common fields" and "PreToolUse adds")."""
+    """A Claude Code tool event: the common fields and what PreToolUse adds."""
     return {
         "session_id": SESSION,
         "prompt_id": "550e8400-e29b-41d4-a716-446655440000",
