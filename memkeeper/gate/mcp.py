@@ -29,9 +29,12 @@ def is_ours(value: Any) -> bool:
 def registered(root: str, agent: str) -> bool:
     """Whether ``agent``'s project MCP configuration under ``root`` runs ``memkeeper mcp``.
     Anything unreadable counts as no, and so does an agent that keeps its servers per user
-    (the gate cannot know)."""
+    (the gate cannot know) or one memkeeper does not know."""
+    from memkeeper.gate.agents import AGENTS
     from memkeeper.gate.agents import setup as setup_of
 
+    if agent not in AGENTS:
+        return False
     setup = setup_of(agent)
     rel = setup.mcp_file
     if not rel:

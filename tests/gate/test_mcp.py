@@ -44,6 +44,12 @@ def test_a_registration_in_jsonc_is_seen_and_a_foreign_or_broken_one_is_not(
     assert not registered(str(tmp_path), "cline")  # per user: the gate cannot know
 
 
+def test_an_agent_memkeeper_does_not_know_has_no_registration(tmp_path: Path) -> None:
+    (tmp_path / ".mcp.json").write_text(add_server(None, "claude-code"))
+    assert registered(str(tmp_path), "claude-code")
+    assert not registered(str(tmp_path), "vim")
+
+
 @pytest.mark.parametrize(
     ("entry", "ours"),
     [
