@@ -43,7 +43,7 @@ def registered(root: str, agent: str) -> bool:
         with open(os.path.join(root, rel), encoding="utf-8") as handle:
             text = handle.read()
     except (OSError, UnicodeDecodeError):
-        return False
+        return False  # most calls stop here, before any parser is imported
     if SERVER_NAME not in text:
         return False
     try:
