@@ -4,10 +4,10 @@ Every import in the package counts — module level, inside functions, and under
 ``TYPE_CHECKING`` — because a tool that follows imports (or a reader) sees them all. Two
 rules: no import cycle anywhere (modules or subpackages), and no module imports a layer
 above its own. The pure layers (the base records, ``markdown``, ``regions``, ``policy``,
-``claims``, and the pure modules of ``gate`` and ``daemon``) import nothing that touches the
-world. docs/architecture.md draws the same picture. And the two state stores implement
-``store/protocol.py``, each domain in a module of its own: checked by name and signature here,
-and by mypy on the assignments of ``declared_as_protocols``.
+``claims``, ``shell``, and the pure modules of ``gate`` and ``daemon``) import nothing that
+touches the world. docs/architecture.md draws the same picture. And the two state stores
+implement ``store/protocol.py``, each domain in a module of its own: checked by name and
+signature here, and by mypy on the assignments of ``declared_as_protocols``.
 """
 
 from __future__ import annotations
@@ -29,11 +29,12 @@ PACKAGE = Path(__file__).resolve().parent.parent / "memkeeper"
 # Lowest first. A module may import its own layer and those below it, never one above.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "records", "coordination", "clock", "events", "names", "limits"),  # the base
-    ("markdown", "regions", "policy", "claims"),  # the pure core
+    ("markdown", "regions", "policy", "claims", "shell"),  # the pure core
     ("fs", "store"),  # the shell's bottom: the disk and the state store
     ("ops",),  # one module per operation, on a Workspace
     ("api",),  # Memory, the public façade
-    ("daemon", "gate", "mcpserver", "dashboard"),  # the long-running and per-agent shells
+    # the long-running and per-agent shells, and the installer of the agents' configuration
+    ("daemon", "gate", "install", "mcpserver", "dashboard"),
     ("cli",),  # argparse and the exit boundary
     ("__init__", "__main__"),  # the package's own entry points
 )
@@ -41,16 +42,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 PURE_MODULES = frozenset(
     {
         "memkeeper.gate.payload",
-        "memkeeper.gate.shell",
-        "memkeeper.gate.shellwrites",
         "memkeeper.gate.facts",
         "memkeeper.gate.decide",
         "memkeeper.gate.messages",
-        "memkeeper.gate.effects",
-        "memkeeper.gate.shellopts",
-        "memkeeper.gate.shellwalk",
-        "memkeeper.gate.shellfind",
-        "memkeeper.gate.shellgit",
         "memkeeper.gate.applypatch",
         "memkeeper.gate.agents",
         "memkeeper.gate.agents.base",
@@ -60,12 +54,25 @@ PURE_MODULES = frozenset(
         "memkeeper.gate.agents.copilot",
         "memkeeper.gate.agents.cursor",
         "memkeeper.gate.agents.cline",
-        "memkeeper.gate.jsonedit",
-        "memkeeper.gate.tomledit",
+        "memkeeper.gate.jsonc",
+        "memkeeper.install.jsonedit",
+        "memkeeper.install.tomledit",
+        "memkeeper.install.command",
         "memkeeper.daemon.plan",
     }
 )
 PURE_LAYERS = 2  # the first two entries of LAYERS
+# What the gate decides with: the agents' installers (``install``) never import it.
+DECISION = frozenset(
+    {
+        "memkeeper.gate.decide",
+        "memkeeper.gate.facts",
+        "memkeeper.gate.messages",
+        "memkeeper.gate.hook",
+    }
+)
+# Imported by the tests alone (tree-sitter-bash, the shell analyser's oracle): never at run time.
+TEST_ONLY = ("tree_sitter", "tree_sitter_bash")
 
 Graph = Mapping[str, frozenset[str]]
 
@@ -155,6 +162,34 @@ def layer_violations(graph: Graph) -> list[str]:
     return found
 
 
+def boundary_violations(graph: Graph) -> list[str]:
+    """Each import across the gate's three packages the wrong way: shell analysis reaching
+    outside the pure layers, or an installer importing the decision."""
+    found = []
+    for module, imported in sorted(graph.items()):
+        for target in sorted(imported):
+            if package_of(module) == "shell" and layer_of(target) >= PURE_LAYERS:
+                found.append(f"{module} analyses shell commands but imports {target}")
+            elif package_of(module) == "install" and target in DECISION:
+                found.append(f"{module} installs agents' configuration but imports {target}")
+    return found
+
+
+def foreign_imports(path: Path, names: Iterable[str]) -> list[str]:
+    """The imports in ``path`` of the top-level packages ``names``, wherever they are."""
+    tops = set(names)
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            spelled = [node.module]
+        elif isinstance(node, ast.Import):
+            spelled = [alias.name for alias in node.names]
+        else:
+            continue
+        found += [name for name in spelled if name.split(".")[0] in tops]
+    return found
+
+
 def collapsed(graph: Graph) -> dict[str, frozenset[str]]:
     """The graph between subpackages (a module's edges count for its package)."""
     out: dict[str, set[str]] = {}
@@ -191,6 +226,15 @@ def test_the_operations_do_not_reach_back_into_the_public_facade() -> None:
             assert "memkeeper.api" not in imported, module
 
 
+def test_shell_analysis_stays_pure_and_the_installers_leave_the_decision_alone() -> None:
+    assert boundary_violations(package_graph()) == []
+
+
+def test_no_module_imports_the_tests_shell_oracle() -> None:
+    found = {module_name(path): foreign_imports(path, TEST_ONLY) for path in PACKAGE.rglob("*.py")}
+    assert {module: names for module, names in found.items() if names} == {}
+
+
 # -- the checker itself fails on what it guards against ----------------------------------------
 
 
@@ -209,6 +253,32 @@ def test_the_checker_finds_a_pure_module_importing_the_shell() -> None:
         "memkeeper.gate.decide is pure but imports memkeeper.fs.files, which touches the world",
         "memkeeper.markdown.sections imports memkeeper.store.sqlite, a layer above it",
     ]
+
+
+def test_the_boundary_check_finds_impure_shell_analysis_and_a_deciding_installer() -> None:
+    graph = {**package_graph()}
+    graph["memkeeper.shell.walk"] |= {"memkeeper.fs.root"}
+    graph["memkeeper.shell.parse"] |= {"memkeeper.gate.payload"}
+    graph["memkeeper.install.hooks"] |= {"memkeeper.gate.decide", "memkeeper.gate.agents"}
+    graph["memkeeper.install.mcp"] |= {"memkeeper.gate.hook"}
+    assert boundary_violations(graph) == [
+        "memkeeper.install.hooks installs agents' configuration but imports memkeeper.gate.decide",
+        "memkeeper.install.mcp installs agents' configuration but imports memkeeper.gate.hook",
+        "memkeeper.shell.parse analyses shell commands but imports memkeeper.gate.payload",
+        "memkeeper.shell.walk analyses shell commands but imports memkeeper.fs.root",
+    ]
+
+
+def test_the_oracle_check_finds_tree_sitter_imported_anywhere_in_a_module(tmp_path: Path) -> None:
+    source = tmp_path / "probe.py"
+    source.write_text(
+        "import json\n"
+        "def parse() -> None:\n"
+        "    import tree_sitter_bash as tsb\n"
+        "    from tree_sitter import Language, Parser\n"
+        "    from memkeeper.shell import parse\n"
+    )
+    assert foreign_imports(source, TEST_ONLY) == ["tree_sitter_bash", "tree_sitter"]
 
 
 def test_the_checker_sees_imports_inside_functions_and_type_checking_blocks(

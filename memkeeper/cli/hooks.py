@@ -62,7 +62,7 @@ def run_hook(args: argparse.Namespace) -> int:
 def cmd_install_hooks(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
     from memkeeper.errors import Invalid
     from memkeeper.fs.agentfiles import AGENTS as INSTALLABLE
-    from memkeeper.gate.install import agent_names, install
+    from memkeeper.install.hooks import agent_names, install
 
     names = [*args.agents, *(["claude-code"] if args.claude_code else [])]
     if not names and getattr(args, "agent", None) in (*INSTALLABLE, "all"):
@@ -79,7 +79,7 @@ def cmd_install_hooks(memory: Memory, args: argparse.Namespace) -> dict[str, Any
 
 
 def cmd_uninstall_hooks(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
-    from memkeeper.gate.install import agent_names, uninstall
+    from memkeeper.install.hooks import agent_names, uninstall
 
     names = agent_names(args.agents)
     everything = not args.agents or "all" in args.agents

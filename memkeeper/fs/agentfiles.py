@@ -1,10 +1,12 @@
-"""Where each agent's hooks and MCP servers are configured in a project, and whether the
-gate they run can start on this machine (docs/reference.md §4.16, §4.20).
+"""Where each agent's gate is configured in a project, and whether the gate can start on
+this machine (docs/reference.md §4.16, §4.20).
 
-``install-hooks`` (``gate/install.py``) writes these files; ``check`` (``ops/check.py``, a
-layer below ``gate``, hence this module here) warns when one of them runs memkeeper's gate but
-no ``memkeeper`` is to be found — on PATH, or as the project's ``.venv/bin/memkeeper``, the
-two places the installed commands look. Cheap to import: the CLI's hook verbs load it.
+``install-hooks`` (``memkeeper.install``) writes these files, as each agent's ``Setup``
+(``gate.agents``) describes them; ``check`` (``ops/check.py``, a layer below ``gate``, hence
+this copy of their names here, held equal to the setups by tests/gate/agents/test_base.py)
+warns when one of them runs memkeeper's gate but no ``memkeeper`` is to be found — on PATH,
+or as the project's ``.venv/bin/memkeeper``, the two places the installed commands look.
+Cheap to import: the CLI's hook verbs load it.
 """
 
 from __future__ import annotations
@@ -29,14 +31,6 @@ HOOK_FILES = {
     "copilot": (".github/hooks/memkeeper.json",),
     "cline": (".clinerules/hooks/PreToolUse", ".clinerules/hooks/PostToolUse"),
     "cursor": (".cursor/hooks.json",),
-}
-# Where ``install-hooks --mcp`` registers ``memkeeper mcp`` (Cline's is per user).
-MCP_FILES = {
-    "claude-code": ".mcp.json",
-    "codex": ".codex/config.toml",
-    "gemini": ".gemini/settings.json",
-    "copilot": ".vscode/mcp.json",
-    "cursor": ".cursor/mcp.json",
 }
 VENV_MEMKEEPER = ".venv/bin/memkeeper"
 

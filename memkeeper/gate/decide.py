@@ -20,16 +20,12 @@ from __future__ import annotations
 import re
 
 from memkeeper.errors import Invalid
-from memkeeper.gate import messages as words
-from memkeeper.gate.effects import Effect, Sweep, Target
 from memkeeper.gate.facts import MANAGED, Decision
-from memkeeper.markdown.appendonly import first_changed_line
-from memkeeper.markdown.lines import LINE_END
+from memkeeper.shell.effects import Effect, Sweep, Target
 
 TYPE_CHECKING = False  # start-up idiom: agents run this path (hook, append, emit) often
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import Any
 
     from memkeeper.gate.facts import Facts, PathFacts, SectionFacts, Verdict
     from memkeeper.gate.payload import ToolCall
@@ -43,7 +39,7 @@ def targets(call: ToolCall) -> tuple[Effect, ...]:
     """What ``decide`` needs facts about (and PostToolUse re-indexes): the paths the call
     writes or discards, and a Bash command's sweeps."""
     if call.command is not None:
-        from memkeeper.gate.shellwrites import bash_effects
+        from memkeeper.shell.writes import bash_effects
 
         return tuple(dict.fromkeys(bash_effects(call.command, call.cwd)))
     return () if call.file_path is None else (Target(call.file_path, call.tool),)
@@ -73,20 +69,6 @@ def combine(found: Sequence[Decision]) -> Decision:
     return ALLOW
 
 
-def hook_output(decision: Decision) -> dict[str, Any] | None:
-    """Claude Code's PreToolUse JSON; None (print nothing) for a silent allow."""
-    if decision.verdict == "allow" and not decision.reason:
-        return None
-    out = {
-        "hookEventName": "PreToolUse",
-        "permissionDecision": decision.verdict,
-        "permissionDecisionReason": decision.reason,
-    }
-    if decision.context:
-        out["additionalContext"] = decision.context
-    return {"hookSpecificOutput": out}
-
-
 # -- the tools ----------------------------------------------------------------------------------
 
 
@@ -94,6 +76,8 @@ def _write(content: str, f: PathFacts, facts: Facts) -> list[Decision]:
     if f.kind not in ("file", "missing") or (f.kind == "file" and content == _text(f.data)):
         return []  # the tool fails, or rewrites nothing
     if f.file_class == "append-only" or (f.file_class in MANAGED and f.kind == "file"):
+        from memkeeper.gate import messages as words
+
         changed = _changed_sections(f, _text(f.data), content)
         return [Decision("deny", words.write_refusal(facts, f, changed))]
     return _claims(facts, _file_targets(f))
@@ -112,7 +96,11 @@ def _edit(call: ToolCall, f: PathFacts, facts: Facts) -> list[Decision]:
         new = apply_edits(old, call.edits)
     if f.kind != "file" or new is None or new == old:
         return []  # the tool fails, or changes nothing
+    from memkeeper.gate import messages as words
+
     if f.file_class == "append-only":
+        from memkeeper.markdown.appendonly import first_changed_line
+
         line = first_changed_line(_lf(old), _lf(new))
         if line is not None:
             return [Decision("deny", words.history_refusal(facts, f, line))]
@@ -131,7 +119,7 @@ def _edit(call: ToolCall, f: PathFacts, facts: Facts) -> list[Decision]:
 
 
 def _bash(command: str, cwd: str, facts: Facts) -> list[Decision]:
-    from memkeeper.gate.shellwrites import bash_effects
+    from memkeeper.shell.writes import bash_effects
 
     out: list[Decision] = []
     for effect in bash_effects(command, cwd):
@@ -143,9 +131,13 @@ def _bash(command: str, cwd: str, facts: Facts) -> list[Decision]:
             continue
         managed = f.file_class in MANAGED and f.kind == "file"
         if effect.discards and managed:
-            out.append(Decision("deny", words.discard_refusal(facts, f, effect.how)))
+            from memkeeper.gate.messages import discard_refusal
+
+            out.append(Decision("deny", discard_refusal(facts, f, effect.how)))
         elif not effect.discards and (managed or f.file_class == "append-only"):
-            out.append(Decision("deny", words.bash_refusal(facts, f, effect.how)))
+            from memkeeper.gate.messages import bash_refusal
+
+            out.append(Decision("deny", bash_refusal(facts, f, effect.how)))
         else:
             out += _claims(facts, _file_targets(f))
     return out
@@ -165,7 +157,11 @@ def _sweep(sweep: Sweep, facts: Facts) -> list[Decision]:
     if resolved is None:
         return []
     hit = [f for f in swept(resolved, facts) if f.kind == "file" and f.file_class in MANAGED]
-    return [Decision("deny", words.sweep_refusal(facts, resolved, hit))] if hit else []
+    if not hit:
+        return []
+    from memkeeper.gate.messages import sweep_refusal
+
+    return [Decision("deny", sweep_refusal(facts, resolved, hit))]
 
 
 def swept(sweep: Sweep, facts: Facts) -> list[PathFacts]:
@@ -188,6 +184,7 @@ def _claims(facts: Facts, wanted: Sequence[tuple[str, bool]]) -> list[Decision]:
     if not facts.claims:
         return out
     from memkeeper.claims.decisions import write_permission
+    from memkeeper.gate.messages import claim_reason
 
     for target, strict in wanted:
         decision = write_permission(
@@ -195,7 +192,7 @@ def _claims(facts: Facts, wanted: Sequence[tuple[str, bool]]) -> list[Decision]:
         )
         for claim in decision.holders:
             verdict: Verdict = "deny" if claim.strict else "allow"
-            out.append(Decision(verdict, words.claim_reason(facts, target, claim)))
+            out.append(Decision(verdict, claim_reason(facts, target, claim)))
     return out
 
 
@@ -260,4 +257,6 @@ def _bytes(text: str) -> bytes:
 
 
 def _lf(text: str) -> bytes:
+    from memkeeper.markdown.lines import LINE_END
+
     return LINE_END.sub(b"\n", _bytes(text))

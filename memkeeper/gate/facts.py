@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from typing import Literal
 
     from memkeeper.claims.decisions import Claim
-    from memkeeper.gate.effects import GitState, Sweep
+    from memkeeper.shell.effects import GitState, Sweep
 
     Verdict = Literal["allow", "deny", "ask"]
     Kind = Literal["file", "dir", "missing", "other"]

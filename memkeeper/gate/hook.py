@@ -23,12 +23,12 @@ from memkeeper.fs import files as fsio
 from memkeeper.gate import agents, reach
 from memkeeper.gate import decide as gate
 from memkeeper.gate import facts as gatefacts
-from memkeeper.gate.effects import Sweep, Target
 from memkeeper.gate.facts import Decision, Facts, PathFacts, SectionFacts
 from memkeeper.gate.payload import BadPayload, ToolCall, load_payload
 from memkeeper.names import AGENT_ENV
 from memkeeper.ops import read
 from memkeeper.ops.workspace import Workspace
+from memkeeper.shell.effects import Sweep, Target
 from memkeeper.store.errors import StoreUnavailable
 
 TYPE_CHECKING = False  # start-up idiom: agents run this path on every tool call
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
     from memkeeper.claims.decisions import Claim
     from memkeeper.gate.agents.base import Answer, Phase
-    from memkeeper.gate.effects import Effect
+    from memkeeper.shell.effects import Effect
 
 
 def run(
@@ -187,12 +187,7 @@ def gather(
 
 
 def _has_mcp(top: str, kind: str) -> bool:
-    from memkeeper.fs.agentfiles import MCP_FILES
-
-    rel = MCP_FILES.get(kind)
-    if rel is None or not os.path.exists(os.path.join(top, rel)):
-        return False  # most calls stop here, before any parser is imported
-    from memkeeper.gate.mcpconf import registered
+    from memkeeper.gate.mcp import registered
 
     return registered(top, kind)
 

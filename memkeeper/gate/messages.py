@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from memkeeper.claims.decisions import Claim
-    from memkeeper.gate.effects import Sweep
     from memkeeper.gate.facts import Facts, PathFacts, SectionFacts
+    from memkeeper.shell.effects import Sweep
 
 APPENDS = frozenset({">>", "tee -a", "sponge -a"})
 RESTORES = frozenset({"git checkout", "git restore"})

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from memkeeper.fs.git import Runner
-    from memkeeper.gate.effects import Effect, GitState, Sweep
+    from memkeeper.shell.effects import Effect, GitState, Sweep
 
     States = Mapping[str, frozenset[GitState]]
 
@@ -92,7 +92,7 @@ def resolved(sweep: Sweep) -> Sweep | None:
 def root_of(effect: Effect, explicit: str | None = None) -> str | None:
     """The memory root that judges ``effect``: the one holding the file a target reaches,
     or the directory a sweep starts from."""
-    from memkeeper.gate.effects import Target
+    from memkeeper.shell.effects import Target
 
     if isinstance(effect, Target):
         return memory_root(reached(effect.path, effect.follow), explicit)

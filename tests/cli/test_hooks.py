@@ -12,7 +12,7 @@ import pytest
 
 from memkeeper.cli.hooks import _NAMES, HOOK_KINDS
 from memkeeper.fs.agentfiles import AGENTS
-from memkeeper.gate.install import MARKER
+from memkeeper.install.githook import MARKER
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from memkeeper.gate.install import MARKER
+from memkeeper.install.githook import MARKER
 from tests.conftest import SAMPLE_REPO, run_cli
 
 PROJECT = Path(__file__).resolve().parents[2]

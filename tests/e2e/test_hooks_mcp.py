@@ -14,7 +14,7 @@ from bench import gate as payloads
 from tests.conftest import MEMKEEPER
 
 # one agent whose MCP file is JSON and the one whose file is TOML; every agent's file is read
-# by tests/gate/test_mcpconf.py (Cline keeps its servers per user)
+# by tests/gate/test_mcp.py (Cline keeps its servers per user)
 AGENTS = ["claude-code", "codex"]
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from memkeeper.gate import jsonedit
+from memkeeper.gate import jsonc
 from tests.conftest import MEMKEEPER, run_cli
 
 CLAUDE_SETTINGS = """{
@@ -185,7 +185,7 @@ def installed(root: Path) -> dict[str, Any]:
 
 def load(root: Path, rel: str) -> Any:
     text = (root / rel).read_text()
-    return tomllib.loads(text) if rel.endswith(".toml") else json.loads(jsonedit.blank(text))
+    return tomllib.loads(text) if rel.endswith(".toml") else json.loads(jsonc.blank(text))
 
 
 def test_install_then_uninstall_gives_every_users_file_back_byte_for_byte(

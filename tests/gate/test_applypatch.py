@@ -1,5 +1,5 @@
-"""Codex's apply_patch envelopes, parsed into file operations (examples from Codex's hook
-recordings, the grammar in openai/codex tool_apply_patch.lark)."""
+"""Codex's apply_patch envelopes, parsed into file operations (the grammar in openai/codex
+tool_apply_patch.lark)."""
 
 from __future__ import annotations
 

@@ -10,14 +10,14 @@ import pytest
 from memkeeper.claims.decisions import Claim
 from memkeeper.gate import decide as gate
 from memkeeper.gate import facts as gatefacts
-from memkeeper.gate.effects import Sweep, Target
 from memkeeper.gate.facts import Decision, Facts, PathFacts, SectionFacts
 from memkeeper.gate.payload import ToolCall, parse_call
+from memkeeper.shell.effects import Sweep, Target
 from tests.gate.helpers import edit, hand_facts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memkeeper.gate.effects import GitState
+    from memkeeper.shell.effects import GitState
 
 ROOT = "/r"
 NOW = 1_000.0
@@ -124,19 +124,6 @@ def test_deny_beats_ask_beats_wait_and_each_reason_is_said_once() -> None:
     assert gate.combine([wait, ask, ask]) == gatefacts.Decision("ask", "A", "A")
     assert gate.combine([wait, wait]) == gatefacts.Decision("allow", "W", "W")
     assert gate.combine([gate.ALLOW]) == gate.ALLOW
-
-
-def test_an_allow_with_a_reason_also_tells_claude_through_additional_context() -> None:
-    out = gate.hook_output(gatefacts.Decision("allow", "WAIT: x", "WAIT: x"))
-    assert out == {
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "allow",
-            "permissionDecisionReason": "WAIT: x",
-            "additionalContext": "WAIT: x",
-        }
-    }
-    assert gate.hook_output(gate.ALLOW) is None
 
 
 # -- what the gate judges -----------------------------------------------------------------------
@@ -309,17 +296,6 @@ def test_two_denials_for_one_command_are_both_said() -> None:
     assert decision.reason.count("\n") == 1
     assert "NOTES.md is section-owned" in decision.reason
     assert "LOG.md is append-only" in decision.reason
-
-
-def test_a_denial_tells_claude_code_nothing_beyond_its_reason() -> None:
-    out = gate.hook_output(Decision("deny", "no"))
-    assert out == {
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "deny",
-            "permissionDecisionReason": "no",
-        }
-    }
 
 
 # -- deleting, moving away and restoring over (Bash) ------------------------------------------

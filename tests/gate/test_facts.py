@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from memkeeper.claims.decisions import Claim
-from memkeeper.gate.effects import Sweep
 from memkeeper.gate.facts import MANAGED, Decision, Facts, PathFacts, SectionFacts
 from memkeeper.policy.model import FILE_CLASSES
+from memkeeper.shell.effects import Sweep
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -23,6 +23,7 @@ from memkeeper.api import Memory
 from memkeeper.claims.decisions import Claim
 from memkeeper.gate import decide as gate
 from memkeeper.gate import facts as gatefacts
+from memkeeper.gate.agents.claude_code import hook_output
 from memkeeper.gate.hook import gather
 from memkeeper.gate.payload import parse_call
 from memkeeper.ops.setup import init
@@ -351,7 +352,7 @@ def pure_answer(root: Path, case: Case) -> dict[str, Any] | None:
     facts = gather(memory.workspace, call, gate.targets(call), f" --agent {SESSION_AGENT}")
     if case.claim is not None:
         facts = facts._replace(claims=(claim_object(*case.claim, facts.now),))
-    return gate.hook_output(gate.decide(call, facts))
+    return hook_output(gate.decide(call, facts))
 
 
 def assert_answer(answer: dict[str, Any] | None, case: Case) -> None:
@@ -555,7 +556,7 @@ def test_post_tool_use_is_never_a_permission_decision(root: Path) -> None:
     call = parse_call(json.dumps(payload(root, WRITE_HISTORY, event="PostToolUse")), str(root))
     memory = Memory.open(root, agent=SESSION_AGENT)
     facts = gather(memory.workspace, call, gate.targets(call), "")
-    assert gate.hook_output(gate.decide(call, facts)) is None
+    assert hook_output(gate.decide(call, facts)) is None
 
 
 # -- the file a path reaches, in the root that holds it ----------------------------------------

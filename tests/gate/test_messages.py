@@ -8,8 +8,8 @@ import pytest
 from memkeeper.claims.decisions import Claim
 from memkeeper.events import iso_utc
 from memkeeper.gate import messages as words
-from memkeeper.gate.effects import Sweep
 from memkeeper.gate.facts import Facts, PathFacts, SectionFacts
+from memkeeper.shell.effects import Sweep
 
 ROOT = "/r"
 NOW = 1_700_000_000.0

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memkeeper.gate import reach
-from memkeeper.gate.effects import Sweep, Target
+from memkeeper.shell.effects import Sweep, Target
 
 
 @pytest.fixture

@@ -1,11 +1,12 @@
-"""What every agent's adapter is: its payload read into the core's tool calls, the core's
-``Decision`` written in its answer format, and its allow on the non-blocking path.
+"""What every agent is: its adapter — its payload read into the core's tool calls, the core's
+``Decision`` written in its answer format, and its allow on the non-blocking path — and its
+setup: what ``install-hooks`` writes into the project for it, as data.
 
 The core (``gate.decide``) speaks one vocabulary, Claude Code's: a ``ToolCall`` is a
 ``Write`` (a whole file), an ``Edit``/``MultiEdit`` (old → new text), or a ``Bash`` command.
 An adapter maps its agent's tools onto those — Codex's ``apply_patch`` becomes one call per
 file, a deleted or moved file the ``rm``/``mv`` it amounts to — and answers in its agent's own
-format (docs/reference.md §10). Pure.
+format (docs/reference.md §7). Pure.
 """
 
 from __future__ import annotations
@@ -76,8 +77,124 @@ class Adapter(Record):
         self._fill(name, sniff, parse, render, allow)
 
 
+class Scripts(Record):
+    """Hooks that are executable files, one per event at the event's hook file: ``text``
+    (the event, the answer while memkeeper is missing → the file), the ``marker`` line that
+    tells ours (``{event}`` in it), the suffix a user's hook in that place is kept under
+    (``kept_as``: a name the agent does not run) and what to do when a directory on the
+    way is a file (``in_the_way``)."""
+
+    __slots__ = ("text", "marker", "kept_as", "in_the_way")
+    text: Callable[[str, str], str]
+    marker: str
+    kept_as: str
+    in_the_way: str
+
+    def __init__(
+        self, text: Callable[[str, str], str], marker: str, kept_as: str, in_the_way: str
+    ) -> None:
+        self._fill(text, marker, kept_as, in_the_way)
+
+
+class Setup(Record):
+    """What ``install-hooks AGENT`` writes for one agent, as data (``memkeeper.install``
+    writes it and takes it out again).
+
+    The gate: ``hook_files`` (root-relative: the JSON file, or one executable per event,
+    ``scripts``) run ``memkeeper hook NAME`` on ``events``, each with the JSON ``entry``
+    built from the gate's command (None: ``scripts`` instead); a hook file memkeeper creates
+    starts as ``skeleton``. Where memkeeper is missing the command answers by itself: on the
+    ``pre`` events the agent's ``fallback`` for a reason (its ask, or where it has none that
+    holds for one tool call, its deny: it ``refuses`` the call, and the user must ``again``
+    once memkeeper is installed), on the others ``after`` ("": nothing). ``on_argv``: the
+    event goes on the command line (the payload does not name it); ``project_env``: the
+    variable the agent sets to the project's directory, if any. ``todo``: what is left for
+    the user to do.
+
+    The MCP server: registered under ``mcp_key`` in ``mcp_file`` (a ``.toml`` one as a
+    table; "": the agent keeps its servers per user, and ``mcp_todo`` says what to add by
+    hand), with ``mcp_type`` as its ``type`` where the agent wants one.
+    """
+
+    __slots__ = (
+        "name",
+        "label",
+        "hook_files",
+        "events",
+        "pre",
+        "entry",
+        "fallback",
+        "todo",
+        "refuses",
+        "again",
+        "skeleton",
+        "after",
+        "on_argv",
+        "project_env",
+        "scripts",
+        "mcp_file",
+        "mcp_key",
+        "mcp_type",
+        "mcp_todo",
+    )
+    name: str
+    label: str
+    hook_files: tuple[str, ...]
+    events: tuple[str, ...]
+    pre: tuple[str, ...]
+    entry: Callable[[str, str], dict[str, Any]] | None
+    fallback: Callable[[str], dict[str, Any]]
+    todo: tuple[str, ...]
+    refuses: str
+    again: str
+    skeleton: dict[str, Any]
+    after: str
+    on_argv: bool
+    project_env: str
+    scripts: Scripts | None
+    mcp_file: str
+    mcp_key: str
+    mcp_type: str
+    mcp_todo: str
+
+    def __init__(
+        self,
+        name: str,
+        label: str,
+        hook_files: tuple[str, ...],
+        events: tuple[str, ...],
+        pre: tuple[str, ...],
+        entry: Callable[[str, str], dict[str, Any]] | None,
+        fallback: Callable[[str], dict[str, Any]],
+        todo: tuple[str, ...],
+        *,
+        refuses: str = "",
+        again: str = "",
+        skeleton: dict[str, Any] | None = None,
+        after: str = "",
+        on_argv: bool = False,
+        project_env: str = "",
+        scripts: Scripts | None = None,
+        mcp_file: str = "",
+        mcp_key: str = "mcpServers",
+        mcp_type: str = "",
+        mcp_todo: str = "",
+    ) -> None:
+        self._fill(
+            *(name, label, hook_files, events, pre, entry, fallback, todo, refuses),
+            *(again or f"restart {label}", {} if skeleton is None else skeleton, after),
+            *(on_argv, project_env, scripts, mcp_file, mcp_key, mcp_type, mcp_todo),
+        )
+
+
 def dumps(obj: object) -> str:
     return json.dumps(obj, ensure_ascii=False) + "\n"
+
+
+def nested_entry(matcher: str, command: str, **extra: Any) -> dict[str, Any]:
+    """A hook entry in Claude Code's nesting (also Codex's and Gemini CLI's): a matcher
+    over tool names and its handlers, here one command."""
+    return {"matcher": matcher, "hooks": [{"type": "command", "command": command, **extra}]}
 
 
 # -- what several adapters read the same way ------------------------------------------------

@@ -1,15 +1,24 @@
-"""Claude Code (docs/reference.md §7): ``PreToolUse`` /
-``PostToolUse`` with ``hook_event_name``, ``session_id``, ``cwd``, ``tool_name`` and
-``tool_input``. The core speaks its vocabulary, so its calls pass through ``gate.payload``
-as they are; ``PowerShell`` is judged as a shell command (its redirections are spelled as a
-POSIX shell's), ``NotebookEdit`` not at all (a notebook is no memory file). A deny or a
-reason is ``hookSpecificOutput`` JSON with exit 0; a silent allow prints nothing.
+"""Claude Code (docs/reference.md §7): ``PreToolUse`` / ``PostToolUse`` with
+``hook_event_name``, ``session_id``, ``cwd``, ``tool_name`` and ``tool_input``. The core
+speaks its vocabulary, so its calls pass through ``gate.payload`` as they are;
+``PowerShell`` is judged as a shell command (its redirections are spelled as a POSIX
+shell's), ``NotebookEdit`` not at all (a notebook is no memory file). A deny or a reason is
+``hookSpecificOutput`` JSON with exit 0; a silent allow prints nothing.
+
+Installed in ``.claude/settings.json`` (both events, matching the tools the core judges;
+``$CLAUDE_PROJECT_DIR`` names the project), the MCP server in ``.mcp.json``.
 """
 
 from __future__ import annotations
 
-from memkeeper.gate.agents.base import Adapter, Answer, HookInput, dumps
-from memkeeper.gate.decide import hook_output
+from memkeeper.gate.agents.base import (
+    Adapter,
+    Answer,
+    HookInput,
+    Setup,
+    dumps,
+    nested_entry,
+)
 from memkeeper.gate.payload import TOOL_EVENTS, parse_payload
 
 TYPE_CHECKING = False  # start-up idiom: agents run this path on every tool call
@@ -31,6 +40,7 @@ _FOREIGN = (
     "generation_id",  # Cursor
     "timestamp",  # Copilot's PascalCase payloads (Claude Code sends none)
 )
+MATCHER = "Edit|MultiEdit|Write|Bash|PowerShell"
 
 
 def sniff(payload: dict[str, Any]) -> bool:
@@ -49,6 +59,24 @@ def parse(payload: dict[str, Any], event: str | None, cwd: str) -> HookInput:
     return HookInput(phase, (call,) if call.tool else (), call.session_id)
 
 
+def hook_output(decision: Decision) -> dict[str, Any] | None:
+    """Claude Code's PreToolUse JSON; None (print nothing) for a silent allow."""
+    if decision.verdict == "allow" and not decision.reason:
+        return None
+    out = _pre_tool(decision.verdict, decision.reason)
+    if decision.context:
+        out["additionalContext"] = decision.context
+    return {"hookSpecificOutput": out}
+
+
+def _pre_tool(verdict: str, reason: str) -> dict[str, str]:
+    return {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": verdict,
+        "permissionDecisionReason": reason,
+    }
+
+
 def render(decision: Decision) -> Answer:
     """``hookSpecificOutput`` JSON; nothing for a silent allow."""
     out = hook_output(decision)
@@ -59,4 +87,30 @@ def allow(phase: Phase) -> Answer:
     return Answer()
 
 
+def _entry(event: str, command: str) -> dict[str, Any]:
+    return nested_entry(MATCHER, command)
+
+
+def _missing(why: str) -> dict[str, Any]:
+    """The ask while memkeeper is missing: the user decides each call."""
+    return {"hookSpecificOutput": _pre_tool("ask", why)}
+
+
 ADAPTER = Adapter(NAME, sniff, parse, render, allow)
+SETUP = Setup(
+    NAME,
+    "Claude Code",
+    (".claude/settings.json",),
+    ("PreToolUse", "PostToolUse"),
+    ("PreToolUse",),
+    _entry,
+    _missing,
+    (
+        "Claude Code reads .claude/settings.json when a session starts: restart running "
+        "sessions (/hooks lists the gate).",
+    ),
+    project_env="CLAUDE_PROJECT_DIR",
+    mcp_file=".mcp.json",
+    mcp_todo="Claude Code asks each user to approve the project's MCP servers in "
+    ".mcp.json the first time (claude mcp list shows memkeeper).",
+)

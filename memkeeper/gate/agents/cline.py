@@ -1,5 +1,5 @@
-"""Cline (docs/reference.md §7 "Cline"): executable files
-``.clinerules/hooks/PreToolUse`` / ``PostToolUse`` fed one JSON object. Two runners send it
+"""Cline (docs/reference.md §7 "Cline"): executable files ``.clinerules/hooks/PreToolUse``
+/ ``PostToolUse`` fed one JSON object. Two runners send it
 (cline/cline @ 21cb8d2): the VS Code extension (``hookName: "PreToolUse"``, the tool in
 ``preToolUse {toolName, parameters}`` with every value a string, JSON-encoded when it is
 not one) and the CLI / SDK hosts (``hookName: "tool_call"`` / ``"tool_result"``, the raw
@@ -21,7 +21,12 @@ Answers, always exit 0: ``{"cancel": false}`` to allow, with ``contextModificati
 before the model's next turn) for an advisory ``WAIT``; ``{"cancel": true, "errorMessage":
 …}`` to deny. A cancel ends the whole task, not the call, so the message says so and what
 to run once the task is resumed; an ``ask`` — which no Cline hook can put to the user — is
-a cancel that hands the change to the human. Pure.
+a cancel that hands the change to the human.
+
+Installed as those two executables (``SCRIPT``); a hook of the user's in their place is kept
+as ``EVENT.legacy``, a name neither runner picks up (the SDK takes the event's name with no
+extension or one of its script extensions), and run first. Cline keeps its MCP servers per
+user, outside the repository: the user is told what to add. Pure.
 """
 
 from __future__ import annotations
@@ -31,7 +36,15 @@ import os
 import re
 import shlex
 
-from memkeeper.gate.agents.base import Adapter, Answer, HookInput, dumps, file_op_calls
+from memkeeper.gate.agents.base import (
+    Adapter,
+    Answer,
+    HookInput,
+    Scripts,
+    Setup,
+    dumps,
+    file_op_calls,
+)
 from memkeeper.gate.applypatch import BEGIN, END, BadPatch, parse_patch
 from memkeeper.gate.payload import BadPayload, ToolCall
 
@@ -294,4 +307,80 @@ def allow(phase: Phase) -> Answer:
     return Answer(dumps(_ALLOW))
 
 
+# -- what install-hooks writes -------------------------------------------------------------------
+
+MARKER = "# memkeeper: Cline's {event} hook, installed by `memkeeper install-hooks cline`"
+LEGACY_SUFFIX = ".legacy"
+SCRIPT = """#!/bin/sh
+{marker}
+# Runs `memkeeper hook cline` (memkeeper from PATH, else the project's .venv). A hook that was
+# here before is kept as {event}{legacy} and runs first: its cancel stands; otherwise this
+# answers memkeeper's, unless memkeeper has nothing to say and that hook has.
+# `memkeeper uninstall-hooks cline` removes this file and puts that hook back.
+here=$(cd "$(dirname "$0")" && pwd)
+m=$(command -v memkeeper) || m="$here/../../.venv/bin/memkeeper"
+gate() {{
+    if [ -x "$m" ]; then
+        "$m" hook cline --event {event}
+    else
+        cat >/dev/null
+        printf '%s\\n' '{missing}'
+    fi
+}}
+theirs="$here/{event}{legacy}"
+if [ ! -x "$theirs" ]; then
+    [ -x "$m" ] && exec "$m" hook cline --event {event}
+    gate
+    exit 0
+fi
+cancels() {{ printf '%s' "$1" | grep -q '"cancel"[[:space:]]*:[[:space:]]*true'; }}
+says() {{ cancels "$1" || printf '%s' "$1" | grep -q '"context[A-Za-z]*"[[:space:]]*:'; }}
+input=$(cat)
+answer=$(printf '%s\\n' "$input" | "$theirs")
+if ! cancels "$answer"; then
+    ours=$(printf '%s\\n' "$input" | gate)
+    if says "$ours" || [ -z "$answer" ]; then
+        answer=$ours
+    fi
+fi
+printf '%s\\n' "$answer"
+"""
+
+
+def script(event: str, missing: str) -> str:
+    """The executable ``.clinerules/hooks/EVENT`` (``missing``: its answer while memkeeper
+    is missing)."""
+    marker = MARKER.format(event=event)
+    return SCRIPT.format(marker=marker, event=event, legacy=LEGACY_SUFFIX, missing=missing)
+
+
+def _missing(why: str) -> dict[str, Any]:
+    """The cancel while memkeeper is missing (Cline has no ask a hook can give)."""
+    return {"cancel": True, "errorMessage": why}
+
+
 ADAPTER = Adapter(NAME, sniff, parse, render, allow)
+SETUP = Setup(
+    NAME,
+    "Cline",
+    (".clinerules/hooks/PreToolUse", ".clinerules/hooks/PostToolUse"),
+    ("PreToolUse", "PostToolUse"),
+    ("PreToolUse",),
+    None,
+    _missing,
+    (
+        "Nothing in Cline: it runs .clinerules/hooks/ while hooks are enabled (the default, "
+        "not with --yolo). On Windows it runs PreToolUse.ps1 instead, which memkeeper does "
+        "not write.",
+    ),
+    refuses="stops the task",
+    again="resume the task",
+    scripts=Scripts(
+        script,
+        MARKER,
+        LEGACY_SUFFIX,
+        "move the file into .clinerules/ (as .clinerules/rules.md)",
+    ),
+    mcp_todo="Cline keeps MCP servers per user, outside the repository: in Cline, open MCP "
+    "Servers → Configure MCP Servers (cline_mcp_settings.json) and add to its mcpServers: ",
+)

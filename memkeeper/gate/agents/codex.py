@@ -18,7 +18,10 @@ wire structs reject unknown keys). An ``allow`` without ``updatedInput`` and an 
 unsupported there (the run is marked failed and the call goes ahead), so a silent allow
 prints nothing, an advisory ``WAIT`` is ``additionalContext`` (shown to the model, the call
 goes ahead), and an ``ask`` — which no Codex hook can put to the user — is a deny saying
-that a human has to make the change. Pure.
+that a human has to make the change.
+
+Installed in ``.codex/hooks.json`` (both events, for ``Bash`` and ``apply_patch``); the MCP
+server in ``.codex/config.toml``'s ``[mcp_servers.memkeeper]`` table. Pure.
 """
 
 from __future__ import annotations
@@ -27,7 +30,15 @@ import os
 import re
 import shlex
 
-from memkeeper.gate.agents.base import Adapter, Answer, HookInput, dumps, file_op_calls
+from memkeeper.gate.agents.base import (
+    Adapter,
+    Answer,
+    HookInput,
+    Setup,
+    dumps,
+    file_op_calls,
+    nested_entry,
+)
 from memkeeper.gate.applypatch import BadPatch, is_patch, parse_patch
 from memkeeper.gate.payload import TOOL_EVENTS, BadPayload, ToolCall, parse_payload
 
@@ -193,4 +204,30 @@ def _text(payload: dict[str, Any], key: str) -> str:
     return value
 
 
+def _entry(event: str, command: str) -> dict[str, Any]:
+    return nested_entry("^(Bash|apply_patch)$", command, timeout=30)
+
+
+def _missing(why: str) -> dict[str, Any]:
+    """The deny while memkeeper is missing: Codex has no ask a hook can give."""
+    return {"hookSpecificOutput": _out(permissionDecision="deny", permissionDecisionReason=why)}
+
+
 ADAPTER = Adapter(NAME, sniff, parse, render, allow)
+SETUP = Setup(
+    NAME,
+    "Codex",
+    (".codex/hooks.json",),
+    ("PreToolUse", "PostToolUse"),
+    ("PreToolUse",),
+    _entry,
+    _missing,
+    (
+        "In Codex, run /hooks once to review and trust the project's hooks: Codex runs no "
+        "project hook before that (and reads .codex/ only in a trusted project).",
+    ),
+    refuses="refuses it",
+    mcp_file=".codex/config.toml",
+    mcp_key="mcp_servers",
+    mcp_todo="Codex reads .codex/config.toml only in a trusted project (/mcp lists memkeeper).",
+)

@@ -1,5 +1,5 @@
-"""GitHub Copilot CLI and cloud agent (docs/reference.md §7 "GitHub Copilot", after github/docs
-``content/copilot/reference/hooks-reference.md``).
+"""GitHub Copilot CLI and cloud agent (docs/reference.md §7 "GitHub Copilot", after
+github/docs ``content/copilot/reference/hooks-reference.md``).
 
 Two payloads, chosen by how the hook's event is spelled in the configuration:
 - camelCase (``preToolUse`` in ``.github/hooks/*.json``): ``{sessionId, timestamp (ms), cwd,
@@ -20,7 +20,10 @@ delete → ``rm``, move → the Edit and ``mv``; ``bash`` / ``powershell {comman
 Answers, always exit 0: ``{"permissionDecision": "deny"|"ask", "permissionDecisionReason":
 …}``; an advisory notice as ``{"additionalContext": …}``; else ``{}`` (the normal permission
 flow — never ``allow``, which would skip the user's prompt). Copilot's command hooks fail
-closed: a crash or a non-zero exit denies the call, so every failure answers ``{}``. Pure.
+closed: a crash or a non-zero exit denies the call, so every failure answers ``{}``.
+
+Installed in ``.github/hooks/memkeeper.json`` (camelCase events, so the command names its
+event), the MCP server in VS Code's ``.vscode/mcp.json``. Pure.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from memkeeper.gate.agents.base import (
     Adapter,
     Answer,
     HookInput,
+    Setup,
     absolute,
     dumps,
     edit_step,
@@ -211,4 +215,35 @@ def allow(phase: Phase) -> Answer:
     return Answer(dumps({}))
 
 
+def _entry(event: str, command: str) -> dict[str, Any]:
+    tools = "create|edit|apply_patch|bash"
+    return {"type": "command", "matcher": tools, "bash": command, "timeoutSec": 30}
+
+
+def _missing(why: str) -> dict[str, Any]:
+    """The ask while memkeeper is missing: the user decides each call."""
+    return {"permissionDecision": "ask", "permissionDecisionReason": why}
+
+
 ADAPTER = Adapter(NAME, sniff, parse, render, allow)
+SETUP = Setup(
+    NAME,
+    "Copilot",
+    (".github/hooks/memkeeper.json",),
+    ("preToolUse", "postToolUse"),
+    ("preToolUse",),
+    _entry,
+    _missing,
+    (
+        "Copilot CLI loads .github/hooks/ only once this folder is trusted; the Copilot "
+        "coding agent runs them only if its setup steps install memkeeper "
+        "(.github/workflows/copilot-setup-steps.yml).",
+    ),
+    skeleton={"version": 1},
+    on_argv=True,
+    mcp_file=".vscode/mcp.json",
+    mcp_key="servers",
+    mcp_type="stdio",
+    mcp_todo="In VS Code, start the memkeeper server of .vscode/mcp.json (it asks you to "
+    "trust it first).",
+)

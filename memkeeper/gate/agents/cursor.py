@@ -20,7 +20,10 @@ Answers, always JSON (plain text on stdout has been seen to block writes), exit 
 ``{"permission": "deny"|"ask", "user_message": …, "agent_message": …}``, an advisory notice
 as ``{"permission": "allow", "agent_message": …}``, else ``{"permission": "allow"}``; ``{}``
 after a tool. Cursor does not enforce ``ask`` on ``preToolUse`` (only on shell and MCP
-events). Pure.
+events).
+
+Installed in ``.cursor/hooks.json`` (the four events above: the tool ones for ``Write``,
+``Delete`` and ``Shell``), the MCP server in ``.cursor/mcp.json``. Pure.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from memkeeper.gate.agents.base import (
     Adapter,
     Answer,
     HookInput,
+    Setup,
     absolute,
     dumps,
     edit_step,
@@ -214,4 +218,35 @@ def allow(phase: Phase) -> Answer:
     return Answer(dumps({} if phase == "post" else {"permission": "allow"}))
 
 
+def _entry(event: str, command: str) -> dict[str, Any]:
+    if event in ("preToolUse", "postToolUse"):
+        return {"command": command, "matcher": "Write|Delete|Shell", "timeout": 30}
+    return {"command": command, "timeout": 30}
+
+
+def _missing(why: str) -> dict[str, Any]:
+    """The deny while memkeeper is missing (Cursor does not enforce an ask on its tools)."""
+    short = "memkeeper is not installed on this machine: the memory gate refused this call."
+    return {"permission": "deny", "user_message": short, "agent_message": why}
+
+
 ADAPTER = Adapter(NAME, sniff, parse, render, allow)
+SETUP = Setup(
+    NAME,
+    "Cursor",
+    (".cursor/hooks.json",),
+    ("preToolUse", "beforeShellExecution", "postToolUse", "afterFileEdit"),
+    ("preToolUse", "beforeShellExecution"),
+    _entry,
+    _missing,
+    (
+        "Cursor loads .cursor/hooks.json only in a trusted workspace (it also runs the hooks "
+        "of .claude/settings.json, with its own payloads: memkeeper tells them apart).",
+    ),
+    refuses="refuses it",
+    skeleton={"version": 1},
+    after="{}",
+    mcp_file=".cursor/mcp.json",
+    mcp_todo="Enable the memkeeper server in Cursor's settings (MCP): Cursor asks before it "
+    "starts a project's server.",
+)

@@ -16,7 +16,10 @@ the tool's error and the turn goes on. Every allow is ``{}`` — explicit JSON, 
 reads stderr as the hook's output when stdout is empty. ``ask`` does not block in a
 BeforeTool hook, so it is a deny saying that a human has to make the change; an advisory
 ``WAIT`` is a ``systemMessage`` (shown to the user: a BeforeTool hook has no channel to the
-model that lets the call through). Pure.
+model that lets the call through).
+
+Installed in ``.gemini/settings.json`` (both events, for the three tools judged), which
+also takes the MCP server. Pure.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from __future__ import annotations
 import os
 import shlex
 
-from memkeeper.gate.agents.base import Adapter, Answer, HookInput, dumps
+from memkeeper.gate.agents.base import Adapter, Answer, HookInput, Setup, dumps, nested_entry
 from memkeeper.gate.payload import BadPayload, ToolCall
 
 TYPE_CHECKING = False  # start-up idiom: agents run this path on every tool call
@@ -119,4 +122,31 @@ def _text(obj: dict[str, Any], key: str, where: str, required: bool = False) -> 
     return value
 
 
+def _entry(event: str, command: str) -> dict[str, Any]:
+    tools = "^(write_file|replace|run_shell_command)$"
+    return nested_entry(tools, command, name=f"memkeeper-{event}", timeout=30000)
+
+
+def _missing(why: str) -> dict[str, Any]:
+    """The deny while memkeeper is missing (an ask does not block here)."""
+    return {"decision": "deny", "reason": why}
+
+
 ADAPTER = Adapter(NAME, sniff, parse, render, allow)
+SETUP = Setup(
+    NAME,
+    "Gemini CLI",
+    (".gemini/settings.json",),
+    ("BeforeTool", "AfterTool"),
+    ("BeforeTool",),
+    _entry,
+    _missing,
+    (
+        "Trust this folder in Gemini CLI: it runs project hooks only in a trusted folder "
+        "(and warns once about hooks it has not seen).",
+    ),
+    refuses="refuses it",
+    mcp_file=".gemini/settings.json",
+    mcp_todo="Gemini CLI starts the memkeeper server of .gemini/settings.json in this "
+    "trusted folder (/mcp lists it).",
+)

@@ -11,11 +11,13 @@ from typing import Any
 
 import pytest
 
+from memkeeper.fs import agentfiles
 from memkeeper.gate import agents
 from memkeeper.gate.agents.base import (
     Adapter,
     Answer,
     HookInput,
+    Setup,
     absolute,
     dumps,
     edit_step,
@@ -42,6 +44,59 @@ def test_every_agent_has_an_adapter_by_its_name(name: str) -> None:
     adapter = agents.adapter(name)
     assert isinstance(adapter, Adapter)
     assert adapter.name == name
+
+
+# -- the setups: what install-hooks writes for each agent -----------------------------------------
+
+
+def test_every_agent_has_a_setup_whose_files_are_the_ones_check_looks_at() -> None:
+    """``fs.agentfiles`` keeps the hook files' names and the labels for ``check``, a layer
+    below the agents: the same as the setups say."""
+    assert set(agents.AGENTS) == set(agentfiles.AGENTS)
+    for name in agents.AGENTS:
+        setup = agents.setup(name)
+        assert isinstance(setup, Setup)
+        assert setup.name == name
+        assert setup.hook_files == agentfiles.HOOK_FILES[name]
+        assert setup.label == agentfiles.LABELS[name]
+        assert setup.todo
+        assert set(setup.pre) <= set(setup.events)
+
+
+def test_each_agent_has_json_entries_or_executable_hooks_one_per_event() -> None:
+    for name in agents.AGENTS:
+        setup = agents.setup(name)
+        assert (setup.entry is None) is (setup.scripts is not None), name
+        if setup.scripts is not None:
+            assert len(setup.hook_files) == len(setup.events)
+            assert "{event}" in setup.scripts.marker
+
+
+def test_only_an_agent_that_keeps_its_servers_per_user_has_no_mcp_file() -> None:
+    per_user = [name for name in agents.AGENTS if not agents.setup(name).mcp_file]
+    assert per_user == ["cline"]
+
+
+def test_a_setup_restarts_the_agent_and_starts_a_file_empty_unless_it_says_otherwise() -> None:
+    def entry(event: str, command: str) -> dict[str, Any]:
+        return {"command": command}
+
+    def deny(why: str) -> dict[str, Any]:
+        return {"deny": why}
+
+    setup = Setup("x", "X Agent", (".x/hooks.json",), ("pre",), ("pre",), entry, deny, ("t",))
+    assert (setup.again, setup.skeleton, setup.refuses, setup.after) == (
+        "restart X Agent",
+        {},
+        "",
+        "",
+    )
+    assert (setup.on_argv, setup.project_env, setup.scripts, setup.mcp_key) == (
+        False,
+        "",
+        None,
+        "mcpServers",
+    )
 
 
 # -- dumps -----------------------------------------------------------------------------------------

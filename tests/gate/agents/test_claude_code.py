@@ -4,8 +4,8 @@ shell command, ``NotebookEdit`` passed on with its input unread), the phase and 
 and its answers: nothing for a silent allow, else one line of ``hookSpecificOutput`` JSON,
 always exit 0.
 
-The payload shapes are those Claude Code documents ("Example inputs";
-``agent_id`` inside a sub-agent), the answers those of §3 and docs/reference.md §7.
+The payload shapes are Claude Code's documented example inputs (``agent_id`` inside a
+sub-agent), the answers those of docs/reference.md §7.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 from memkeeper.gate import agents
 from memkeeper.gate.agents import claude_code
 from memkeeper.gate.agents.base import Answer
+from memkeeper.gate.agents.claude_code import hook_output
+from memkeeper.gate.decide import ALLOW
 from memkeeper.gate.facts import Decision
 from memkeeper.gate.payload import BadPayload, ToolCall
 
@@ -34,7 +36,7 @@ REPO = "/home/dev/repo"
 def payload(
     tool: str, tool_input: object, event: str = "PreToolUse", **extra: Any
 ) -> dict[str, Any]:
-    """A Claude Code tool event (claude.md §2, "Common fields" and "PreToolUse adds")."""
+    """A Claude Code tool event: the common fields and what PreToolUse adds."""
     return {
         "session_id": SESSION,
         "prompt_id": "550e8400-e29b-41d4-a716-446655440000",
@@ -241,3 +243,30 @@ def test_every_answer_is_nothing_or_one_pre_tool_use_object_and_exit_0(
 @pytest.mark.parametrize("phase", ["pre", "post", "other"])
 def test_the_allow_prints_nothing_and_exits_0_on_every_path(phase: Phase) -> None:
     assert claude_code.allow(phase) == Answer("", 0)
+
+
+# -- the answer's JSON ----------------------------------------------------------------------------
+
+
+def test_an_allow_with_a_reason_also_tells_claude_through_additional_context() -> None:
+    out = hook_output(Decision("allow", "WAIT: x", "WAIT: x"))
+    assert out == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "permissionDecisionReason": "WAIT: x",
+            "additionalContext": "WAIT: x",
+        }
+    }
+    assert hook_output(ALLOW) is None
+
+
+def test_a_denial_tells_claude_code_nothing_beyond_its_reason() -> None:
+    out = hook_output(Decision("deny", "no"))
+    assert out == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "no",
+        }
+    }

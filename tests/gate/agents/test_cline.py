@@ -2,8 +2,8 @@
 raw ``tool_call.input``) and both generations of tools read into the core's calls, and the
 core's decisions as Cline's ``cancel`` answers.
 
-The payload shapes are those Cline documents, after cline/cline
-@ 21cb8d2: the VS Code payload from ``apps/vscode/src/sdk/hooks-adapter.ts`` (``beforeTool``,
+The payload shapes are those of docs/reference.md §7 "Cline", after cline/cline @ 21cb8d2:
+the VS Code payload from ``apps/vscode/src/sdk/hooks-adapter.ts`` (``beforeTool``,
 ``toStringRecord``) and ``apps/vscode/src/core/hooks/hook-factory.ts`` (``completeParams``);
 the CLI's from ``sdk/packages/core/src/hooks/hook-file-hooks.ts`` (``createPayloadBase``,
 ``runToolCallStart``, ``mapParams``); the tools' inputs from

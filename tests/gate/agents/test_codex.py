@@ -2,10 +2,11 @@
 ``apply_patch`` file by file, ``Bash`` unwrapped — and the core's decisions in the one
 output shape Codex accepts (anything else it does not support fails open).
 
-The payload shapes are those Codex documents ("Example inputs",
-from openai/codex ``codex-rs/hooks/src/events/pre_tool_use.rs`` ``command_input_json`` @
+The payload shapes are those documented in docs/reference.md §7 "Codex CLI" (from
+openai/codex ``codex-rs/hooks/src/events/pre_tool_use.rs`` ``command_input_json`` @
 0082977c, the apply_patch input of PR #18391 and ``apply_patch_tests.rs``, the argv join of
-``shell_payload_command``); the answers those of §3 and the developers.openai.com/codex/hooks
+``shell_payload_command``); the answers those of the same section and the
+developers.openai.com/codex/hooks
 page (copy: mehmetbaykar/codex-docs-skill ``references/hooks.md`` @ f033ea2e, "PreToolUse":
 deny, and ``additionalContext`` "to add model-visible context without blocking").
 """
@@ -38,7 +39,7 @@ REPO = "/home/dev/repo"
 def payload(
     tool: str, tool_input: object, event: str = "PreToolUse", **extra: Any
 ) -> dict[str, Any]:
-    """A Codex tool event (codex.md §2, "Common fields" and "PreToolUse adds")."""
+    """A Codex tool event: the common fields and what PreToolUse adds."""
     return {
         "session_id": SESSION,
         "turn_id": "019a2b3c-5555-7000-8000-000000000001",

@@ -3,7 +3,7 @@
 answer format — which is ``{}``, exit 0, on every path that is not a decision, since
 Copilot denies a call whose hook crashes or exits non-zero.
 
-The payload shapes are those Copilot documents (github/docs
+The payload shapes are those of docs/reference.md §7 "GitHub Copilot" (github/docs
 ``content/copilot/reference/hooks-reference.md`` "preToolUse / PreToolUse" @ 05da5bc3; the
 arguments from github/copilot-sdk ``test/snapshots/builtin_tools`` @ cc0438d6; ``toolArgs``
 as a JSON string from pbakaus/impeccable ``hook-lib.mjs`` @ 56f44523 and

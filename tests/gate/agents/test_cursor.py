@@ -2,8 +2,8 @@
 ``postToolUse``, ``afterFileEdit``…, with ``hook_event_name``) read into the core's calls, and
 the core's decisions as Cursor's permission JSON — always JSON, always exit 0.
 
-The shapes are those Cursor documents: the common keys and the
-events' inputs from cursor.com/docs/hooks (mirror mehmetbaykar/cursor-docs-skill
+The shapes are those of docs/reference.md §7 "Cursor": the common keys and the events'
+inputs from cursor.com/docs/hooks (mirror mehmetbaykar/cursor-docs-skill
 ``skills/cursor-docs/references/hooks.md`` @ 1cc1c993); ``session_id``, ``cwd`` and
 ``Shell {command, cwd, timeout}`` from a cursor-agent 2026.10.01 capture (forgeprint/forgelore
 ``testdata/agents/cursor/2026.10.01/postToolUse-1.json`` @ b186dcaf); the ``Write`` argument

@@ -2,10 +2,11 @@
 the core's decisions as Gemini's ``{"decision": "deny", "reason": …}`` — ``{}`` on every
 other path, with exit 0, since Gemini denies on some non-zero exits that print anything.
 
-The payload shapes are those Gemini CLI documents ("Example inputs";
+The payload shapes are those of docs/reference.md §7 "Gemini CLI" (after
 google-gemini/gemini-cli ``packages/core/src/hooks/types.ts`` ``HookInput`` /
 ``BeforeToolInput``, the tool parameters of ``tools/definitions`` and ``tools/edit.ts``
-@ 5411f113); the answers those of §3 and ``docs/hooks/reference.md`` ("BeforeTool").
+@ 5411f113); the answers those of the same section and gemini-cli's
+``docs/hooks/reference.md`` ("BeforeTool").
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ REPO = "/home/dev/repo"
 
 
 def payload(tool: str, tool_input: object, event: str = "BeforeTool") -> dict[str, Any]:
-    """A Gemini CLI tool event (gemini.md §2, "Base fields" and "BeforeTool")."""
+    """A Gemini CLI tool event: the base fields and what BeforeTool adds."""
     return {
         "session_id": SESSION,
         "transcript_path": f"/home/dev/.gemini/tmp/3f2a/chats/session-{SESSION}.jsonl",

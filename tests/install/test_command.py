@@ -1,0 +1,83 @@
+"""The command ``install-hooks`` writes to run each agent's gate: one portable ``sh -c`` line
+that reads the same to every shell, finds memkeeper on PATH or in the project's .venv, and
+where it finds none answers the agent's own ask or deny, saying what to do."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from typing import Any
+
+import pytest
+
+from memkeeper.fs.agentfiles import AGENTS
+from memkeeper.install.command import fallback, gate_command, missing
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_each_command_reads_the_same_to_every_shell(agent: str) -> None:
+    """One single-quoted script with no quote or backslash inside (fish's single quotes
+    treat both specially), and no ``$NAME`` Gemini would substitute."""
+    command = gate_command(agent, "preToolUse" if agent == "copilot" else None)
+    script, answer = re.fullmatch(r"sh -c '([^']*)' memkeeper '([^']*)'", command).groups()  # type: ignore[union-attr]
+    assert "\\" not in script + answer
+    assert json.loads(answer) == json.loads(fallback(agent))
+    assert f'exec "$m" hook {agent}' in script
+    assert not re.search(r"\$(?:GEMINI|CLAUDE)_PROJECT_DIR\b", script)
+
+
+def missing_answer(agent: str, payload: dict[str, Any], event: str | None = None) -> str:
+    """The command's answer with no memkeeper on PATH and none in the project's .venv."""
+    done = subprocess.run(
+        ["/bin/sh", "-c", gate_command(agent, event)],
+        cwd="/",
+        input=json.dumps(payload),
+        env={"PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("agent", "pre", "post", "verdict"),
+    [
+        ("claude-code", "PreToolUse", "PostToolUse", "ask"),
+        ("codex", "PreToolUse", "PostToolUse", "deny"),
+        ("gemini", "BeforeTool", "AfterTool", "deny"),
+        ("cursor", "preToolUse", "afterFileEdit", "deny"),
+        ("cursor", "beforeShellExecution", "postToolUse", "deny"),
+    ],
+)
+def test_without_memkeeper_a_pre_tool_call_gets_the_agents_ask_or_deny(
+    agent: str, pre: str, post: str, verdict: str
+) -> None:
+    answer = missing_answer(agent, {"hook_event_name": pre, "tool_name": "x"})
+    assert json.loads(answer) == json.loads(fallback(agent))
+    assert verdict in answer
+    assert "memkeeper is not installed on this machine" in answer
+    after = missing_answer(agent, {"hook_event_name": post, "tool_name": "x"})
+    assert after == ("{}\n" if agent == "cursor" else "")  # Cursor: always JSON
+
+
+@pytest.mark.e2e
+def test_without_memkeeper_copilot_asks_before_and_says_nothing_after() -> None:
+    payload = {"toolName": "bash", "toolArgs": {"command": "ls"}}
+    assert json.loads(missing_answer("copilot", payload, "preToolUse")) == {
+        "permissionDecision": "ask",
+        "permissionDecisionReason": missing("copilot"),
+    }
+    assert missing_answer("copilot", payload, "postToolUse") == ""
+
+
+def test_the_deny_says_what_to_do_and_where_the_gate_is_set_up() -> None:
+    assert missing("codex").endswith(
+        "Ask the user to install memkeeper, then restart Codex (the gate is set up in "
+        ".codex/hooks.json)."
+    )
+    assert "stops the task" in missing("cline")
