@@ -22,7 +22,7 @@ from hypothesis import settings
 
 from memkeeper import Memory
 from tests.etcd_cluster import Cluster, binary
-from tests.tiers import suspended
+from tests.tiers import RECORD_ENV, spawn_guard, suspended
 
 SAMPLE_REPO = Path(__file__).resolve().parent.parent / "sample-repo"
 
@@ -190,7 +190,7 @@ E2E = TESTS / "e2e"
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark each test with its tier, by directory (as pip keeps its tiers): ``tests/e2e/`` is
     ``e2e`` (real processes: the installed CLI, git, etcd, a browser, agents); every other
-    directory is ``unit`` (in this process).
+    directory is ``unit`` (in this process: ``guard_unit_tier`` fails one that spawns).
     Then leave ``slow`` tests out unless ``-m`` mentions them (``-m slow`` runs only them)."""
     for item in items:
         item.add_marker("e2e" if E2E in item.path.parents else "unit")
@@ -200,3 +200,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if slow:
         config.hook.pytest_deselected(items=slow)
         items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+
+
+@pytest.fixture(autouse=True)
+def guard_unit_tier(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A unit-tier test that starts a process fails, naming the program: move what needs a
+    real process to ``tests/e2e/``, or — for a real peer the unit under test runs itself, such
+    as ``git`` — name it with ``@pytest.mark.peer("git")``. Session fixtures (the sample
+    template, etcd) are set up before this guard and may start theirs."""
+    if request.node.get_closest_marker("unit") is None:
+        yield
+        return
+    allowed = {name for mark in request.node.iter_markers("peer") for name in mark.args}
+    started: list[str] = []
+    with spawn_guard(allowed, started):
+        yield
+    if started and os.environ.get(RECORD_ENV):
+        with open(os.environ[RECORD_ENV], "a", encoding="utf-8") as log:
+            log.write(f"{request.node.nodeid}\t{' '.join(sorted(set(started)))}\n")
+    elif started:
+        pytest.fail(
+            f"a unit-tier test started {', '.join(sorted(set(started)))}: move it to tests/e2e/, "
+            "run it in this process, or mark the real peer it needs with @pytest.mark.peer(NAME)",
+            pytrace=False,
+        )

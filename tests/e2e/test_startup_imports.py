@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from memkeeper.cli.parser import BASE_VERBS, VERB_GROUPS
+from memkeeper.fs.agentfiles import AGENTS
 from tests.cli.test_parser import EVERY_VERB, MINIMAL
 from tests.conftest import MEMKEEPER, SAMPLE_REPO
 
@@ -317,3 +318,22 @@ def test_a_read_on_a_shared_root_imports_it(tmp_path: Path, store_env: str) -> N
     assert done.stdout.strip().splitlines()[-1] == (
         "0 ['memkeeper.ops.sharedsync', 'memkeeper.fs.synced']"
     )
+
+
+def test_installing_every_agent_loads_none_of_the_gates_decision(tmp_path: Path) -> None:
+    """The installers read each agent's setup beside its adapter, and the adapters' modules
+    import nothing of the decision, nor the shell analyser, at run time
+    (tests/test_architecture.py checks the installers' own imports)."""
+    code = (
+        "import sys; from pathlib import Path; from memkeeper.install.hooks import install; "
+        f"install(Path({str(tmp_path)!r}), {list(AGENTS)!r}, mcp=True, python='/py', "
+        "run=lambda args, cwd: (0, b'.git/hooks')); "
+        "print(sorted(m for m in sys.modules if m.startswith(('memkeeper.gate.decide', "
+        "'memkeeper.gate.facts', 'memkeeper.gate.messages', 'memkeeper.gate.hook', "
+        "'memkeeper.shell'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout == "[]\n"
+    assert (tmp_path / ".codex/config.toml").is_file()

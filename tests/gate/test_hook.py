@@ -27,7 +27,7 @@ from memkeeper.gate.agents.claude_code import hook_output
 from memkeeper.gate.hook import gather
 from memkeeper.gate.payload import parse_call
 from memkeeper.ops.setup import init
-from tests.conftest import MEMKEEPER, run_cli
+from tests.conftest import run_main
 from tests.gate.helpers import edit
 
 SESSION_AGENT = "claude-code:s1"
@@ -385,67 +385,65 @@ WRITE_HISTORY = BY_NAME["write append-only"]
 EDIT_BUILD = BY_NAME["edit a section, no claims"]
 
 
-@pytest.mark.e2e
 @pytest.mark.parametrize("case", E2E, ids=[c.name for c in E2E])
 def test_each_payload_gets_its_decision_from_the_cli(root: Path, case: Case) -> None:
     if case.claim is not None:
         agent, target, strict = case.claim
         args = ["claim", target, "--agent", agent, "--ttl", "600"] + ["--strict"] * strict
-        assert run_cli(root, *args).code == 0
-    done = run_cli(root, "hook", "claude-code", stdin=json.dumps(payload(root, case)))
+        assert run_main(root, *args).code == 0
+    done = run_main(root, "hook", "claude-code", stdin=json.dumps(payload(root, case)))
     assert done.code == 0, done.stderr
     assert done.stderr == ""
     assert_answer(json.loads(done.stdout) if done.stdout else None, case)
 
 
-@pytest.mark.e2e
 def test_the_commands_a_denial_names_run_and_make_the_change(root: Path) -> None:
     case = BY_NAME["write section-owned, one section changed"]
-    done = run_cli(root, "hook", "claude-code", stdin=json.dumps(payload(root, case)))
+    done = run_main(root, "hook", "claude-code", stdin=json.dumps(payload(root, case)))
     reason = json.loads(done.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
     read, patch = re.findall(r"`(memkeeper (?:read|patch) [^`]*)`", reason)
     body = json.loads(run_shell(root, read))["content"].replace("make build", "make wheel")
     (root.parent / "F").write_text(body)
     run_shell(root, patch.replace("--body-file F", f"--body-file {root.parent / 'F'}"))
     assert "make wheel" in (root / "CLAUDE.md").read_text()
-    events = run_cli(root, "events", "--json").stdout.splitlines()
+    events = run_main(root, "events", "--json").stdout.splitlines()
     assert json.loads(events[-1])["actor"] == SESSION_AGENT
 
 
 def run_shell(root: Path, command: str) -> str:
     argv = shlex.split(command)
     assert argv[0] == "memkeeper"
-    done = subprocess.run([MEMKEEPER, *argv[1:]], cwd=root, capture_output=True, check=True)
-    return done.stdout.decode()
+    done = run_main(root, *argv[1:])
+    assert done.code == 0, done.stderr
+    return done.stdout
 
 
-@pytest.mark.e2e
 def test_the_root_comes_from_the_payloads_cwd_not_the_process(root: Path, tmp_path: Path) -> None:
     case = WRITE_HISTORY
-    done = run_cli(root, "hook", "claude-code", stdin=json.dumps(payload(root, case)), cwd=tmp_path)
+    done = run_main(
+        root, "hook", "claude-code", stdin=json.dumps(payload(root, case)), cwd=tmp_path
+    )
     assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
-@pytest.mark.e2e
 def test_memkeeper_agent_names_the_agent_and_is_left_out_of_the_commands(root: Path) -> None:
-    run_cli(root, "claim", "CLAUDE.md", "--agent", "agent-x", "--strict", "--ttl", "600")
+    run_main(root, "claim", "CLAUDE.md", "--agent", "agent-x", "--strict", "--ttl", "600")
     body = json.dumps(payload(root, EDIT_BUILD))
-    mine = run_cli(root, "hook", "claude-code", stdin=body, env={"MEMKEEPER_AGENT": "agent-x"})
+    mine = run_main(root, "hook", "claude-code", stdin=body, env={"MEMKEEPER_AGENT": "agent-x"})
     assert mine.stdout == ""
-    other = run_cli(root, "hook", "claude-code", stdin=json.dumps(payload(root, WRITE_HISTORY)))
+    other = run_main(root, "hook", "claude-code", stdin=json.dumps(payload(root, WRITE_HISTORY)))
     assert "--agent claude-code:s1" in other.stdout
     env = {"MEMKEEPER_AGENT": "agent-y"}
-    again = run_cli(
+    again = run_main(
         root, "hook", "claude-code", stdin=json.dumps(payload(root, WRITE_HISTORY)), env=env
     )
     assert "--agent" not in again.stdout
 
 
-@pytest.mark.e2e
 def test_a_root_without_memkeeper_is_left_alone(tmp_path: Path) -> None:
     (tmp_path / "CLAUDE.md").write_text("# Hi\n")
     case = Case("write", "Write", {"file_path": "{root}/CLAUDE.md", "content": "x"}, "silent")
-    done = run_cli(tmp_path, "hook", "claude-code", stdin=json.dumps(payload(tmp_path, case)))
+    done = run_main(tmp_path, "hook", "claude-code", stdin=json.dumps(payload(tmp_path, case)))
     assert (done.code, done.stdout, done.stderr) == (0, "", "")
     assert not (tmp_path / ".memkeeper").exists()
 
@@ -478,19 +476,17 @@ MALFORMED = {
 }
 
 
-@pytest.mark.e2e
 @pytest.mark.parametrize("raw", MALFORMED.values(), ids=list(MALFORMED))
 def test_a_malformed_payload_is_allowed_and_explained(root: Path, raw: bytes) -> None:
-    done = run_cli(root, "hook", "claude-code", stdin=raw)
+    done = run_main(root, "hook", "claude-code", stdin=raw)
     assert (done.code, done.stdout) == (0, "")
     assert done.stderr.startswith("memkeeper hook claude-code: cannot read the hook input (")
     assert "allowed" in done.stderr
 
 
-@pytest.mark.e2e
 def test_a_failure_of_the_gate_itself_allows_and_says_why(root: Path) -> None:
     (root / ".memkeeper.yaml").write_text("version: 1\nfiles: [{path: x, class: nonsense}]\n")
-    done = run_cli(root, "hook", "claude-code", stdin=json.dumps(payload(root, WRITE_HISTORY)))
+    done = run_main(root, "hook", "claude-code", stdin=json.dumps(payload(root, WRITE_HISTORY)))
     assert (done.code, done.stdout) == (0, "")
     assert "the gate failed" in done.stderr
     assert ".memkeeper.yaml" in done.stderr
@@ -508,16 +504,15 @@ def test_events_the_gate_does_not_judge_get_no_answer(root: Path) -> None:
 
 def post(root: Path, case: Case, **env: str) -> None:
     body = json.dumps(payload(root, case, event="PostToolUse"))
-    done = run_cli(root, "hook", "claude-code", stdin=body, env=env)
+    done = run_main(root, "hook", "claude-code", stdin=body, env=env)
     assert (done.code, done.stdout, done.stderr) == (0, "", "")
 
 
 def last_event(root: Path) -> dict[str, Any]:
-    event: dict[str, Any] = json.loads(run_cli(root, "events", "--json").stdout.splitlines()[-1])
+    event: dict[str, Any] = json.loads(run_main(root, "events", "--json").stdout.splitlines()[-1])
     return event
 
 
-@pytest.mark.e2e
 def test_post_tool_use_indexes_an_edit_as_the_sessions_agent(root: Path) -> None:
     claude = root / "CLAUDE.md"
     claude.write_text(claude.read_text().replace("make build", "make wheel"))
@@ -529,7 +524,6 @@ def test_post_tool_use_indexes_an_edit_as_the_sessions_agent(root: Path) -> None
     assert event["data"]["rev"] == 2
 
 
-@pytest.mark.e2e
 def test_post_tool_use_after_bash_indexes_as_memkeeper_agent(root: Path) -> None:
     arch = root / "memory" / "architecture.md"
     arch.write_text(arch.read_text() + "More.\n")
@@ -543,13 +537,12 @@ def test_post_tool_use_after_bash_indexes_as_memkeeper_agent(root: Path) -> None
     )
 
 
-@pytest.mark.e2e
 def test_post_tool_use_leaves_private_and_unmanaged_files_alone(root: Path) -> None:
-    before = run_cli(root, "events", "--json").stdout
+    before = run_main(root, "events", "--json").stdout
     (root / "memory" / "scratch" / "agent-a.md").write_text("changed\n")
     post(root, BY_NAME["write private"])
     post(root, BY_NAME["write unmanaged"])  # a file that does not exist
-    assert run_cli(root, "events", "--json").stdout == before
+    assert run_main(root, "events", "--json").stdout == before
 
 
 def test_post_tool_use_is_never_a_permission_decision(root: Path) -> None:
@@ -608,6 +601,7 @@ def test_a_session_outside_the_repository_is_gated_with_root_in_the_commands(roo
     assert f"--root {root}" in out
 
 
+@pytest.mark.peer("git")
 def test_a_command_reaching_two_roots_is_denied_in_each(root: Path, tmp_path: Path) -> None:
     other = tmp_path / "other"
     shutil.copytree(root, other, ignore=shutil.ignore_patterns(".memkeeper", ".git"))
@@ -641,6 +635,7 @@ def test_post_tool_use_after_a_sweep_indexes_the_files_it_changed(root: Path) ->
     )
 
 
+@pytest.mark.peer("git")
 def test_a_git_sweep_asks_git_what_changed_and_judges_only_that(root: Path) -> None:
     who = {
         f"GIT_{role}_{part}": "t" for role in ("AUTHOR", "COMMITTER") for part in ("NAME", "EMAIL")

@@ -65,6 +65,7 @@ def test_the_git_hook_it_moved_is_put_back_and_a_foreign_one_stays(tmp_path: Pat
     assert files(tmp_path) == {"pre-commit": b"#!/bin/sh\necho theirs\n"}
 
 
+@pytest.mark.peer("git")
 def test_the_hooks_directory_is_the_one_git_names(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     subprocess.run(["git", "config", "core.hooksPath", "githooks"], cwd=tmp_path, check=True)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,12 +19,10 @@ from memkeeper.fs.agentfiles import AGENTS
 from memkeeper.install import scripts
 from memkeeper.install.hooks import (
     CLAUDE_COMMAND,
-    MISSING,
     agent_names,
     install,
     uninstall,
 )
-from tests.conftest import MEMKEEPER
 
 
 def fake_git(args: Any, cwd: Path) -> tuple[int, bytes]:
@@ -204,58 +201,6 @@ def test_the_settings_name_no_path_of_this_machine_even_off_path(
     assert 'exec "$m" hook claude-code;' in CLAUDE_COMMAND
 
 
-def run_command(stdin: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    """The settings' command, run as Claude Code runs it: by a shell, the hook's JSON in."""
-    return subprocess.run(
-        ["/bin/sh", "-c", CLAUDE_COMMAND],
-        input=stdin,
-        cwd=cwd,
-        env={"PATH": "/usr/bin:/bin", **env},
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
-
-
-PRE = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {}})
-
-
-@pytest.mark.e2e
-def test_without_memkeeper_each_tool_call_asks_instead_of_the_gate_vanishing(
-    tmp_path: Path,
-) -> None:
-    done = run_command(PRE, tmp_path)
-    assert done.returncode == 0
-    out = json.loads(done.stdout)["hookSpecificOutput"]
-    assert (out["permissionDecision"], out["permissionDecisionReason"]) == ("ask", MISSING)
-    post = run_command(PRE.replace("PreToolUse", "PostToolUse"), tmp_path)
-    assert (post.returncode, post.stdout) == (0, "")
-
-
-@pytest.mark.e2e
-def test_memkeeper_is_found_on_path_or_in_the_projects_venv(tmp_path: Path) -> None:
-    on_path = run_command(PRE, tmp_path, PATH=f"{Path(MEMKEEPER).parent}:/usr/bin:/bin")
-    assert (on_path.returncode, on_path.stdout, on_path.stderr) == (0, "", "")
-    (tmp_path / ".venv" / "bin").mkdir(parents=True)
-    (tmp_path / ".venv" / "bin" / "memkeeper").symlink_to(MEMKEEPER)
-    in_venv = run_command(PRE, Path("/"), CLAUDE_PROJECT_DIR=str(tmp_path))
-    assert (in_venv.returncode, in_venv.stdout, in_venv.stderr) == (0, "", "")
-    subdir = tmp_path / "src"
-    subdir.mkdir()
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    from_git = subprocess.run(  # no CLAUDE_PROJECT_DIR (Copilot, Cursor): the worktree's top
-        ["/bin/sh", "-c", CLAUDE_COMMAND],
-        input=PRE,
-        cwd=subdir,
-        env={"PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert (from_git.returncode, from_git.stdout, from_git.stderr) == (0, "", "")
-
-
 # -- someone else writing an agent's file at the same moment ---------------------------------------
 
 
@@ -307,22 +252,3 @@ def test_a_save_that_lands_after_the_check_is_caught_at_the_replace(
 
 
 # -- what installing loads ---------------------------------------------------------------------
-
-
-def test_installing_every_agent_loads_none_of_the_gates_decision(tmp_path: Path) -> None:
-    """The installers read each agent's setup beside its adapter, and the adapters' modules
-    import nothing of the decision, nor the shell analyser, at run time
-    (tests/test_architecture.py checks the installers' own imports)."""
-    code = (
-        "import sys; from pathlib import Path; from memkeeper.install.hooks import install; "
-        f"install(Path({str(tmp_path)!r}), {list(AGENTS)!r}, mcp=True, python='/py', "
-        "run=lambda args, cwd: (0, b'.git/hooks')); "
-        "print(sorted(m for m in sys.modules if m.startswith(('memkeeper.gate.decide', "
-        "'memkeeper.gate.facts', 'memkeeper.gate.messages', 'memkeeper.gate.hook', "
-        "'memkeeper.shell'))))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
-    )
-    assert done.stdout == "[]\n"
-    assert (tmp_path / ".codex/config.toml").is_file()
