@@ -450,3 +450,26 @@ def test_the_layout_check_finds_a_method_outside_its_domains_module() -> None:
     assert misplaced(Patched, "sqlite") == [
         "Patched.tally is in tests.test_architecture, not sqlite.events"
     ]
+
+
+MAX_LINES = 400
+
+
+def long_modules(package: Path, limit: int = MAX_LINES) -> list[str]:
+    """The modules of ``package`` longer than ``limit`` lines, with their length."""
+    return sorted(
+        f"{path.relative_to(package.parent)}: {count} lines"
+        for path in package.rglob("*.py")
+        if (count := len(path.read_text(encoding="utf-8").splitlines())) > limit
+    )
+
+
+def test_no_module_is_longer_than_400_lines() -> None:
+    assert long_modules(PACKAGE) == []
+
+
+def test_the_length_check_finds_a_long_module(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "big.py").write_text("x = 1\n" * (MAX_LINES + 1))
+    (tmp_path / "pkg" / "small.py").write_text("x = 1\n")
+    assert long_modules(tmp_path / "pkg") == [f"pkg/big.py: {MAX_LINES + 1} lines"]

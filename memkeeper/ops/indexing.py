@@ -10,11 +10,10 @@ with a shared store the file is compared with the store's version (``SharedSync`
 
 from __future__ import annotations
 
-import time
-
 from memkeeper.events import digest
 from memkeeper.fs import files
 from memkeeper.records import FileState
+from memkeeper.store.retry import Retry
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -56,14 +55,15 @@ class Indexing(WorkspaceShape):
             self.seen_agreeing(rel, state, data)
             return True
         with self.locked(rel):
-            for tries in range(REFRESH_ATTEMPTS):
+            # 0.01 s, 0.02 s, … between looks: a save in progress is given ~0.5 s in all
+            for _ in Retry(REFRESH_ATTEMPTS, delay=0.01, backoff=1.0, step=0.01).tries():
                 try:
                     data = files.read_bytes(self.top, rel, whole=True)
                     with self.writing():
                         self.index_file(rel, data, actor=actor, detail=detail)
                     return True
                 except files.Raced:
-                    time.sleep(0.01 * (tries + 1))
+                    continue
         return False
 
     def index_file(

@@ -26,7 +26,7 @@ from memkeeper.ops.keptlinks import KeptLinks
 from memkeeper.ops.verdicts import Verdicts
 from memkeeper.ops.writeahead import WriteAhead
 from memkeeper.policy.storeurl import StoreUrl, parse_store_url, policy_store
-from memkeeper.store.retry import StoreRetry
+from memkeeper.store.retry import Retry
 from memkeeper.store.sqlite import Store, prepare_home
 
 TYPE_CHECKING = False
@@ -240,20 +240,18 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks):
         """Run ``attempt`` (a whole operation) until a shared store commits it: another
         writer that got in first (``StoreRetry``: nothing of the attempt was applied) makes
         it start over on what is there now, after a short random pause."""
-        for tries in range(STORE_ATTEMPTS):
-            try:
-                return attempt()
-            except StoreRetry:
-                if tries + 1 == STORE_ATTEMPTS:
-                    raise EnvironmentFailure(
-                        f"the shared store: {STORE_ATTEMPTS} other writers got in first, one "
-                        "after the other — nothing was changed; try again",
-                        reason="store_busy",
-                    ) from None
-                import random
-
-                time.sleep(random.uniform(0.0, min(0.001 * 2**tries, 0.05)))
-        raise AssertionError("unreachable")
+        policy = Retry(
+            STORE_ATTEMPTS,
+            delay=0.001,
+            max_delay=0.05,
+            jitter=True,
+            give_up=lambda _: EnvironmentFailure(
+                f"the shared store: {STORE_ATTEMPTS} other writers got in first, one after the "
+                "other — nothing was changed; try again",
+                reason="store_busy",
+            ),
+        )
+        return policy(attempt)
 
     # -- a shared store: this root's files and the store's (``SharedSync``) --------------------
 

@@ -12,12 +12,11 @@ between memkeeper's read and its rename makes the operation start over on its sa
 
 from __future__ import annotations
 
-import time
-
 from memkeeper.errors import EnvironmentFailure, Invalid
 from memkeeper.events import digest
 from memkeeper.fs import files
 from memkeeper.records import PendingWrite
+from memkeeper.store.retry import Retry
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -217,7 +216,7 @@ class WriteAhead(WorkspaceShape):
         memkeeper's bytes are kept in a ``save.raced`` event, and the operation starts over on
         the file as it is (``files.Raced``, for ``retrying``)."""
         rel = write.rel
-        for _ in range(RACE_ATTEMPTS):
+        for _ in Retry(RACE_ATTEMPTS).tries():
             try:
                 with self.writing():
                     self.store.drop_pending(rel)
@@ -265,15 +264,17 @@ class WriteAhead(WorkspaceShape):
         """Run ``attempt`` (an operation on ``rel`` under its lock) until its replace does not
         race a writer that takes no lock: each race is recorded (``save.raced``, stage
         ``before``), the writer's save stays on disk, and the operation starts over on it."""
-        for tries in range(RACE_ATTEMPTS):
+        # A pause lets the writer finish its save; none after a deletion, nor the last try.
+        policy = Retry(RACE_ATTEMPTS, on=(files.Raced,), delay=0.005, max_delay=0.2)
+        for tries in range(policy.attempts):
             try:
                 return self.again(attempt)
             except files.Raced as raced:
                 with self.store.writing():
                     data = {"stage": "before", "operation": "replace", "attempt": tries + 1}
                     self.record("save.raced", rel, None, data, actor="external")
-                if raced.current is not None and tries + 1 < RACE_ATTEMPTS:
-                    time.sleep(min(0.005 * 2**tries, 0.2))  # let the writer finish its save
+                if raced.current is not None and tries + 1 < policy.attempts:
+                    policy.sleep(policy.pause(tries))
         raise EnvironmentFailure(
             f"{rel}: another program kept rewriting it while memkeeper wrote — nothing was "
             "changed; try again once it is done",

@@ -60,9 +60,15 @@ def parse(payload: dict[str, Any], event: str | None, cwd: str) -> HookInput:
 
 
 def hook_output(decision: Decision) -> dict[str, Any] | None:
-    """Claude Code's PreToolUse JSON; None (print nothing) for a silent allow."""
-    if decision.verdict == "allow" and not decision.reason:
-        return None
+    """Claude Code's PreToolUse JSON; None (print nothing) for a silent allow. A notice (an
+    allow with a reason: another agent's advisory claim) only adds context for the model: a
+    ``permissionDecision: "allow"`` would skip Claude Code's own permission prompt, and a
+    notice never changes the agent's permission flow."""
+    if decision.verdict == "allow":
+        if not decision.reason:
+            return None
+        context = decision.context or decision.reason
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": context}}
     out = _pre_tool(decision.verdict, decision.reason)
     if decision.context:
         out["additionalContext"] = decision.context

@@ -199,14 +199,7 @@ def specific(**fields: str) -> str:
                 permissionDecision="ask", permissionDecisionReason="ok?", additionalContext="ok?"
             ),
         ),
-        (
-            Decision("allow", "WAIT: b", "WAIT: b"),
-            specific(
-                permissionDecision="allow",
-                permissionDecisionReason="WAIT: b",
-                additionalContext="WAIT: b",
-            ),
-        ),
+        (Decision("allow", "WAIT: b", "WAIT: b"), specific(additionalContext="WAIT: b")),
     ],
     ids=["silent", "deny", "ask", "advisory"],
 )
@@ -236,6 +229,9 @@ def test_every_answer_is_nothing_or_one_pre_tool_use_object_and_exit_0(
     assert answer.stdout.endswith("\n")
     assert answer.stdout.count("\n") == 1
     out = json.loads(answer.stdout)["hookSpecificOutput"]
+    if verdict == "allow":  # a notice: context for the model, never a permission decision
+        assert out == {"hookEventName": "PreToolUse", "additionalContext": context or reason}
+        return
     assert (out["permissionDecision"], out["permissionDecisionReason"]) == (verdict, reason)
     assert out.get("additionalContext", "") == context
 
@@ -248,15 +244,14 @@ def test_the_allow_prints_nothing_and_exits_0_on_every_path(phase: Phase) -> Non
 # -- the answer's JSON ----------------------------------------------------------------------------
 
 
-def test_an_allow_with_a_reason_also_tells_claude_through_additional_context() -> None:
+def test_a_notice_tells_claude_through_additional_context_and_decides_no_permission() -> None:
+    # "allow" would skip Claude Code's permission prompt: a notice must not change that flow
     out = hook_output(Decision("allow", "WAIT: x", "WAIT: x"))
     assert out == {
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "allow",
-            "permissionDecisionReason": "WAIT: x",
-            "additionalContext": "WAIT: x",
-        }
+        "hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": "WAIT: x"}
+    }
+    assert hook_output(Decision("allow", "WAIT: y")) == {
+        "hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": "WAIT: y"}
     }
     assert hook_output(ALLOW) is None
 
