@@ -32,7 +32,10 @@ class Raced(Exception):
 
 
 def confine(root: str | os.PathLike[str], relpath: str) -> str:
-    """Normalise a root-relative POSIX path, refusing anything that leaves the root."""
+    """Normalise a root-relative POSIX path, refusing anything that leaves the root. A
+    symlinked directory on the way is resolved: the path answered names the file reached
+    (``alias/x.md`` is ``real/x.md``), so the policy judges that file, not the name given —
+    else an alias of a private directory, or of the root, would read it as another class."""
     parts = [p for p in relpath.replace("\\", "/").split("/") if p not in ("", ".")]
     if not parts or relpath.startswith("/") or ".." in parts:
         raise Invalid(
@@ -48,7 +51,14 @@ def confine(root: str | os.PathLike[str], relpath: str) -> str:
             f"{real_root} — memkeeper only touches files inside the root",
             path=clean,
         )
-    return clean
+    head, _, name = clean.rpartition("/")
+    if not head:
+        return clean
+    # the file itself is not resolved: a symlink in its place is refused where it is read
+    real_head = os.path.realpath(os.path.join(real_root, head))
+    if real_head == real_root:
+        return name
+    return os.path.relpath(real_head, real_root).replace(os.sep, "/") + "/" + name
 
 
 def open_directory(root: str | os.PathLike[str], relpath: str) -> tuple[int, str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import sys
 import time
 
@@ -154,7 +155,30 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks):
         if found is None:
             found = files.confine(self.top, root.relative_path(self.top, user_path))
             self._relpaths[asked] = found
-        return found
+        return self.linked_private(found)
+
+    def linked_private(self, rel: str) -> str:
+        """``rel``, or — when it is a hard link to a private file — that file's path: the
+        policy judges the file reached, so a second name never reads a scratchpad into the
+        store or serves it. Asked every time (a link can be made at any moment); one ``lstat``
+        unless the file has several links."""
+        try:
+            info = os.lstat(os.path.join(self.top, rel))
+        except OSError:
+            return rel
+        if info.st_nlink < 2 or not stat.S_ISREG(info.st_mode):
+            return rel
+        from memkeeper.fs.walk import managed_files
+        from memkeeper.policy.loader import load_policy
+
+        for other, found in managed_files(load_policy(self.top), self.top):
+            if found.file_class != "private" or other == rel:
+                continue
+            with contextlib.suppress(OSError):
+                seen = os.lstat(os.path.join(self.top, other))
+                if (seen.st_dev, seen.st_ino) == (info.st_dev, info.st_ino):
+                    return other
+        return rel
 
     def now(self) -> float:
         if self._clock is not None:

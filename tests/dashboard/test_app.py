@@ -155,7 +155,6 @@ WALK_SKIPS = [
     ("memory/__pycache__/notes.md", "file"),
     ("memory/.notes.md.memkeeper-123.tmp", "file"),  # a killed writer's temp
     ("memory/link.md", "symlink"),
-    ("memory/alias/notes.md", "through a symlinked directory"),
     ("README.md", "unmanaged"),
 ]
 
@@ -170,16 +169,36 @@ def test_a_path_the_walk_skips_is_not_a_managed_file(
         target.write_text("# Notes\n\nhere\n")
     elif how == "symlink":
         target.symlink_to("architecture.md")
-    elif how == "through a symlinked directory":
-        (root / "memory/real").mkdir()
-        (root / "memory/real/notes.md").write_text("# Notes\n\nhere\n")
-        (root / "memory/alias").symlink_to("real", target_is_directory=True)
     assert target.is_file()
     listed = [f["path"] for f in client.get("/api/files", headers=AUTH).json()["files"]]
     assert rel not in listed
     answer = client.get(f"/api/sections?path={rel}", headers=AUTH)
     assert answer.status_code == 404, answer.text
     assert answer.json() == {"status": "not_found", "message": f"{rel} is not a managed file"}
+
+
+def test_a_path_through_a_symlinked_directory_answers_for_the_file_it_reaches(
+    client: TestClient, root: Path
+) -> None:
+    (root / "memory/real").mkdir()
+    (root / "memory/real/notes.md").write_text("# Notes\n\nhere\n")
+    (root / "memory/alias").symlink_to("real", target_is_directory=True)
+    listed = [f["path"] for f in client.get("/api/files", headers=AUTH).json()["files"]]
+    assert "memory/alias/notes.md" not in listed
+    answer = client.get("/api/sections?path=memory/alias/notes.md", headers=AUTH).json()
+    assert answer["path"] == "memory/real/notes.md"
+    (root / "memory/pub").symlink_to("scratch", target_is_directory=True)
+    private = client.get("/api/sections?path=memory/pub/agent-a.md", headers=AUTH)
+    assert (private.json()["path"], private.json()["class"]) == (
+        "memory/scratch/agent-a.md",
+        "private",
+    )
+    assert "batching" not in private.text  # a private file's text is never served
+    text = client.get(
+        "/api/sections?path=memory/pub/agent-a.md&key=agent-a-scratchpad", headers=AUTH
+    )
+    assert text.status_code == 403
+    assert "batching" not in text.text
 
 
 def test_a_new_file_and_a_policy_change_show_at_once(client: TestClient, root: Path) -> None:

@@ -364,3 +364,58 @@ def test_check_flags_bidirectional_controls_and_zero_width_characters_in_managed
     assert "U+202E RIGHT-TO-LEFT OVERRIDE" in messages
     assert "U+200B ZERO WIDTH SPACE" in messages
     assert tree_bytes(sample) == before
+
+
+# -- a second name for a file is judged as the file it reaches ------------------------------------
+
+SCRATCH = "memory/scratch/agent-a.md"
+
+
+def store_text(root: Path) -> bytes:
+    """Every byte the SQLite store holds (its database and log), to look for a file's text."""
+    home = root / ".memkeeper"
+    return b"".join(p.read_bytes() for p in home.glob("state.db*"))
+
+
+@pytest.mark.parametrize("alias", ["symlinked directory", "hard link"])
+def test_a_private_file_under_a_second_name_is_never_stored_served_or_patched(
+    sample: Path, alias: str
+) -> None:
+    assert run_cli(sample, "init").code == 0
+    if alias == "symlinked directory":
+        (sample / "memory" / "pub").symlink_to("scratch", target_is_directory=True)
+        name = "memory/pub/agent-a.md"
+    else:
+        os.link(sample / SCRATCH, sample / "memory" / "notes.md")
+        name = "memory/notes.md"
+    secret = b"try batching the import by warehouse"
+    read = run_cli(sample, "read", name, "--json")
+    assert read.code == 0, read.stderr
+    assert read.json["path"] == SCRATCH
+    sections = run_cli(sample, "sections", name, "--json")
+    assert sections.json["path"] == SCRATCH
+    assert secret not in store_text(sample)
+    before = tree_bytes(sample)
+    patched = run_cli(
+        sample, "patch", f"{name}#agent-a-scratchpad", "--expect-rev", "1", "--body-file", "-",
+        "--json", stdin="overwritten\n",
+    )  # fmt: skip
+    assert patched.code == 4, patched.stdout
+    assert patched.json["reason"] == "class"
+    assert tree_bytes(sample) == before
+
+
+def test_an_alias_of_the_directory_above_cannot_rewrite_the_append_only_log(sample: Path) -> None:
+    assert run_cli(sample, "init").code == 0
+    (sample / "memory" / "x").symlink_to(".", target_is_directory=True)
+    log = run_cli(sample, "sections", "memory/x/decisions.md", "--json")
+    assert log.json["path"] == "memory/decisions.md"
+    key = log.json["sections"][-1]["key"]
+    before = tree_bytes(sample)
+    done = run_cli(
+        sample, "patch", f"memory/x/decisions.md#{key}", "--expect-rev", "1", "--body-file", "-",
+        "--json", stdin="history, tidied away\n",
+    )  # fmt: skip
+    assert done.code == 4, done.stdout
+    assert done.json["reason"] == "class"
+    assert tree_bytes(sample) == before

@@ -49,7 +49,14 @@ def test_confine_refuses_a_symlinked_directory_pointing_outside(tmp_path: Path) 
 def test_confine_allows_a_symlinked_directory_that_stays_inside(tmp_path: Path) -> None:
     (tmp_path / "real").mkdir()
     (tmp_path / "alias").symlink_to(tmp_path / "real", target_is_directory=True)
-    assert fsio.confine(tmp_path, "alias/x.md") == "alias/x.md"
+    assert fsio.confine(tmp_path, "alias/x.md") == "real/x.md"
+
+
+def test_confine_names_the_file_an_alias_of_the_root_reaches(tmp_path: Path) -> None:
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "x").symlink_to(tmp_path, target_is_directory=True)
+    assert fsio.confine(tmp_path, "memory/x/memory/log.md") == "memory/log.md"
+    assert fsio.confine(tmp_path, "memory/x/top.md") == "top.md"
 
 
 def test_confine_works_when_the_root_itself_is_reached_through_a_symlink(tmp_path: Path) -> None:
