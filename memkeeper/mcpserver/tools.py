@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memkeeper.claims.wording import claim_json, waiter_json
-from memkeeper.errors import Invalid, MemkeeperError
+from memkeeper.errors import Conflict, Invalid, MemkeeperError
 
 if TYPE_CHECKING:
     import threading
@@ -66,6 +66,30 @@ def patch(
 ) -> Payload:
     if (body is None) == (dmp is None):
         raise Invalid("memory_patch needs exactly one of body (the new text) or dmp (a patch)")
+    try:
+        return _patched(memory, ref, expect_rev, body, dmp, expect_file_hash, claim, merge)
+    except Conflict as lost:
+        # what to do next, as this client does it: the tool, not the command line
+        current = lost.fields.get("current")
+        if current is not None and lost.fields.get("recover"):
+            where = f"{current.path}#{current.key}"
+            lost.fields["recover"] = (
+                f'memory_patch(ref="{where}", expect_rev={current.rev}, body=...) with your '
+                "change merged into current.content"
+            )
+        raise
+
+
+def _patched(
+    memory: Memory,
+    ref: str,
+    expect_rev: int,
+    body: str | None,
+    dmp: str | None,
+    expect_file_hash: str | None,
+    claim: str | None,
+    merge: bool,
+) -> Payload:
     done = memory.patch(
         ref,
         body,
