@@ -26,7 +26,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "events": (
         "memkeeper events --since 120 --json",
         "memkeeper events --follow",
-        "memkeeper events --path CLAUDE.md --type 'section.*' --agent codex:41",
+        "memkeeper events --path CLAUDE.md --type 'section.*' --actor codex:41",
     ),
     "verify": ("memkeeper verify", "memkeeper verify --json"),
     "claim": (

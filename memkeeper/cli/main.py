@@ -204,8 +204,7 @@ def cmd_events(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
         return follow_events(memory, args.since, args.json)
     found = memory.events(since=args.since)
-    # events is read-only: who is acting does not matter, so --agent names whose events to show
-    actor = getattr(args, "agent", None)
+    actor = args.actor
     if args.path or args.type or actor:
         from memkeeper.ops.views import select_events
 

@@ -199,6 +199,7 @@ def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
     events.add_argument("--follow", action="store_true", help="keep printing new events")
     events.add_argument("--path", metavar="PATH", help="only events about this file")
     events.add_argument("--type", metavar="TYPE", help="only events of this type, e.g. claim.*")
+    events.add_argument("--actor", metavar="ID", help="only events by this actor (agent id)")
     verb("verify", "check the event log's hash chain and the index against the files")
     for module in _groups_for(wanted):
         module.add_verbs(verb)

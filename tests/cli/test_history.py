@@ -51,5 +51,7 @@ def test_events_filter_by_path_type_and_agent(cli: Cli) -> None:
     by_type = cli("events", "--type", "claim.*", "--json").stdout.splitlines()
     assert len(by_type) == 1
     assert len(cli("events", "--path", "CLAUDE.md", "--json").stdout.splitlines()) == 2
-    assert len(cli("events", "--agent", "b", "--json").stdout.splitlines()) == 1
-    assert cli("events", "--agent", "nobody", "--json").stdout == ""
+    assert len(cli("events", "--actor", "b", "--json").stdout.splitlines()) == 1
+    assert cli("events", "--actor", "nobody", "--json").stdout == ""
+    # --agent stays who is acting (agents pass it on every command): it filters nothing
+    assert len(cli("events", "--agent", "b", "--json").stdout.splitlines()) == 3

@@ -143,10 +143,10 @@ FLAGS: list[tuple[list[str], dict[str, Any]]] = [
             "dmp_file": "d.txt",
         },
     ),
-    (["events"], {"since": 0, "follow": False, "path": None, "type": None}),
+    (["events"], {"since": 0, "follow": False, "path": None, "type": None, "actor": None}),
     (
         ["events", "--since", "12", "--follow"],
-        {"since": 12, "follow": True, "path": None, "type": None},
+        {"since": 12, "follow": True, "path": None, "type": None, "actor": None},
     ),
     (["verify"], {}),
 ]

@@ -34,10 +34,11 @@ def test_a_stale_patch_is_a_conflict_result_with_the_current_section(memory: Mem
     assert (current["rev"], current["content"]) == (2, "- one\n\n")
     assert stale["recover"]  # what to do next, spelled out
     # as this client does it: the tool's call, not the command line
-    assert stale["recover"].startswith(
+    recover = str(stale["recover"])
+    assert recover.startswith(
         'memory_patch(ref="CLAUDE.md#inventory-service/build", expect_rev=2, body=...)'
     )
-    assert "memkeeper patch" not in stale["recover"]
+    assert "memkeeper patch" not in recover
 
 
 @pytest.mark.parametrize(("body", "dmp"), [(None, None), ("x\n", "@@ -1 +1 @@")])
