@@ -161,9 +161,13 @@ def read_bytes(root: str | os.PathLike[str], relpath: str, *, whole: bool = Fals
         ) from None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
+            try:
+                target = f" to {os.readlink(os.path.join(root, relpath))}"
+            except OSError:
+                target = ""
             raise Invalid(
-                f"{relpath}: is a symlink — memkeeper edits regular files only; "
-                "point the policy at the real file",
+                f"{relpath}: is a symlink{target} — memkeeper edits regular files only; "
+                "name the file it points to (or point the policy at it)",
                 path=relpath,
             ) from None
         if exc.errno == errno.EISDIR:

@@ -153,3 +153,12 @@ def test_make_directories_names_a_file_in_the_way(tmp_path: Path) -> None:
     (tmp_path / "memory").write_text("x")
     with pytest.raises(Invalid, match=r"^memory/log/a\.md: 'memory' on its path is a file"):
         fsio.make_directories(tmp_path, "memory/log/a.md")
+
+
+def test_a_symlinks_refusal_names_what_it_points_to(tmp_path: Path) -> None:
+    (tmp_path / "real.md").write_text("x")
+    (tmp_path / "link.md").symlink_to("real.md")
+    with pytest.raises(Invalid) as caught:
+        fsio.read_bytes(tmp_path, "link.md")
+    assert caught.value.message.startswith("link.md: is a symlink to real.md — ")
+    assert "name the file it points to" in caught.value.message
