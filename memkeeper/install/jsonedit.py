@@ -70,7 +70,7 @@ def parse(text: str, where: str) -> Node:
     except json.JSONDecodeError as exc:
         raise Invalid(
             f"{where}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}) — fix it, then "
-            "run memkeeper install-hooks again",
+            "run the same memkeeper command again",
             path=where,
             line=exc.lineno,
         ) from None

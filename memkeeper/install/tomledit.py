@@ -36,7 +36,7 @@ def load(text: str, where: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise Invalid(
-            f"{where}: not valid TOML ({exc}) — fix it, then run memkeeper install-hooks again",
+            f"{where}: not valid TOML ({exc}) — fix it, then run the same memkeeper command again",
             path=where,
         ) from None
 

@@ -252,3 +252,16 @@ def test_a_save_that_lands_after_the_check_is_caught_at_the_replace(
 
 
 # -- what installing loads ---------------------------------------------------------------------
+
+
+def test_uninstalling_from_broken_json_never_says_to_install(tmp_path: Path) -> None:
+    install(tmp_path, ["cursor"], python="/py", run=fake_git)
+    hooks = tmp_path / ".cursor/hooks.json"
+    hooks.write_text(hooks.read_text()[:-3])
+    before = hooks.read_bytes()
+    with pytest.raises(Invalid) as caught:
+        uninstall(tmp_path, ["cursor"], run=fake_git)
+    assert "not valid JSON" in caught.value.message
+    assert "install-hooks" not in caught.value.message
+    assert caught.value.message.endswith("fix it, then run the same memkeeper command again")
+    assert hooks.read_bytes() == before
