@@ -73,6 +73,8 @@ def read(ws: Workspace, ref: str) -> SectionText:
 
 
 def _read(ws: Workspace, rel: str, key: str | None) -> SectionText:
+    # the policy's verdict (cached by its hash): an invalid policy is exit 2 here too
+    ws.rule(rel)
     for _ in _READ.tries():
         data = files.read_bytes(ws.top, rel)
         answer = _read_indexed(ws, rel, key, digest(data), data)

@@ -33,7 +33,11 @@ violation = Violation  # where a check or verify finds a problem: path, line, ru
 
 def verify(ws: Workspace, git: Git | None = None) -> dict[str, Any]:
     """Check the event chain and every indexed file against the index; raise ``Failed``.
-    ``files`` counts the indexed files judged (managed, and not deleted on purpose)."""
+    ``files`` counts the indexed files judged (managed, and not deleted on purpose). An
+    invalid policy is ``PolicyInvalid`` (exit 2), as for every other command."""
+    from memkeeper.policy.loader import load_policy
+
+    load_policy(ws.root)
     found, judged = _problems(ws, git or Git(ws.root))
     if found:
         raise Failed(f"verify found {len(found)} problem(s)", violations=found)

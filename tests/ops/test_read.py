@@ -217,3 +217,15 @@ def test_a_never_indexed_file_held_open_for_writing_is_a_clear_error_soon(
     assert caught.value.fields["reason"] == "being_written"
     assert "open for writing (a save in progress)" in caught.value.message
     assert memory.read("memory/new.md").content.endswith("being saved\n")
+
+
+def test_a_read_of_an_indexed_file_under_an_invalid_policy_says_so(
+    memory: Memory, sample: Path
+) -> None:
+    from memkeeper.errors import PolicyInvalid
+
+    _ = memory.workspace.store
+    memory.read("CLAUDE.md#build")  # indexed: later reads answer from the index
+    (sample / ".memkeeper.yaml").write_text("version: 1\nfiles: [{path: x, class: nonsense}]\n")
+    with pytest.raises(PolicyInvalid, match="unknown class 'nonsense'"):
+        memory.read("CLAUDE.md#build")

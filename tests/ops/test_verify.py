@@ -261,3 +261,12 @@ def test_a_missing_file_outside_git_or_before_the_first_commit_is_a_problem(
     assert found.fix == "restore it, or remove its rule from the policy"
     (sample / ".git").rename(sample / "not-git")
     assert [v.path for v in problems(memory.workspace)] == ["AGENTS.md"]
+
+
+def test_verify_under_an_invalid_policy_says_so(memory: Memory, sample: Path) -> None:
+    from memkeeper.errors import PolicyInvalid
+
+    memory.read("CLAUDE.md#build")
+    (sample / ".memkeeper.yaml").write_text("version: 1\nfiles: [{path: x, class: nonsense}]\n")
+    with pytest.raises(PolicyInvalid, match="unknown class 'nonsense'"):
+        memory.verify()
