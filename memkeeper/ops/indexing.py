@@ -135,30 +135,46 @@ class Indexing(WorkspaceShape):
         detail: dict[str, Any],
     ) -> None:
         """Events for an edit memkeeper did not make: none for a private file; for history
-        that was rewritten rather than extended, a ``policy.violation`` too."""
+        that was rewritten rather than extended, a ``policy.violation`` too — and history only
+        extended (an agent's own edit tool adding an entry at the end) records each new entry as
+        ``entry.appended``, as ``append`` does, so feeds built from entries show it."""
         file_class = self.rule(rel).file_class
         if file_class == "private":
             return
-        if file_class == "append-only":
-            self._note_rewrite(rel, previous, data)
+        extended = file_class == "append-only" and not self._note_rewrite(rel, previous, data)
         revs = {row.key: row.rev for row in change.rows}
+        titles = {row.key: row.title for row in change.rows}
+        known = {row.key for row in previous if row.present}
         for key in change.changed:
+            event = {"rev": revs[key], "noticed_by": self.agent, **detail}
+            entry = extended and key not in known
+            if entry:
+                event["title"] = titles.get(key, key)
             self.record(
-                "section.external_edit",
+                "entry.appended" if entry else "section.external_edit",
                 rel,
                 key,
-                {"rev": revs[key], "noticed_by": self.agent, **detail},
+                event,
                 actor=actor or "external",
             )
 
-    def _note_rewrite(self, rel: str, previous: list[SectionRow], data: bytes) -> None:
-        """Record ``policy.violation`` when ``data`` does not extend what the index last held."""
+    def _note_rewrite(self, rel: str, previous: list[SectionRow], data: bytes) -> bool:
+        """Record ``policy.violation`` (True) when ``data`` does not extend what the index last
+        held — unless it puts back the history the last violation rewrote (``git checkout HEAD
+        --``, the fix ``check`` suggests): that is ``history.restored``, no second violation."""
         from memkeeper.markdown import appendonly
 
         old = b"".join(row.heading + row.body for row in previous if row.present)
         line = appendonly.first_changed_line(old, data)
         if line is None:
-            return
+            return False
+        last = self.store.last_events(rel).get(None)
+        if last is not None and last.type == "policy.violation":
+            before = last.data.get("before")
+            if before is not None and before == digest(data):
+                data_ = {"noticed_by": self.agent, "violation": last.id}
+                self.record("history.restored", rel, None, data_, actor="external")
+                return True
         self.record(
             "policy.violation",
             rel,
@@ -168,9 +184,11 @@ class Indexing(WorkspaceShape):
                 "line": line,
                 "message": f"{rel}:{line}: history was rewritten, not extended",
                 "noticed_by": self.agent,
+                "before": digest(old),
             },
             actor="external",
         )
+        return True
 
     def section_row(self, rel: str, ref_key: str) -> SectionRow:
         """The present section ``ref_key`` names (exact key or unambiguous suffix)."""

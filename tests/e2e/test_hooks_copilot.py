@@ -281,7 +281,7 @@ def test_post_tool_use_indexes_the_change_as_the_copilot_session(tmp_path: Path)
     new = events(root)[before:]
     assert [(e["type"], e["actor"], e["path"], e["data"]["tool"]) for e in new] == [
         ("section.external_edit", AGENT, "memory/decisions.md", "Edit"),
-        ("section.external_edit", AGENT, "memory/decisions.md", "Edit"),
+        ("entry.appended", AGENT, "memory/decisions.md", "Edit"),
     ]
     assert new[-1]["section"] == "decision-log/2026-11-03-copilot"
 

@@ -254,7 +254,7 @@ def test_after_file_edit_indexes_the_change_as_the_cursor_session(tmp_path: Path
     new = events(root)[before:]
     assert [(e["type"], e["actor"], e["path"], e["data"]["tool"]) for e in new] == [
         ("section.external_edit", AGENT, "memory/decisions.md", "Edit"),
-        ("section.external_edit", AGENT, "memory/decisions.md", "Edit"),
+        ("entry.appended", AGENT, "memory/decisions.md", "Edit"),
     ]
     assert new[-1]["section"] == "decision-log/2026-11-03-cursor"
 

@@ -120,7 +120,8 @@ def test_a_rewrite_of_append_only_history_records_a_policy_violation(
         "external",
         DECISIONS,
     )
-    assert violation.data == {
+    assert str(violation.data["before"]).startswith("sha256:")  # what a restore puts back
+    assert {k: v for k, v in violation.data.items() if k != "before"} == {
         "rule": "append-only",
         "line": 7,
         "message": f"{DECISIONS}:7: history was rewritten, not extended",
@@ -137,7 +138,25 @@ def test_history_that_is_only_extended_is_no_violation(ws: Workspace, sample: Pa
     types = event_types(ws)
     assert "policy.violation" not in types
     assert types
-    assert set(types) == {"section.external_edit"}
+    # the new entry is an entry, as `append` records one (feeds built from entries show it);
+    # the entry before it only gained the blank line that separates them
+    assert types[-2:] == ["section.external_edit", "entry.appended"]
+    (entry,) = ws.store.events()[-1:]
+    assert (entry.actor, entry.data["title"]) == ("external", "2026-12-01 — agent-b")
+
+
+def test_putting_rewritten_history_back_is_a_restore_not_a_second_violation(
+    ws: Workspace, sample: Path
+) -> None:
+    ws.refresh(DECISIONS)
+    original = (sample / DECISIONS).read_bytes()
+    edit(sample, DECISIONS, "Use SQLite", "Use Redis")
+    ws.refresh(DECISIONS)
+    (sample / DECISIONS).write_bytes(original)  # git checkout HEAD -- memory/decisions.md
+    ws.refresh(DECISIONS)
+    types = event_types(ws)
+    assert types.count("policy.violation") == 1
+    assert "history.restored" in types
 
 
 def test_section_row_resolves_an_exact_key_or_a_unique_last_segment(ws: Workspace) -> None:
