@@ -103,6 +103,7 @@ class Facts(Record):
         "tree",
         "root_option",
         "mcp",
+        "program",
     )
     root: str
     cwd: str  # the session's directory, resolved: commands name paths relative to it
@@ -116,6 +117,7 @@ class Facts(Record):
     tree: tuple[str, ...]
     root_option: str  # `` --root DIR`` when the session's directory is outside the root
     mcp: bool  # the agent has memkeeper's MCP server here: refusals spell its tools too
+    program: str  # how the commands suggested name memkeeper, shell-quoted ("memkeeper")
 
     def __init__(
         self,
@@ -131,11 +133,12 @@ class Facts(Record):
         tree: tuple[str, ...] = (),
         root_option: str = "",
         mcp: bool = False,
+        program: str = "memkeeper",
     ) -> None:
         self._fill(
             *(root, cwd, agent, agent_option, now, claims),
             *({} if paths is None else paths, {} if entries is None else entries),
-            *({} if sweeps is None else sweeps, tree, root_option, mcp),
+            *({} if sweeps is None else sweeps, tree, root_option, mcp, program),
         )
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shlex
 import stat
+import sys
 
 from memkeeper.errors import Invalid, MemkeeperError
 from memkeeper.fs import files as fsio
@@ -97,9 +98,10 @@ def _allowed(allow: Callable[[Phase], Answer], phase: Phase) -> Answer:
 def _decision(call: ToolCall, root: str | None, who: str, named: bool, kind: str) -> Decision:
     effects = gate.targets(call)
     decisions = []
+    login_shell = agents.setup(kind).login_shell
     for ws, agent_option in _memories(effects, root, who, named):
         try:
-            facts = gather(ws, call, effects, agent_option, kind)
+            facts = gather(ws, call, effects, agent_option, kind, login_shell)
         finally:
             ws.close()
         decisions.append(gate.decide(call, facts))
@@ -152,10 +154,12 @@ def gather(
     effects: tuple[Effect, ...],
     agent_option: str,
     kind: str | None = None,
+    login_shell: bool = False,
 ) -> Facts:
     """The facts about what ``effects`` reach inside ``ws``'s root, and the live claims; with
     ``kind`` (the agent), whether it has memkeeper's MCP server here — looked up only when a
-    managed file is reached, since only a refusal names the tools."""
+    managed file is reached, since only a refusal names the tools; with ``login_shell`` (the
+    agent's commands run in one), memkeeper named by a path that works there."""
     cwd, top = os.path.realpath(call.cwd), ws.top
     inside = cwd == top or cwd.startswith(top + os.sep)
     paths: dict[str, PathFacts] = {}
@@ -180,9 +184,14 @@ def gather(
     files = tuple(path for path, _ in tree)
     reached = (*paths.values(), *entries.values())
     mcp = kind is not None and any(f.file_class in gatefacts.MANAGED for f in reached)
+    program = "memkeeper"
+    if login_shell:
+        from memkeeper.gate.messages import program_for
+
+        program = program_for(sys.argv[0], sys.executable, cwd, top)
     return Facts(
         *(top, cwd, ws.agent, agent_option, now, claims, paths, entries, sweeps, files),
-        *(root_option, mcp and _has_mcp(top, kind or "")),
+        *(root_option, mcp and _has_mcp(top, kind or ""), program),
     )
 
 

@@ -34,7 +34,29 @@ def shown(facts: Facts, rel: str) -> str:
 
 
 def command(facts: Facts, *args: str) -> str:
-    return "`memkeeper " + " ".join(args) + facts.root_option + facts.agent_option + "`"
+    return f"`{facts.program} " + " ".join(args) + facts.root_option + facts.agent_option + "`"
+
+
+# Where a login shell finds programs whatever its profile does (Debian's /etc/profile sets PATH
+# to these, dropping an activated virtual environment).
+LOGIN_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
+
+
+def program_for(script: str, python: str, cwd: str, top: str) -> str:
+    """How a login shell in ``cwd`` runs the memkeeper this process is (``script``: its argv[0];
+    ``python``: its interpreter), shell-quoted: ``memkeeper`` when it lives where every login
+    shell looks; the script relative to ``cwd`` when it is inside the memory root ``top``
+    (``.venv/bin/memkeeper``), else its absolute path; ``PYTHON -m memkeeper`` when it was
+    started that way."""
+    if os.path.basename(script) != "memkeeper":
+        return f"{shlex.quote(python)} -m memkeeper"
+    if os.path.dirname(script) in LOGIN_PATH:
+        return "memkeeper"
+    inside = cwd == top or cwd.startswith(top + os.sep)
+    if inside and (script == top or script.startswith(top + os.sep)):
+        rel = os.path.relpath(script, cwd)
+        return shlex.quote(rel if os.sep in rel else os.path.join(os.curdir, rel))
+    return shlex.quote(script)
 
 
 def subject(facts: Facts, f: PathFacts) -> str:
@@ -103,7 +125,7 @@ def region_refusal(facts: Facts, f: PathFacts, problem: str) -> str:
         f"{subject(facts, f)}: {problem.replace('the patch', 'this edit')}. memkeeper renders "
         f"the text between the markers: change the text outside them, and run "
         f"{command(facts, 'regen', shlex.quote(path))} to re-render the regions (a hand edit "
-        f"inside is not kept: it opens a reconciliation and fails `memkeeper check`)."
+        f"inside is not kept: it opens a reconciliation and fails `{facts.program} check`)."
     )
 
 
@@ -111,7 +133,7 @@ def owner_question(facts: Facts, f: PathFacts, section: SectionFacts) -> str:
     owners = ", ".join(section.owners or ())
     return (
         f"{shown(facts, f.rel)}#{section.key} belongs to {owners} (policy .memkeeper.yaml); "
-        f"{facts.agent} is not an owner, so `memkeeper patch` would refuse this change. "
+        f"{facts.agent} is not an owner, so `{facts.program} patch` would refuse this change. "
         f"Approve it only if you are, or speak for, {owners}."
     )
 
@@ -201,10 +223,10 @@ def sweep_refusal(facts: Facts, sweep: Sweep, files: Sequence[PathFacts]) -> str
     return (
         f"`{sweep.how}` would rewrite managed memory files without a revision check, losing "
         f"other agents' changes: {listed}. Leave them out ({others}) and change them "
-        f"through memkeeper: `memkeeper sections PATH`, "
-        f"`memkeeper read PATH#KEY --json`, then `memkeeper patch PATH#KEY --expect-rev N "
-        f"--body-file F{facts.root_option}{facts.agent_option}` (append-only history: "
-        f"`memkeeper append PATH --text 'ENTRY'`)."
+        f"through memkeeper: {command(facts, 'sections PATH')}, "
+        f"{command(facts, 'read PATH#KEY --json')}, then "
+        f"{command(facts, 'patch PATH#KEY --expect-rev N --body-file F')} (append-only "
+        f"history: {command(facts, 'append PATH', shlex.quote('ENTRY'))})."
     )
 
 

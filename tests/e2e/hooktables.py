@@ -104,10 +104,11 @@ class Reasons:
     ``"{agent}"`` for templates, in a table that runs as more than one agent)."""
 
     agent: str
+    program: str = "memkeeper"  # how the reasons name memkeeper (Codex: a login shell's path)
 
     def cmd(self, *words: str) -> str:
         """A memkeeper command as a reason names it: in backticks, with ``--agent``."""
-        return "`memkeeper " + " ".join(words) + f" --agent {self.agent}`"
+        return f"`{self.program} " + " ".join(words) + f" --agent {self.agent}`"
 
     def section_steps(self, path: str) -> str:
         """How a reason says to change one section of ``path``."""
@@ -146,7 +147,7 @@ class Reasons:
             "memory/status.md: this edit would change generated region 'claims' (lines 8-9). "
             "memkeeper renders the text between the markers: change the text outside them, and "
             f"run {self.cmd('regen', 'memory/status.md')} to re-render the regions (a hand edit "
-            "inside is not kept: it opens a reconciliation and fails `memkeeper check`)."
+            f"inside is not kept: it opens a reconciliation and fails `{self.program} check`)."
         )
 
     def shell_append(self, path: str = DECISIONS) -> str:
@@ -171,6 +172,7 @@ class Reasons:
             f"A human has to approve this change, and a {hook} hook cannot ask one, so "
             "memkeeper denied it: ask the user to make it. "
             "CLAUDE.md#inventory-service/release-process belongs to human (policy "
-            f".memkeeper.yaml); {self.agent} is not an owner, so `memkeeper patch` would refuse "
+            f".memkeeper.yaml); {self.agent} is not an owner, so `{self.program} patch` would "
+            "refuse "
             "this change. Approve it only if you are, or speak for, human."
         )

@@ -17,12 +17,16 @@ answers are §3's: the deny object, and nothing at all for an allow.
 from __future__ import annotations
 
 import json
+import re
+import shlex
+import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli, tree_bytes
+from tests.conftest import MEMKEEPER, run_cli, tree_bytes
 from tests.e2e.hooktables import (
     Reasons,
     assert_allowed_because,
@@ -68,7 +72,10 @@ def deny(reason: str) -> str:
     return json.dumps({"hookSpecificOutput": out}) + "\n"
 
 
-SAY = Reasons(AGENT)
+# Codex runs shell commands in a login shell, whose profile resets PATH: its reasons name the
+# memkeeper that runs the hook by its path (this suite's is in a virtual environment).
+PROGRAM = shlex.quote(str(MEMKEEPER))
+SAY = Reasons(AGENT, PROGRAM)
 WRITE_CLAUDE = SAY.write_claude()
 HISTORY = SAY.history()
 REGION = SAY.region()
@@ -234,6 +241,25 @@ def test_each_codex_call_gets_its_exact_answer(repo: Path, row: Row) -> None:
     done = run_cli(repo, "hook", "codex", stdin=payload(repo, row.tool, row.tool_input))
     assert (done.code, done.stdout, done.stderr) == (0, row.stdout, "")
     assert tree_bytes(repo) == before  # the gate changed nothing it judged
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash for a login shell")
+def test_the_command_a_refusal_names_runs_in_codexs_login_shell(repo: Path, tmp_path: Path) -> None:
+    """Codex runs commands as ``bash -lc``; a login shell's profile resets PATH (Debian's
+    /etc/profile), dropping the virtual environment memkeeper lives in."""
+    done = run_cli(repo, "hook", "codex", stdin=payload(repo, "apply_patch", patch(ADD_CLAUDE)))
+    reason = json.loads(done.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+    named = re.search(r"`([^`]* sections CLAUDE.md[^`]*)`", reason)
+    assert named is not None, reason
+    login = subprocess.run(
+        ["env", "-i", f"HOME={tmp_path}", "bash", "-lc", named.group(1)],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (login.returncode, login.stderr) == (0, "")
+    assert "inventory-service/release-process" in login.stdout
 
 
 @pytest.mark.parametrize(

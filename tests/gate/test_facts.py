@@ -58,6 +58,7 @@ EVERY_FIELD: list[tuple[type[Record], dict[str, Any]]] = [
             tree=("CLAUDE.md", "memory/decisions.md"),
             root_option=" --root /r",
             mcp=True,
+            program=".venv/bin/memkeeper",
         ),
     ),
     (Decision, dict(verdict="ask", reason="only human may change it", context="ask first")),
@@ -83,6 +84,7 @@ def test_path_facts_default_to_an_unstrict_path_with_nothing_read() -> None:
 def test_facts_default_to_no_claims_paths_sweeps_or_options() -> None:
     facts = Facts("/r", "/r", "me", "", 100.0)
     assert (facts.claims, facts.tree, facts.root_option, facts.mcp) == ((), (), "", False)
+    assert facts.program == "memkeeper"
     assert (facts.paths, facts.entries, facts.sweeps) == ({}, {}, {})
 
 

@@ -53,6 +53,32 @@ def test_a_command_carries_the_agent_option_unless_the_environment_names_the_age
     assert words.command(facts(agent_option=""), "read", "X") == "`memkeeper read X`"
 
 
+@pytest.mark.parametrize(
+    ("script", "cwd", "expected"),
+    [
+        ("/usr/local/bin/memkeeper", ROOT, "memkeeper"),  # where every login shell looks
+        ("/usr/bin/memkeeper", f"{ROOT}/docs", "memkeeper"),
+        (f"{ROOT}/.venv/bin/memkeeper", ROOT, ".venv/bin/memkeeper"),  # the project's venv
+        (f"{ROOT}/.venv/bin/memkeeper", f"{ROOT}/docs", "../.venv/bin/memkeeper"),
+        (f"{ROOT}/memkeeper", ROOT, "./memkeeper"),  # a bare name would be looked up on PATH
+        (f"{ROOT}/.venv/bin/memkeeper", "/elsewhere", "/r/.venv/bin/memkeeper"),
+        ("/home/dev/my tools/bin/memkeeper", ROOT, "'/home/dev/my tools/bin/memkeeper'"),
+        ("/home/dev/.local/bin/memkeeper", ROOT, "/home/dev/.local/bin/memkeeper"),
+        ("/home/dev/src/memkeeper/__main__.py", ROOT, "/opt/py/bin/python3 -m memkeeper"),
+    ],
+)
+def test_a_login_shell_is_told_a_memkeeper_it_can_run(script: str, cwd: str, expected: str) -> None:
+    assert words.program_for(script, "/opt/py/bin/python3", cwd, ROOT) == expected
+
+
+def test_commands_name_memkeeper_as_the_facts_say() -> None:
+    named = Facts(ROOT, ROOT, "me", "", NOW, program=".venv/bin/memkeeper")
+    assert words.command(named, "read", "X") == "`.venv/bin/memkeeper read X`"
+    text = words.region_refusal(named, managed("s.md", "generated"), "the patch changes it")
+    assert "fails `.venv/bin/memkeeper check`" in text
+    assert "`memkeeper" not in text
+
+
 def test_patch_steps_for_a_known_section_carry_its_revision() -> None:
     steps = words.patch_steps(facts(), "NOTES.md", BUILD)
     assert "`memkeeper read 'NOTES.md#notes/build' --json --agent me`" in steps

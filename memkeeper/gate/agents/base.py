@@ -109,7 +109,8 @@ class Setup(Record):
     once memkeeper is installed), on the others ``after`` ("": nothing). ``on_argv``: the
     event goes on the command line (the payload does not name it); ``project_env``: the
     variable the agent sets to the project's directory, if any. ``todo``: what is left for
-    the user to do.
+    the user to do. ``login_shell``: the agent runs its shell commands in a login shell, whose
+    profile may reset PATH, so refusals name memkeeper by a path that works there.
 
     The MCP server: registered under ``mcp_key`` in ``mcp_file`` (a ``.toml`` one as a
     table; "": the agent keeps its servers per user, and ``mcp_todo`` says what to add by
@@ -136,6 +137,7 @@ class Setup(Record):
         "mcp_key",
         "mcp_type",
         "mcp_todo",
+        "login_shell",
     )
     name: str
     label: str
@@ -156,6 +158,7 @@ class Setup(Record):
     mcp_key: str
     mcp_type: str
     mcp_todo: str
+    login_shell: bool  # the agent runs shell commands in a login shell (PATH reset)
 
     def __init__(
         self,
@@ -179,11 +182,13 @@ class Setup(Record):
         mcp_key: str = "mcpServers",
         mcp_type: str = "",
         mcp_todo: str = "",
+        login_shell: bool = False,
     ) -> None:
         self._fill(
             *(name, label, hook_files, events, pre, entry, fallback, todo, refuses),
             *(again or f"restart {label}", {} if skeleton is None else skeleton, after),
             *(on_argv, project_env, scripts, mcp_file, mcp_key, mcp_type, mcp_todo),
+            login_shell,
         )
 
 

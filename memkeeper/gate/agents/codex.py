@@ -230,4 +230,5 @@ SETUP = Setup(
     mcp_file=".codex/config.toml",
     mcp_key="mcp_servers",
     mcp_todo="Codex reads .codex/config.toml only in a trusted project (/mcp lists memkeeper).",
+    login_shell=True,
 )
