@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING
 
 from memkeeper.coordination import ClaimView
 from memkeeper.errors import Invalid, Refused
-from memkeeper.events import iso_utc
+from memkeeper.events import digest, iso_utc
 from memkeeper.fs import crash
 from memkeeper.fs import files as fsio
 from memkeeper.fs.walk import managed_files
 from memkeeper.ops.claims import ClaimTable
 from memkeeper.policy.loader import load_policy
+from memkeeper.regions import gitform
 from memkeeper.regions import markers as regions
 from memkeeper.regions.render import Context, RuleView, compile_region
 
@@ -119,6 +120,7 @@ def _visit(
     ws: Workspace, policy: Policy, rel: str, claims: tuple[ClaimView, ...], write: bool
 ) -> RegenResult:
     with ws.locked(rel):
+        restore_live(ws, rel)
         with ws.editing(rel) as read:
             assert read is not None
             data = read
@@ -138,6 +140,24 @@ def _visit(
             crash.crashpoint("regen.before_commit")  # file and index written, not committed
         crash.crashpoint("regen.after_commit")  # committed, lock still held
     return done
+
+
+def restore_live(ws: Workspace, rel: str) -> bool:
+    """A page git wrote in its stored form (``regions.gitform``: a checkout, a stash, a
+    reset), which differs from what the index holds only in placeholders where the index
+    has rendered regions, gets those regions back — the bytes the index holds, written as
+    memkeeper's own (no event: git changed nothing a person wrote). True if so. Under the
+    file's lock."""
+    data = fsio.read_bytes(ws.root, rel, whole=True)
+    with ws.writing():
+        state = ws.store.file_state(rel)
+        if state is None or state.file_hash == digest(data):
+            return False
+        live = ws.committed(rel)
+        if digest(live) != state.file_hash or gitform.restore(data, live, rel) != live:
+            return False
+        ws.replace_file(rel, data, live, hashes=(digest(data), state.file_hash))
+    return True
 
 
 def _write(

@@ -1,0 +1,171 @@
+"""Git's index told to look again at the live pages the daemon rewrote (docs/reference.md
+§11, "Generated pages and git").
+
+With the clean filter, a re-rendered page holds what git stores — but git trusts its index's
+stat data first, and a file whose *size* changed is modified for it without a look at its
+content (a checkout over it is refused, ``diff-files`` lists it). An index entry whose size
+is 0 is the one git always compares by content (through the filter): that is what
+``update-index --cacheinfo`` leaves, with the same blob, so nothing staged changes. The next
+``git status`` finds the page clean and records its stat data again.
+
+The index is git's: this takes ``index.lock`` exactly as git does (created exclusively; if
+it exists, git is working: try again later), edits a copy through ``GIT_INDEX_FILE`` and
+renames it over the index before letting go of the lock — so no git command's own change of
+the index is lost, and none fails except as it would against another git command.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+from typing import TYPE_CHECKING
+
+from memkeeper.daemon.plan import GIT_BUSY
+from memkeeper.fs.root import working_tree
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from memkeeper.daemon.plan import Known
+    from memkeeper.ops.regen import RegenResult
+    from memkeeper.policy.model import Policy
+
+INDEX_COPY = "memkeeper-index"  # in git's directory, under index.lock
+
+
+def entries(out: bytes) -> list[tuple[str, str, str]]:
+    """``ls-files -s -z`` output as ``(mode, blob, path)`` of merged (stage 0) entries. Pure."""
+    found = []
+    for record in out.split(b"\0"):
+        info, tab, path = record.partition(b"\t")
+        fields = info.split()
+        if tab and len(fields) == 3 and fields[2] == b"0":
+            found.append((fields[0].decode(), fields[1].decode(), os.fsdecode(path)))
+    return found
+
+
+def look_again(root: str, top: str, git_dir: str, paths: Sequence[str]) -> bool:
+    """Zero the stat data of the index entries of ``paths`` (relative to ``root``, in the
+    working tree whose top is ``top``): True when done (or nothing is tracked), False when
+    git holds its index lock or fails — the caller tries again later."""
+    index = os.path.join(git_dir, "index")
+    lock = index + ".lock"
+    try:
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    except FileExistsError:
+        return False
+    copy = os.path.join(git_dir, INDEX_COPY)
+    try:
+        try:
+            with open(index, "rb") as src, open(copy, "wb") as dst:
+                dst.write(src.read())
+        except FileNotFoundError:
+            return True  # no index: nothing is tracked yet
+        env = {**os.environ, "GIT_INDEX_FILE": copy}
+        listed = _git(["ls-files", "-s", "-z", "--full-name", "--", *paths], root, env)
+        found = entries(listed[1]) if listed[0] == 0 else []
+        if listed[0] != 0:
+            return False
+        if not found:
+            return True
+        infos = [arg for m, b, p in found for arg in ("--cacheinfo", f"{m},{b},{p}")]
+        if _git(["update-index", "-q", *infos], top, env)[0] != 0:
+            return False
+        os.replace(copy, index)
+        return True
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(copy)
+        os.close(fd)
+        os.unlink(lock)
+
+
+def _git(args: Sequence[str], top: str, env: dict[str, str]) -> tuple[int, bytes]:
+    try:
+        done = subprocess.run(["git", *args], cwd=top, env=env, capture_output=True, check=False)
+    except OSError:
+        return 1, b""
+    return done.returncode, done.stdout
+
+
+class Stale:
+    """The pages whose index entries still need ``look_again`` (git was busy)."""
+
+    def __init__(self, root: str, git_dir: str | None) -> None:
+        self.root, self.top, self.git_dir = root, working_tree(root), git_dir
+        self.owed: set[str] = set()
+
+    def wrote(self, paths: Iterable[str]) -> None:
+        self.owed.update(paths)
+
+    def flush(self) -> None:
+        """Tell git to look again at every page owed, unless git holds its index now."""
+        if not self.owed or self.top is None or self.git_dir is None:
+            return
+        if look_again(self.root, self.top, self.git_dir, sorted(self.owed)):
+            self.owed.clear()
+
+
+class GitAware:
+    """The daemon's part that watches git: whether git is working in the tree, and the live
+    pages whose index entries git must look at again."""
+
+    root: str
+    git_dir: str | None
+    quiet_s: float
+    git_busy: bool  # git is working in the tree (as of the last batch)
+    git_seen: float  # when git was last seen working
+    stale: Stale
+    own_index: tuple[int, int, int] | None  # the index as the last ``look_again`` left it
+    policy: Policy
+    known: Known
+
+    def now(self) -> float:
+        raise NotImplementedError
+
+    def _watch_git(self, changed: bool) -> None:
+        """Note whether git is working in the tree: something in its directory changed in
+        this batch (not only the daemon's own ``look_again``), or it holds a lock or has an
+        operation in progress."""
+        if self.git_dir is None:
+            return
+        here = self.git_dir
+        held = any(os.path.lexists(os.path.join(here, n)) for n in GIT_BUSY)
+        if changed and not held and self.own_index is not None:
+            changed = self._index_id() != self.own_index
+        self.git_busy = changed or held
+        if self.git_busy:
+            self.git_seen = self.now()
+
+    def _git_window(self) -> bool:
+        """Git is working, or was within the quiet period: index and render nothing."""
+        now = self.now()
+        if self.git_seen > now:  # the clock was stepped back: how long ago git worked is
+            self.git_seen = float("-inf")  # unknown, and it is not working now (git_busy)
+        return self.git_busy or now - self.git_seen < self.quiet_s
+
+    def _wrote_live(self, paths: Iterable[str]) -> None:
+        """The daemon rewrote these live pages (``git: placeholder``): git's index is told
+        to look again at them now, or once git has finished."""
+        self.stale.wrote(paths)
+        if self.stale.owed and not self._git_window():
+            self.stale.flush()
+            if not self.stale.owed:
+                self.own_index = self._index_id()
+
+    def _wrote(self, results: list[RegenResult]) -> None:
+        live = self._pages("placeholder")
+        self._wrote_live(r.path for r in results if r.written and r.path in live)
+
+    def _pages(self, form: str) -> frozenset[str]:
+        """The known generated files whose rule stores them in git as ``form``."""
+        rules = ((rel, self.policy.classify(rel)) for rel in self.known.files)
+        return frozenset(rel for rel, rule in rules if rule is not None and rule.git == form)
+
+    def _index_id(self) -> tuple[int, int, int] | None:
+        try:
+            info = os.stat(os.path.join(self.git_dir or "", "index"))
+        except OSError:
+            return None
+        return info.st_ino, info.st_mtime_ns, info.st_size
