@@ -89,6 +89,23 @@ def _git(args: Sequence[str], top: str, env: dict[str, str]) -> tuple[int, bytes
     return done.returncode, done.stdout
 
 
+def filter_installed(root: str, git_dir: str) -> bool:
+    """Whether ``install-hooks`` set up the clean filter here: memkeeper's block in the
+    root's ``.gitattributes`` and its filter in the repository's config (read as files: no
+    ``git`` process)."""
+    common = git_dir
+    with contextlib.suppress(OSError), open(os.path.join(git_dir, "commondir")) as handle:
+        common = os.path.normpath(os.path.join(git_dir, handle.read().strip()))
+    try:
+        with open(os.path.join(root, ".gitattributes"), "rb") as handle:
+            attributes = handle.read()
+        with open(os.path.join(common, "config"), "rb") as handle:
+            config = handle.read()
+    except OSError:
+        return False
+    return b"filter=memkeeper" in attributes and b'[filter "memkeeper"]' in config
+
+
 class Stale:
     """The pages whose index entries still need ``look_again`` (git was busy)."""
 
@@ -155,13 +172,25 @@ class GitAware:
                 self.own_index = self._index_id()
 
     def _wrote(self, results: list[RegenResult]) -> None:
-        live = self._pages("placeholder")
+        live = self._live_pages()
         self._wrote_live(r.path for r in results if r.written and r.path in live)
 
-    def _pages(self, form: str) -> frozenset[str]:
-        """The known generated files whose rule stores them in git as ``form``."""
+    def _live_pages(self) -> frozenset[str]:
+        """The known generated files git stores placeholders of: their rule says so
+        (``git: placeholder``) and the filter is installed — else git stores them as they
+        are, and the daemon renders them after git's changes no more than any other page."""
+        if self.git_dir is None or not filter_installed(self.root, self.git_dir):
+            return frozenset()
         rules = ((rel, self.policy.classify(rel)) for rel in self.known.files)
-        return frozenset(rel for rel, rule in rules if rule is not None and rule.git == form)
+        return frozenset(
+            rel for rel, rule in rules if rule is not None and rule.git == "placeholder"
+        )
+
+    def _snapshot_pages(self) -> frozenset[str]:
+        """The known generated files git stores as rendered (every one but the live pages)."""
+        rules = ((rel, self.policy.classify(rel)) for rel in self.known.files)
+        pages = {rel for rel, rule in rules if rule is not None and rule.file_class == "generated"}
+        return frozenset(pages - self._live_pages())
 
     def _index_id(self) -> tuple[int, int, int] | None:
         try:

@@ -295,7 +295,7 @@ class Daemon(Following, GitAware):
         self.regen_owed = self.regen_owed or force or regen_due(fresh)
         self.live_owed = self.live_owed or live_due(fresh)  # git's own events too
         if (self.regen_owed or self.live_owed) and not self._git_window():
-            snapshots = frozenset() if self.regen_owed else self._pages("snapshot")
+            snapshots = frozenset() if self.regen_owed else self._snapshot_pages()
             self.regen_owed = self.live_owed = False
             done += self._regen(snapshots)  # its own events come back: quiet or idempotent
         self._wrote_live(())  # pages written while git was working

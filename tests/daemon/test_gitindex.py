@@ -94,3 +94,24 @@ def test_the_daemons_own_touch_of_the_index_is_not_git_working(home: Memory) -> 
     index.write_bytes(b"git wrote it since")
     daemon._watch_git(True)
     assert daemon.git_busy
+
+
+def test_with_the_filter_installed_gits_changes_re_render_the_live_pages_alone(
+    home: Memory, clock: FakeClock
+) -> None:
+    (home.root / ".gitattributes").write_text("memory/status.md filter=memkeeper\n")
+    with (home.root / ".git/config").open("a") as config:
+        config.write('[filter "memkeeper"]\n\tclean = memkeeper filter clean %f\n')
+    patient = Daemon(home.workspace, RESCAN_S, quiet_s=QUIET_S)
+    patient.caught_up(first=True)
+    lock = home.root / ".git/index.lock"
+    lock.write_text("")
+    claude = home.root / "CLAUDE.md"
+    claude.write_text(claude.read_text().replace("make build", "make all"))
+    assert patient.step({(MODIFIED, str(claude)), (MODIFIED, str(lock))}) == []
+    lock.unlink()
+    assert patient.step({(MODIFIED, str(lock))}) == []
+    clock.advance(QUIET_S)
+    assert actions(patient.step(set())) == ["indexed", "regenerated"]
+    status = (home.root / "memory/status.md").read_text()
+    assert "git section.external_edit CLAUDE.md" in status  # git stores a placeholder
