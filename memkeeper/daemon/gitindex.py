@@ -1,96 +1,71 @@
-"""Git's index told to look again at the live pages the daemon rewrote (docs/reference.md
+"""Git's index told to look again at the live pages the daemon rewrites (docs/reference.md
 §11, "Generated pages and git").
 
 With the clean filter, a re-rendered page holds what git stores — but git trusts its index's
 stat data first, and a file whose *size* changed is modified for it without a look at its
-content (a checkout over it is refused, ``diff-files`` lists it). An index entry whose size
-is 0 is the one git always compares by content (through the filter): that is what
-``update-index --cacheinfo`` leaves, with the same blob, so nothing staged changes. The next
-``git status`` finds the page clean and records its stat data again.
+content (``status`` lists it, a checkout over it is refused). An index entry whose size is 0
+is one git always compares by content, through the filter (``daemon.indexfile``); the blob,
+and so what is staged, stays as it was. The next ``git status`` finds the page clean and
+records its stat data again, so the daemon does this just before a render (a git command
+meanwhile then compares by content) and again just after it.
 
-The index is git's: this takes ``index.lock`` exactly as git does (created exclusively; if
-it exists, git is working: try again later), edits a copy through ``GIT_INDEX_FILE`` and
-renames it over the index before letting go of the lock — so no git command's own change of
-the index is lost, and none fails except as it would against another git command.
+The index is git's: this takes ``index.lock`` exactly as git does (created exclusively — if
+it exists, git is working: try again later), writes the new index into it and renames it
+over the index, holding it for the time it takes to read and write the file, with no process
+started; so no git command's own change of the index is lost.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 from typing import TYPE_CHECKING
 
+from memkeeper.daemon.indexfile import smudged
 from memkeeper.daemon.plan import GIT_BUSY
 from memkeeper.fs.root import working_tree
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable
 
     from memkeeper.daemon.plan import Known
     from memkeeper.ops.regen import RegenResult
     from memkeeper.policy.model import Policy
 
-INDEX_COPY = "memkeeper-index"  # in git's directory, under index.lock
 
-
-def entries(out: bytes) -> list[tuple[str, str, str]]:
-    """``ls-files -s -z`` output as ``(mode, blob, path)`` of merged (stage 0) entries. Pure."""
-    found = []
-    for record in out.split(b"\0"):
-        info, tab, path = record.partition(b"\t")
-        fields = info.split()
-        if tab and len(fields) == 3 and fields[2] == b"0":
-            found.append((fields[0].decode(), fields[1].decode(), os.fsdecode(path)))
-    return found
-
-
-def look_again(root: str, top: str, git_dir: str, paths: Sequence[str]) -> bool:
-    """Zero the stat data of the index entries of ``paths`` (relative to ``root``, in the
-    working tree whose top is ``top``): True when done (or nothing is tracked), False when
-    git holds its index lock or fails — the caller tries again later."""
+def look_again(git_dir: str, paths: frozenset[bytes]) -> bool:
+    """Set the index entries of ``paths`` (from the top of the working tree) to be compared
+    by content: True when done (or nothing needs it), False when git holds its index lock —
+    the caller tries again later."""
     index = os.path.join(git_dir, "index")
     lock = index + ".lock"
     try:
         fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
     except FileExistsError:
         return False
-    copy = os.path.join(git_dir, INDEX_COPY)
+    renamed = False
     try:
         try:
-            with open(index, "rb") as src, open(copy, "wb") as dst:
-                dst.write(src.read())
+            with open(index, "rb") as handle:
+                new = smudged(handle.read(), paths)
         except FileNotFoundError:
             return True  # no index: nothing is tracked yet
-        env = {**os.environ, "GIT_INDEX_FILE": copy}
-        listed = _git(["ls-files", "-s", "-z", "--full-name", "--", *paths], root, env)
-        found = entries(listed[1]) if listed[0] == 0 else []
-        if listed[0] != 0:
-            return False
-        if not found:
+        if new is None:
             return True
-        infos = [arg for m, b, p in found for arg in ("--cacheinfo", f"{m},{b},{p}")]
-        if _git(["update-index", "-q", *infos], top, env)[0] != 0:
-            return False
-        os.replace(copy, index)
+        with os.fdopen(os.dup(fd), "wb") as out:
+            out.write(new)
+        os.replace(lock, index)
+        renamed = True
         return True
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(copy)
         os.close(fd)
-        os.unlink(lock)
-
-
-def _git(args: Sequence[str], top: str, env: dict[str, str]) -> tuple[int, bytes]:
-    try:
-        done = subprocess.run(["git", *args], cwd=top, env=env, capture_output=True, check=False)
-    except OSError:
-        return 1, b""
-    return done.returncode, done.stdout
+        if not renamed:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(lock)
 
 
 def filter_installed(root: str, git_dir: str) -> bool:
-    """Whether ``install-hooks`` set up the clean filter here: memkeeper's block in the
+    """Whether ``install-hooks`` set up the clean filter here: memkeeper's lines in the
     root's ``.gitattributes`` and its filter in the repository's config (read as files: no
     ``git`` process)."""
     common = git_dir
@@ -110,7 +85,9 @@ class Stale:
     """The pages whose index entries still need ``look_again`` (git was busy)."""
 
     def __init__(self, root: str, git_dir: str | None) -> None:
-        self.root, self.top, self.git_dir = root, working_tree(root), git_dir
+        top = working_tree(root)
+        self.git_dir = git_dir if top is not None else None
+        self.prefix = "" if top is None else os.path.relpath(root, top).replace(os.sep, "/")
         self.owed: set[str] = set()
 
     def wrote(self, paths: Iterable[str]) -> None:
@@ -118,9 +95,11 @@ class Stale:
 
     def flush(self) -> None:
         """Tell git to look again at every page owed, unless git holds its index now."""
-        if not self.owed or self.top is None or self.git_dir is None:
+        if not self.owed or self.git_dir is None:
             return
-        if look_again(self.root, self.top, self.git_dir, sorted(self.owed)):
+        prefix = "" if self.prefix in ("", ".") else self.prefix + "/"
+        paths = frozenset(os.fsencode(prefix + rel) for rel in self.owed)
+        if look_again(self.git_dir, paths):
             self.owed.clear()
 
 

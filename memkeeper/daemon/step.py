@@ -251,6 +251,7 @@ class Daemon(Following, GitAware):
         the others (``regen`` of that file does all three)."""
         self.known = replace(self.known, files=self.known.files | {rel})
         wanted, results = {"section.external_edit", *REGEN_EVENTS}, list[RegenResult]()
+        self._wrote_live(self._live_pages() & {rel})  # git compares it by content meanwhile
         try:
             done = self._recorded(lambda: results.extend(regen(self.ws, rel)), wanted)
         except MemkeeperError as exc:  # bad markers, say: still record the edit
@@ -313,6 +314,7 @@ class Daemon(Following, GitAware):
         someone else wrote them lately; they are indexed (and rendered) once quiet."""
         early, skip = self._unsettled_generated()
         results: list[RegenResult] = []
+        self._wrote_live(self._live_pages() - skip - snapshots)  # git compares them by content
         try:
             act = lambda: results.extend(regen(self.ws, None, skip=skip | snapshots))  # noqa: E731
             done = self._recorded(act, REGEN_EVENTS)

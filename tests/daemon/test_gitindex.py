@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from memkeeper.daemon.gitindex import entries, look_again
+from memkeeper.daemon.gitindex import look_again
 from memkeeper.daemon.plan import QUIET_S
 from memkeeper.daemon.step import Daemon
 from memkeeper.regions.gitform import stored
@@ -19,12 +19,6 @@ from tests.daemon.conftest import MODIFIED, RESCAN_S, actions
 if TYPE_CHECKING:
     from memkeeper import Memory
     from memkeeper.clock import FakeClock
-
-
-def test_ls_files_output_is_read_as_merged_entries() -> None:
-    out = b"100644 " + b"a" * 40 + b" 0\tdocs/p.md\x00100644 " + b"b" * 40 + b" 2\tc.md\0"
-    assert entries(out) == [("100644", "a" * 40, "docs/p.md")]
-    assert entries(b"") == []
 
 
 def git(root: Path, *args: str) -> str:
@@ -47,7 +41,7 @@ def test_a_page_whose_size_changed_is_compared_by_content_after_look_again(
     git(tmp_path, "commit", "-qm", "one")
     page.write_text("notes\nLIVE 22 and longer\n")  # what git stores is the same: "LIVE"
     assert git(tmp_path, "status", "--porcelain") == " M p.md\n"  # the size says modified
-    assert look_again(str(tmp_path), str(tmp_path), str(tmp_path / ".git"), ["p.md"])
+    assert look_again(str(tmp_path / ".git"), frozenset({b"p.md"}))
     assert git(tmp_path, "status", "--porcelain") == ""  # compared through the filter
     assert (
         git(tmp_path, "ls-files", "--stage", "p.md").split()[1]
@@ -55,13 +49,13 @@ def test_a_page_whose_size_changed_is_compared_by_content_after_look_again(
     )  # nothing staged changed
     assert not (tmp_path / ".git/index.lock").exists()
     (tmp_path / ".git/index.lock").write_text("")  # git is working: not now
-    assert not look_again(str(tmp_path), str(tmp_path), str(tmp_path / ".git"), ["p.md"])
+    assert not look_again(str(tmp_path / ".git"), frozenset({b"p.md"}))
     assert (tmp_path / ".git/index.lock").read_text() == ""
 
 
 def test_without_an_index_there_is_nothing_to_look_at(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
-    assert look_again(str(tmp_path), str(tmp_path), str(tmp_path / ".git"), ["p.md"])
+    assert look_again(str(tmp_path / ".git"), frozenset({b"p.md"}))
     assert sorted(p.name for p in (tmp_path / ".git").iterdir()) == []
 
 
