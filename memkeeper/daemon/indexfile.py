@@ -1,10 +1,14 @@
-"""Git's index file, read just far enough to make git compare some entries by content. Pure.
+"""Git's index file, read just far enough to refresh some entries' stat data. Pure.
 
-An entry whose recorded size is 0 is one git does not trust its stat data for: whatever the
-file's size and times, git compares its content (through the clean filter) before calling it
-modified. Git does the same to its own "racily clean" entries. ``smudged`` sets that size to
-0 in the entries of the paths given, in place: every offset, and so every extension (the
-cached tree, the offset tables), stays valid; the trailing checksum is computed again.
+Git trusts an entry's stat data: a file whose size, times or inode differ from what its entry
+records is modified for ``checkout``, ``rebase`` or ``diff-files`` without a look at its
+content. ``refreshed`` does for a live page what ``git update-index --refresh`` does after
+comparing a file through the clean filter: when what git would store of the file (its stored
+form, given) is the blob the entry names, the entry gets the file's stat data — in place, so
+every offset, and so every extension (the cached tree, the offset tables), stays valid; the
+trailing checksum is computed again. (A new index also means that a ``git status`` that read
+the index before cannot write back what it found then: git writes its refreshed index only
+when the file is still the one it read.)
 
 Index versions 2, 3 and 4 (paths prefix-compressed) are read, with SHA-1 or SHA-256 object
 names (told by the checksum that ends the file; one of zeros — ``index.skipHash`` — stays
@@ -16,6 +20,10 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 _HEADER = struct.Struct(">4sLL")
 _STAT_FIELDS = 40  # ctime, mtime (8 bytes each), dev, ino, mode, uid, gid, size (4 each)
@@ -88,23 +96,50 @@ def _has_extension(data: bytes, at: int, hash_length: int, name: bytes) -> bool:
     return False
 
 
-def smudged(data: bytes, paths: frozenset[bytes]) -> bytes | None:
-    """The index with the size of each of ``paths``' entries (paths from the top of the
-    working tree, ``/``-separated) set to 0; None when none of them has a non-zero size (or
-    the index is not one this reads)."""
+def blob_id(data: bytes, length: int) -> bytes:
+    """Git's object name of a blob holding ``data`` (SHA-1: 20 bytes; SHA-256: 32)."""
+    algorithm = "sha1" if length == 20 else "sha256"
+    return hashlib.new(algorithm, b"blob %d\0" % len(data) + data).digest()
+
+
+Stat = tuple[int, int, int, int, int, int, int, int, int]  # as an entry records it, below
+
+
+def stat_of(
+    ctime_ns: int, mtime_ns: int, dev: int, ino: int, uid: int, gid: int, size: int
+) -> Stat:
+    """A file's ``os.stat`` as an index entry records it: ctime and mtime (seconds,
+    nanoseconds), dev, ino, uid, gid, size — each cut to 32 bits, as git does."""
+    cut = 0xFFFFFFFF
+    return (
+        (ctime_ns // 10**9) & cut, ctime_ns % 10**9, (mtime_ns // 10**9) & cut, mtime_ns % 10**9,
+        dev & cut, ino & cut, uid & cut, gid & cut, size & cut,
+    )  # fmt: skip
+
+
+def refreshed(data: bytes, files: Mapping[bytes, tuple[Stat, bytes]]) -> bytes | None:
+    """The index with the entry of each path in ``files`` (from the top of the working tree,
+    ``/``-separated; its stat data and what git stores of it) holding that stat data — when
+    the entry names that blob (else the entry stays: the file is modified for git). None
+    when nothing changes, or the index is not one this reads."""
     offsets = size_offsets(data)
-    if offsets is None:
-        return None
-    wanted = [offsets[p] for p in sorted(paths) if p in offsets]
-    wanted = [at for at in wanted if data[at : at + 4] != bytes(4)]
-    if not wanted:
+    length = _name_length(data)
+    if offsets is None or length is None:
         return None
     out = bytearray(data)
-    for at in wanted:
-        out[at : at + 4] = bytes(4)
-    length = _name_length(data)
-    assert length is not None
-    if data.endswith(bytes(length)) and length == 20 and not _verifies(data, 20):
+    for path, (stat, stored) in sorted(files.items()):
+        at = offsets.get(path)
+        if at is None:
+            continue
+        entry = at - _SIZE_AT
+        if bytes(out[entry + 40 : entry + 40 + length]) != blob_id(stored, length):
+            continue
+        ctime_s, ctime_ns, mtime_s, mtime_ns, dev, ino, uid, gid, size = stat
+        struct.pack_into(">LLLLLL", out, entry, ctime_s, ctime_ns, mtime_s, mtime_ns, dev, ino)
+        struct.pack_into(">LLL", out, entry + 28, uid, gid, size)  # (mode stays, at 24)
+    if out == data:
+        return None
+    if data.endswith(bytes(length)) and not _verifies(data, length):
         return bytes(out)  # index.skipHash: no checksum to keep
     algorithm = "sha1" if length == 20 else "sha256"
     out[-length:] = hashlib.new(algorithm, bytes(out[:-length])).digest()

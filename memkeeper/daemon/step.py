@@ -53,7 +53,7 @@ from memkeeper.fs.git import git_dir
 from memkeeper.fs.walk import managed_files
 from memkeeper.names import POLICY_FILE
 from memkeeper.ops.claims import ClaimTable
-from memkeeper.ops.regen import RegenResult, regen, restore_live
+from memkeeper.ops.regen import regen, restore_live
 from memkeeper.policy.loader import load_policy
 from memkeeper.store.errors import StoreUnavailable
 
@@ -89,6 +89,7 @@ class Daemon(Following, GitAware):
         self.git_dir = git_dir(self.root)
         self.git_busy, self.git_seen = False, float("-inf")  # (``GitAware``)
         self.stale, self.own_index = Stale(self.root, self.git_dir), None
+        ws.rename_guard = self._rename_live  # a live page's index entry kept up with it
         self.regen_owed = False  # a re-render is due but had to wait (for git)
         self.live_owed = False  # the same, of the live pages only (after git's changes)
         self._last_error = ""
@@ -250,13 +251,11 @@ class Daemon(Following, GitAware):
         """A generated file: index it, open a reconciliation for a hand-edited region, render
         the others (``regen`` of that file does all three)."""
         self.known = replace(self.known, files=self.known.files | {rel})
-        wanted, results = {"section.external_edit", *REGEN_EVENTS}, list[RegenResult]()
-        self._wrote_live(self._live_pages() & {rel})  # git compares it by content meanwhile
+        wanted = {"section.external_edit", *REGEN_EVENTS}
         try:
-            done = self._recorded(lambda: results.extend(regen(self.ws, rel)), wanted)
+            done = self._recorded(lambda: regen(self.ws, rel), wanted)
         except MemkeeperError as exc:  # bad markers, say: still record the edit
             return [*self._failed(exc, rel), *self._index(rel)]
-        self._wrote(results)
         return [o for o in done if o.path in (rel, None)]
 
     def _reload(self) -> list[Outcome]:
@@ -299,7 +298,7 @@ class Daemon(Following, GitAware):
             snapshots = frozenset() if self.regen_owed else self._snapshot_pages()
             self.regen_owed = self.live_owed = False
             done += self._regen(snapshots)  # its own events come back: quiet or idempotent
-        self._wrote_live(())  # pages written while git was working
+        self._flush_index()  # live pages renamed while git held its index
         if fresh:
             self.last_event = fresh[-1].id
         if fresh or force or not self.expiry_asked:  # (a new claim comes with its event)
@@ -313,15 +312,11 @@ class Daemon(Following, GitAware):
         page git stores as rendered) and those with a change that is not indexed yet:
         someone else wrote them lately; they are indexed (and rendered) once quiet."""
         early, skip = self._unsettled_generated()
-        results: list[RegenResult] = []
-        self._wrote_live(self._live_pages() - skip - snapshots)  # git compares them by content
         try:
-            act = lambda: results.extend(regen(self.ws, None, skip=skip | snapshots))  # noqa: E731
-            done = self._recorded(act, REGEN_EVENTS)
+            done = self._recorded(lambda: regen(self.ws, None, skip=skip | snapshots), REGEN_EVENTS)
         except MemkeeperError as exc:
             return early + self._failed(exc, getattr(exc, "path", None))
         self._last_error = ""
-        self._wrote(results)
         return early + done
 
     def _restored(self, rel: str) -> bool:
@@ -331,8 +326,6 @@ class Daemon(Following, GitAware):
                 done = restore_live(self.ws, rel)
         except (Invalid, fsio.Raced):  # gone, or being saved: indexed as usual
             return False
-        if done:
-            self._wrote_live([rel])
         return done
 
     def _failed(self, exc: MemkeeperError, path: str | None) -> list[Outcome]:

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from memkeeper.daemon.gitindex import look_again
+from memkeeper.daemon.gitindex import update_index
+from memkeeper.daemon.indexfile import Stat, stat_of
 from memkeeper.daemon.plan import QUIET_S
 from memkeeper.daemon.step import Daemon
 from memkeeper.regions.gitform import stored
@@ -26,36 +27,58 @@ def git(root: Path, *args: str) -> str:
     return done.stdout
 
 
+def stat(path: Path) -> Stat:
+    info = path.stat()
+    return stat_of(info.st_ctime_ns, info.st_mtime_ns, info.st_dev, info.st_ino,
+                   info.st_uid, info.st_gid, info.st_size)  # fmt: skip
+
+
 @pytest.mark.peer("git")
-def test_a_page_whose_size_changed_is_compared_by_content_after_look_again(
+def test_a_page_renamed_under_the_index_lock_gets_its_stat_data_when_git_stores_the_same(
     tmp_path: Path,
 ) -> None:
     git(tmp_path, "init", "-q", "-b", "main")
-    git(tmp_path, "config", "user.email", "t@example.com")
-    git(tmp_path, "config", "user.name", "T")
     git(tmp_path, "config", "filter.x.clean", "sed s/^LIVE.*/LIVE/")
     (tmp_path / ".gitattributes").write_text("p.md filter=x\n")
-    page = tmp_path / "p.md"
+    page, temp = tmp_path / "p.md", tmp_path / "p.md.tmp"
     page.write_text("notes\nLIVE 1\n")
     git(tmp_path, "add", "-A")
-    git(tmp_path, "commit", "-qm", "one")
-    page.write_text("notes\nLIVE 22 and longer\n")  # what git stores is the same: "LIVE"
-    assert git(tmp_path, "status", "--porcelain") == " M p.md\n"  # the size says modified
-    assert look_again(str(tmp_path / ".git"), frozenset({b"p.md"}))
-    assert git(tmp_path, "status", "--porcelain") == ""  # compared through the filter
-    assert (
-        git(tmp_path, "ls-files", "--stage", "p.md").split()[1]
-        == git(tmp_path, "rev-parse", "HEAD:p.md").strip()
-    )  # nothing staged changed
+    temp.write_text("notes\nLIVE 22 and longer\n")  # what git stores is the same: "LIVE"
+    renamed: list[bool] = []
+
+    def rename() -> None:
+        assert (tmp_path / ".git/index.lock").exists()  # under git's lock
+        temp.rename(page)
+        renamed.append(True)
+
+    files = lambda: {b"p.md": (stat(page), b"notes\nLIVE\n")}  # noqa: E731
+    assert update_index(str(tmp_path / ".git"), files, rename=rename) is True
+    assert renamed == [True]
+    assert git(tmp_path, "diff-files", "--name-only") == ""  # the stat data match: no look
     assert not (tmp_path / ".git/index.lock").exists()
-    (tmp_path / ".git/index.lock").write_text("")  # git is working: not now
-    assert not look_again(str(tmp_path / ".git"), frozenset({b"p.md"}))
+    page.write_text("notes changed\nLIVE 3\n")
+    other = lambda: {b"p.md": (stat(page), b"notes changed\nLIVE\n")}  # noqa: E731
+    assert update_index(str(tmp_path / ".git"), other) is None  # not the blob: modified
+    assert git(tmp_path, "diff-files", "--name-only") == "p.md\n"
+
+
+def test_while_git_holds_its_index_lock_nothing_is_renamed_or_written(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git/index.lock").write_text("")
+    naps: list[float] = []
+    done = update_index(
+        str(tmp_path / ".git"), dict, rename=lambda: 1 / 0, tries=3, sleep=naps.append
+    )
+    assert done is False
+    assert naps == [0.005, 0.005]
     assert (tmp_path / ".git/index.lock").read_text() == ""
 
 
-def test_without_an_index_there_is_nothing_to_look_at(tmp_path: Path) -> None:
+def test_without_an_index_the_page_is_renamed_and_nothing_written(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
-    assert look_again(str(tmp_path / ".git"), frozenset({b"p.md"}))
+    renamed: list[bool] = []
+    assert update_index(str(tmp_path / ".git"), dict, rename=lambda: renamed.append(True)) is None
+    assert renamed == [True]
     assert sorted(p.name for p in (tmp_path / ".git").iterdir()) == []
 
 
@@ -81,7 +104,7 @@ def test_a_page_git_checked_out_in_its_stored_form_gets_its_regions_back_silentl
 def test_the_daemons_own_touch_of_the_index_is_not_git_working(home: Memory) -> None:
     daemon = Daemon(home.workspace, RESCAN_S, quiet_s=QUIET_S)
     index = home.root / ".git/index"
-    index.write_bytes(b"as look_again left it")
+    index.write_bytes(b"as the daemon left it")
     daemon.own_index = daemon._index_id()
     daemon._watch_git(True)
     assert not daemon.git_busy

@@ -1,4 +1,4 @@
-"""Git's index read far enough to set entries' sizes to 0: checked against the indexes real
+"""Git's index read far enough to refresh entries' stat data: checked against the indexes real
 git writes (versions 2, 3 and 4, SHA-1 and SHA-256, a split index left alone), and against
 ``git ls-files --debug`` reading the result."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.daemon.indexfile import size_offsets, smudged
+from memkeeper.daemon.indexfile import refreshed, size_offsets
 
 pytestmark = pytest.mark.peer("git")
 
@@ -43,7 +43,7 @@ def sizes(root: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("version", [2, 3, 4])
-def test_each_index_version_has_its_entries_found_and_sizes_set_to_zero(
+def test_each_index_version_has_its_entries_found_and_refreshed(
     tmp_path: Path, version: int
 ) -> None:
     root = repo(tmp_path, version=version)
@@ -55,29 +55,39 @@ def test_each_index_version_has_its_entries_found_and_sizes_set_to_zero(
     offsets = size_offsets(data)
     assert offsets is not None
     assert b"docs/a-long-name-that-shares-a-prefix.md" in offsets
-    out = smudged(data, frozenset({b"docs/a.md", b"z.md", b"missing.md"}))
+    stamp = (1, 2, 3, 4, 5, 6, 7, 8, 9)
+    files = {
+        b"docs/a.md": (stamp, b"docs/a.md\n"),  # the blob it names
+        b"z.md": (stamp, b"another text\n"),  # not: left alone
+        b"missing.md": (stamp, b""),
+    }
+    out = refreshed(data, files)
     assert out is not None
     index.write_bytes(out)
     found = sizes(root)
-    assert (found["docs/a.md"], found["z.md"]) == ("0", "0")
-    assert found["a.md"] != "0"
-    assert found["docs/a-long-name-that-shares-a-prefix.md"] != "0"
-    assert smudged(out, frozenset({b"docs/a.md"})) is None  # nothing left to change
-    status = git(root, "status", "--porcelain", "--untracked-files=no").splitlines()
-    assert [line for line in status if line[1] == "M"] == []  # none modified in the tree
+    assert (found["docs/a.md"], found["z.md"]) == ("9", "5")
+    debug = git(root, "ls-files", "--debug", "docs/a.md")
+    assert "ctime: 1:2" in debug
+    assert "mtime: 3:4" in debug
+    assert "dev: 5\tino: 6" in debug
+    assert "uid: 7\tgid: 8" in debug
+    assert refreshed(out, files) is None  # nothing left to change
+    git(root, "status", "--porcelain")  # git reads it (a bad checksum would be fatal)
 
 
 def test_a_sha256_repository_is_read(tmp_path: Path) -> None:
     root = repo(tmp_path, "--object-format=sha256")
-    out = smudged((root / ".git/index").read_bytes(), frozenset({b"a.md"}))
+    files = {b"a.md": ((1, 2, 3, 4, 5, 6, 7, 8, 42), b"a.md\n")}
+    out = refreshed((root / ".git/index").read_bytes(), files)
     assert out is not None
     (root / ".git/index").write_bytes(out)
-    assert sizes(root)["a.md"] == "0"
+    assert sizes(root)["a.md"] == "42"
 
 
 def test_a_split_index_and_other_files_are_not_read(tmp_path: Path) -> None:
     root = repo(tmp_path)
     git(root, "update-index", "--split-index")
-    assert smudged((root / ".git/index").read_bytes(), frozenset({b"a.md"})) is None
-    assert smudged(b"not an index", frozenset({b"a.md"})) is None
-    assert smudged(b"", frozenset()) is None
+    files = {b"a.md": ((1, 2, 3, 4, 5, 6, 7, 8, 42), b"a.md\n")}
+    assert refreshed((root / ".git/index").read_bytes(), files) is None
+    assert refreshed(b"not an index", files) is None
+    assert refreshed(b"", {}) is None

@@ -90,7 +90,12 @@ def clean_while(root: Path, seconds: float) -> None:
     """``git status`` finds no tracked file modified, again and again for ``seconds``."""
     end = time.monotonic() + seconds
     while time.monotonic() < end:
-        assert dirty(root) == []
+        found = dirty(root)
+        if found:  # what git saw, for the report of a failure
+            print(git(root, "ls-files", "--debug", PAGE).stdout, (root / PAGE).stat())
+            print(git(root, "diff", "--stat").stdout)
+            print(git(root, "status", "--porcelain").stdout)
+        assert found == []
         time.sleep(0.1)
 
 
