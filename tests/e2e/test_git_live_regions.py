@@ -163,3 +163,23 @@ def until_rendered(root: Path, text: str, timeout: float = 20) -> None:
     while text not in (root / PAGE).read_text():
         assert time.monotonic() < end, f"{PAGE} never showed {text!r}"
         time.sleep(0.05)
+
+
+def test_install_sets_up_the_filter_git_uses_and_uninstall_takes_it_out(
+    sample: Path, cli: Cli
+) -> None:
+    (sample / ".gitattributes").write_text("*.png binary\n")
+    assert cli("init").code == 0
+    assert cli("regen").code == 0
+    assert cli("install-hooks").code == 0
+    assert git(sample, "check-attr", "filter", "--", PAGE).stdout == f"{PAGE}: filter: memkeeper\n"
+    git(sample, "add", PAGE)
+    staged = git(sample, "show", f":{PAGE}").stdout
+    assert PLACEHOLDER in staged
+    assert "_No live claims._" not in staged
+    assert "_No live claims._" in (sample / PAGE).read_text()
+    assert cli("install-hooks").code == 0  # again: nothing changes
+    assert (sample / ".gitattributes").read_text().count("filter=memkeeper") == 1
+    assert cli("uninstall-hooks").code == 0
+    assert (sample / ".gitattributes").read_text() == "*.png binary\n"
+    assert git(sample, "config", "--get", "filter.memkeeper.clean", ok=False).returncode == 1
