@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memkeeper.daemon.follow import OUTAGE_BACKOFF_MAX_S, Following, shared_store_watch
-from memkeeper.daemon.gitindex import GitAware, Stale
+from memkeeper.daemon.gitindex import GitAware
 from memkeeper.daemon.plan import (
     GIT_ACTOR,
     INDEX_QUIET_S,
@@ -50,6 +50,7 @@ from memkeeper.errors import Invalid, MemkeeperError
 from memkeeper.events import digest
 from memkeeper.fs import files as fsio
 from memkeeper.fs.git import git_dir
+from memkeeper.fs.gitindex import LiveIndex
 from memkeeper.fs.walk import managed_files
 from memkeeper.names import POLICY_FILE
 from memkeeper.ops.claims import ClaimTable
@@ -88,7 +89,7 @@ class Daemon(Following, GitAware):
         self.pending: dict[str, Pending] = {}  # changes waiting for quiet
         self.git_dir = git_dir(self.root)
         self.git_busy, self.git_seen = False, float("-inf")  # (``GitAware``)
-        self.stale, self.own_index = Stale(self.root, self.git_dir), None
+        self.stale, self.own_index = LiveIndex(self.root, self.git_dir), None
         ws.rename_guard = self._rename_live  # a live page's index entry kept up with it
         self.regen_owed = False  # a re-render is due but had to wait (for git)
         self.live_owed = False  # the same, of the live pages only (after git's changes)

@@ -11,6 +11,7 @@ claims on them are shown.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -27,7 +28,7 @@ from memkeeper.regions import markers as regions
 from memkeeper.regions.render import Context, RuleView, compile_region
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Iterator, Mapping
     from typing import Any
 
     from memkeeper.ops.workspace import Workspace
@@ -71,9 +72,40 @@ def regen(
     for path in targets:  # every marker and source is valid before anything is written
         _compiled(path, fsio.read_bytes(ws.root, path), policy)
     claims = live_claims(ws, policy)
-    for path in targets:  # reconciliations first, so a reconciliations region shows them all
-        _visit_retrying(ws, policy, path, claims, write=False)
-    return [_visit_retrying(ws, policy, path, claims, write=True) for path in targets]
+    with _live_renames(ws, policy, targets):
+        for path in targets:  # reconciliations first, so a reconciliations region shows them all
+            _visit_retrying(ws, policy, path, claims, write=False)
+        return [_visit_retrying(ws, policy, path, claims, write=True) for path in targets]
+
+
+@contextlib.contextmanager
+def _live_renames(ws: Workspace, policy: Policy, targets: list[str]) -> Iterator[None]:
+    """With the clean filter installed, rename each live page (``git: placeholder``) into
+    place under git's index lock, its index entry kept up with it (``fs.gitindex``) — unless
+    the caller (the daemon) already does."""
+    from memkeeper.fs.git import git_dir
+    from memkeeper.fs.gitindex import LiveIndex, filter_installed
+
+    found = git_dir(ws.top)
+    if ws.rename_guard is not None or found is None or not filter_installed(ws.top, found):
+        yield
+        return
+    rules = ((path, policy.classify(path)) for path in targets)
+    live = {path for path, rule in rules if rule is not None and rule.git == "placeholder"}
+    index = LiveIndex(ws.top, found)
+
+    def guarded(rel: str, rename: Callable[[], object]) -> None:
+        if rel in live:
+            index.rename(rel, rename)
+        else:
+            rename()
+
+    ws.rename_guard = guarded
+    try:
+        yield
+    finally:
+        ws.rename_guard = None
+        index.flush()  # a page renamed while git held its index: once more
 
 
 def _visit_retrying(

@@ -183,3 +183,18 @@ def test_install_sets_up_the_filter_git_uses_and_uninstall_takes_it_out(
     assert cli("uninstall-hooks").code == 0
     assert (sample / ".gitattributes").read_text() == "*.png binary\n"
     assert git(sample, "config", "--get", "filter.memkeeper.clean", ok=False).returncode == 1
+
+
+def test_regen_by_hand_keeps_the_tree_clean_too(sample: Path, cli: Cli) -> None:
+    (sample / ".gitignore").write_text("memory/scratch/\n")
+    for args in (["init"], ["regen"], ["install-hooks"]):
+        assert cli(*args).code == 0
+    git(sample, "config", "user.email", "dev@example.com")
+    git(sample, "config", "user.name", "Dev")
+    git(sample, "add", "-A")
+    git(sample, "commit", "-q", "-m", "live pages as placeholders")
+    assert memkeeper(sample, "--agent", "agent-1", "claim", "src/").returncode == 0
+    assert memkeeper(sample, "regen").returncode == 0
+    assert "agent-1" in (sample / PAGE).read_text()  # its size changed
+    assert git(sample, "diff-files", "--name-only").stdout == ""  # the entry kept up with it
+    assert dirty(sample) == []

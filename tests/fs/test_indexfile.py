@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.daemon.indexfile import refreshed, size_offsets
+from memkeeper.fs.indexfile import refreshed, size_offsets
 
 pytestmark = pytest.mark.peer("git")
 
