@@ -56,6 +56,12 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "mcp": ("memkeeper mcp",),
     "serve": ("memkeeper serve", "memkeeper serve --port 0"),
     "log": ("memkeeper log CLAUDE.md#build", "memkeeper log CLAUDE.md#build -p"),
+    "keys": (
+        "memkeeper keys init",
+        "memkeeper keys trust alice human",
+        "memkeeper keys trust build-box ed25519:… --as '*:*'",
+        "memkeeper keys revoke old-laptop",
+    ),
     "revert": ("memkeeper revert CLAUDE.md#build --to-rev 3 --expect-rev 5",),
     "proposals": (
         "memkeeper proposals",

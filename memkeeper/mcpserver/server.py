@@ -5,9 +5,11 @@ Each tool is one function of ``memkeeper.mcpserver.tools`` with its input schema
 (the SDK derives the schema from the annotations, the output schema from the return type).
 The SDK runs a plain function in a worker thread; each thread keeps its own ``Memory`` (an
 SQLite connection belongs to one thread), opened on first use with the identity the session
-has: ``--agent``, else ``$MEMKEEPER_AGENT``, else ``mcp:`` plus the client's name from the
-initialization. ``memory_claim`` with ``wait`` runs in its own thread and gives its place in
-the queue up as soon as the client cancels the call. The transport is the SDK's stdio one
+has: ``--agent``, else ``$MEMKEEPER_AGENT``, else the agent session that started it (for Claude
+Code ``claude-code:$CLAUDE_CODE_SESSION_ID``: the same identity as its hook and its shell's
+commands), else ``mcp:`` plus the client's name from the initialization. ``memory_claim``
+with ``wait`` runs in its own thread and gives its place in the queue up as soon as the client
+cancels the call. The transport is the SDK's stdio one
 without its thread hops (``memkeeper.mcpserver.stdio``).
 
 No ``from __future__ import annotations`` here: the SDK reads these annotations at run time.
@@ -24,8 +26,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field, ValidationError
 
-from memkeeper import names
 from memkeeper.api import Memories, Memory
+from memkeeper.identity import sessions
 from memkeeper.limits import MAX_INT
 from memkeeper.mcpserver import stdio, tools
 
@@ -92,7 +94,8 @@ def client_agent(ctx: Context | None) -> str:
 
 def build(root: str | None = None, agent: str | None = None) -> Server:
     """The server with every tool of §11 registered."""
-    memories = Memories(root, agent or os.environ.get(names.AGENT_ENV) or None)
+    named, _ = sessions.chosen(agent, os.environ, "")
+    memories = Memories(root, named or None)
     server = Server(memories, instructions=INSTRUCTIONS)
 
     def run(ctx: Context | None, call: Callable[[Memory], Payload]) -> Payload:

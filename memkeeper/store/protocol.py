@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from memkeeper.claims.decisions import Claim
     from memkeeper.claims.waiters import WaiterRow
     from memkeeper.coordination import Proposal, Reconciliation
+    from memkeeper.events import Sign
     from memkeeper.records import Event, FileState, PendingWrite, SectionRow
 
 
@@ -82,6 +83,7 @@ class EventStore(Protocol):
         path: str | None,
         section: str | None,
         data: dict[str, Any],
+        sign: Sign | None = None,
     ) -> Event: ...
 
     def events_head(self) -> tuple[int, str] | None: ...

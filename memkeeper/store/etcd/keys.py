@@ -46,7 +46,11 @@ A change of this layout that an older memkeeper would misread raises ``FORMAT_VE
 
 from __future__ import annotations
 
-FORMAT_VERSION = 1
+# 1: the layout; 2: an event's value may carry its signer and signature (ten fields). A prefix
+# of an older version this one only extends (``UPGRADES``) is marked as this one on first use,
+# so that a memkeeper too old to read it refuses the prefix instead of misreading it.
+FORMAT_VERSION = 2
+UPGRADES = (b"1",)
 EVENTS_HEAD = "events:head"  # as in SQLite's store: the cache key of the chain's head
 CLAIMS, WAITERS = "claim", "wait"  # the two tables under P/lease/
 _N = "{:020d}"
