@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from memkeeper.clock import Clock
     from memkeeper.coordination import Proposal, Reconciliation
     from memkeeper.identity.sessions import Session
+    from memkeeper.mailbox import Mailbox
     from memkeeper.ops.append import AppendResult
     from memkeeper.ops.claims import ClaimTable
     from memkeeper.ops.claimwaits import Cancel
@@ -69,6 +70,13 @@ class Memory:
     @property
     def agent(self) -> str:
         return self.workspace.agent
+
+    @property
+    def mail(self) -> Mailbox:
+        """Messages to and from this identity (``memkeeper.mailbox``)."""
+        from memkeeper.mailbox import Mailbox
+
+        return Mailbox(self.workspace)
 
     @property
     def home(self) -> str:

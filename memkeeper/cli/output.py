@@ -10,6 +10,10 @@ if TYPE_CHECKING:
 
 
 def render(command: str, payload: dict[str, Any]) -> str:
+    if command in ("send", "inbox", "ack", "request-release"):
+        from memkeeper.cli import mail
+
+        return mail.render(command, payload)
     renderer = _RENDERERS.get(command)
     if renderer is None:
         return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"

@@ -33,6 +33,7 @@ VERB_GROUPS = {
     "memkeeper.cli.proposals": ("proposals",),
     "memkeeper.cli.history": ("log", "revert"),
     "memkeeper.cli.keys": ("keys",),
+    "memkeeper.cli.mail": ("send", "inbox", "ack", "request-release"),
 }
 
 

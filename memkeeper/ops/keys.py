@@ -55,6 +55,7 @@ def init(ws: Workspace, human: str | None = None, machine: str | None = None) ->
                 else f"memkeeper keys trust {key.name} {key.public} --as '{identities}'",
             }
         )
+    ws.forget_key()  # a key made now signs this workspace's next events
     return {"keys": made}
 
 

@@ -16,15 +16,16 @@ import os
 
 from memkeeper import names
 from memkeeper.errors import Refused
-from memkeeper.identity import sessions, signers
-from memkeeper.identity.keys import short
-from memkeeper.ops.shape import WorkspaceShape
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memkeeper.events import Sign
+    from memkeeper.identity import signers
     from memkeeper.identity.keys import Signer
     from memkeeper.identity.sessions import Session
+    from memkeeper.ops.shape import WorkspaceShape
+else:
+    WorkspaceShape = object  # a read never loads the shape (nor typing)
 
 _UNKNOWN = object()
 
@@ -46,6 +47,10 @@ class Signing(WorkspaceShape):
         found: Signer | None = self._key  # type: ignore[assignment]
         return found
 
+    def forget_key(self) -> None:
+        """Look the key up again at the next event (``keys init`` just made one)."""
+        self._key, self._allowed = _UNKNOWN, None
+
     def sign_as(self, actor: str) -> Sign | None:
         """What signs an event written as ``actor``, after checking this process may write as
         its agent (``Refused`` otherwise)."""
@@ -56,6 +61,8 @@ class Signing(WorkspaceShape):
 
     def trusted_signers(self) -> tuple[signers.Signer, ...]:
         """The repository's signers file, parsed (empty when there is none)."""
+        from memkeeper.identity import signers
+
         try:
             with open(os.path.join(self.top, names.SIGNERS_FILE), "rb") as handle:
                 data = handle.read()
@@ -64,6 +71,8 @@ class Signing(WorkspaceShape):
         return signers.parse(data, names.SIGNERS_FILE)
 
     def _check_allowed(self) -> None:
+        from memkeeper.identity import sessions, signers
+
         trusted = self.trusted_signers()
         acting_as = sessions.impersonates(self.agent, self.session, signers.protected(trusted))
         required = signers.required_by(self._policy_bytes())
@@ -79,6 +88,8 @@ class Signing(WorkspaceShape):
         self._allowed = True
 
     def _refusal(self, key: Signer | None, standing: str, name: str, acting_as: bool) -> str:
+        from memkeeper.identity.keys import short
+
         session = self.session
         if acting_as and session is not None:
             why = (

@@ -43,13 +43,22 @@ _FOREIGN = (
 MATCHER = "Edit|MultiEdit|Write|Bash|PowerShell"
 
 
+# The events that carry no tool call, and the phase each is (the channel speaks on them).
+CONTEXT_EVENTS: dict[str, Phase] = {"SessionStart": "start", "UserPromptSubmit": "prompt"}
+PHASE_EVENTS = {"start": "SessionStart", "prompt": "UserPromptSubmit", "post": "PostToolUse"}
+
+
 def sniff(payload: dict[str, Any]) -> bool:
-    return payload.get("hook_event_name") in TOOL_EVENTS and not any(
+    event = payload.get("hook_event_name")
+    return (event in TOOL_EVENTS or event in CONTEXT_EVENTS) and not any(
         key in payload for key in _FOREIGN
     )
 
 
 def parse(payload: dict[str, Any], event: str | None, cwd: str) -> HookInput:
+    named = payload.get("hook_event_name")
+    if isinstance(named, str) and named in CONTEXT_EVENTS:
+        return context_input(payload, CONTEXT_EVENTS[named], cwd)
     call = parse_payload(payload, cwd)
     if call.tool == "PowerShell":
         call = call._replace(tool="Bash")
@@ -93,7 +102,27 @@ def allow(phase: Phase) -> Answer:
     return Answer()
 
 
+def context_input(payload: dict[str, Any], phase: Phase, cwd: str) -> HookInput:
+    """A SessionStart or UserPromptSubmit call: its session and directory, no tool call."""
+    session, where = payload.get("session_id"), payload.get("cwd")
+    return HookInput(
+        phase,
+        (),
+        session if isinstance(session, str) else "",
+        where if isinstance(where, str) and where else cwd,
+    )
+
+
+def tell(phase: Phase, text: str) -> Answer:
+    """``additionalContext`` on SessionStart, UserPromptSubmit and PostToolUse: it reaches the
+    model, and changes no permission."""
+    context = {"hookEventName": PHASE_EVENTS.get(phase, "PostToolUse"), "additionalContext": text}
+    return Answer(dumps({"hookSpecificOutput": context}))
+
+
 def _entry(event: str, command: str) -> dict[str, Any]:
+    if event in CONTEXT_EVENTS:  # every session start (startup, resume, clear), every prompt
+        return {"hooks": [{"type": "command", "command": command}]}
     return nested_entry(MATCHER, command)
 
 
@@ -102,12 +131,12 @@ def _missing(why: str) -> dict[str, Any]:
     return {"hookSpecificOutput": _pre_tool("ask", why)}
 
 
-ADAPTER = Adapter(NAME, sniff, parse, render, allow)
+ADAPTER = Adapter(NAME, sniff, parse, render, allow, tell)
 SETUP = Setup(
     NAME,
     "Claude Code",
     (".claude/settings.json",),
-    ("PreToolUse", "PostToolUse"),
+    ("PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit"),
     ("PreToolUse",),
     _entry,
     _missing,

@@ -25,7 +25,11 @@ order is numeric order; values are compact JSON (``codec``):
 - ``P/ver/<path>\\0<file hash>``: the ``file_rev`` at which the file had those bytes (the
   last ``KEEP_VERSIONS``): how a root tells a version it is behind on from an edit;
 - ``P/pend/<path>\\0<seq>``: a pending write; ``P/gen/pend`` changes on every drop;
-- ``P/seq/<name>``: the last id handed out (``rec``, ``prop``, ``pend``);
+- ``P/msg/<id>``: a message, ``[id, sender, to, kind, about, text, sent_at]``;
+  ``P/to/<recipient>\\0<id>`` (empty): the messages to a recipient (``all`` is one);
+  ``P/dlv/<recipient>\\0<key>``: ``[delivered_at, acked_at]`` of a message (``m:ID``) or a
+  computed notice's key, for that recipient;
+- ``P/seq/<name>``: the last id handed out (``rec``, ``prop``, ``pend``, ``msg``);
 - ``P/lease/claim\\0<id>``: a claim, ``[token, agent, mode, targets, priority, strict,
   granted_at, expires_at, objective]``;
 - ``P/lease/wait\\0<id>``: a queued request and its wait, ``[arrival, agent, mode, targets,

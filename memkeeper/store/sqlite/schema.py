@@ -10,8 +10,9 @@ if TYPE_CHECKING:
     import sqlite3
 
 # 1: files, sections, events, cache; 2: + claims, waiters, counters, tallies, reconciliations;
-# 3: + bodies, proposals; 4: + events_by_path; 5: + pending; 6: + events.signer, events.sig.
-SCHEMA_VERSION = 6
+# 3: + bodies, proposals; 4: + events_by_path; 5: + pending; 6: + events.signer, events.sig;
+# 7: + messages, deliveries.
+SCHEMA_VERSION = 7
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -139,6 +140,23 @@ CREATE TABLE IF NOT EXISTS pending (  -- file replaces committed before they hap
     at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS pending_by_path ON pending (path, seq);
+CREATE TABLE IF NOT EXISTS messages (  -- to an identity, or to all
+    id INTEGER PRIMARY KEY,
+    sender TEXT NOT NULL,
+    recipient TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    about TEXT,
+    text TEXT NOT NULL,
+    sent_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS messages_by_recipient ON messages (recipient, id);
+CREATE TABLE IF NOT EXISTS deliveries (  -- what each recipient was told (m:ID, a notice's key)
+    recipient TEXT NOT NULL,
+    key TEXT NOT NULL,
+    delivered_at TEXT,
+    acked_at TEXT,
+    PRIMARY KEY (recipient, key)
+) WITHOUT ROWID;
 """
 
 
