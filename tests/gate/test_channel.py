@@ -65,3 +65,21 @@ def test_a_release_request_reaches_the_session_after_its_next_tool_call(root: Pa
 def test_nothing_is_said_or_made_outside_a_memory_root(tmp_path: Path) -> None:
     assert channel.said("start", str(tmp_path), None, ME, "claude-code") == ""
     assert not (tmp_path / ".memkeeper").exists()
+
+
+def test_codex_is_told_the_same_at_its_session_start(root: Path) -> None:
+    thread = "019a2b3c-4d5e-7f60-8a9b-0c1d2e3f4a5b"
+    assert run_main(root, "send", "--to", f"codex:{thread}", "--text", "hello codex").code == 0
+    body = {
+        "session_id": thread,
+        "transcript_path": None,
+        "cwd": str(root),
+        "hook_event_name": "SessionStart",
+        "model": "gpt-5.5",
+        "permission_mode": "default",
+        "source": "startup",
+    }
+    done = run_main(root, "hook", "codex", stdin=json.dumps(body))
+    said = context(json.loads(done.stdout), "SessionStart")
+    assert f"You act here as codex:{thread}." in said
+    assert "- [1] message from human: hello codex" in said

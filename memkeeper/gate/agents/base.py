@@ -212,6 +212,30 @@ def nested_entry(matcher: str, command: str, **extra: Any) -> dict[str, Any]:
 
 # -- what several adapters read the same way ------------------------------------------------
 
+# Claude Code's and Codex's events that carry no tool call, and the phase each is (memkeeper's
+# channel speaks on them, and after a tool call).
+CONTEXT_EVENTS: dict[str, Phase] = {"SessionStart": "start", "UserPromptSubmit": "prompt"}
+PHASE_EVENTS = {"start": "SessionStart", "prompt": "UserPromptSubmit", "post": "PostToolUse"}
+
+
+def context_input(payload: dict[str, Any], phase: Phase, cwd: str) -> HookInput:
+    """A SessionStart or UserPromptSubmit call: its session and directory, no tool call."""
+    session, where = payload.get("session_id"), payload.get("cwd")
+    return HookInput(
+        phase,
+        (),
+        session if isinstance(session, str) else "",
+        where if isinstance(where, str) and where else cwd,
+    )
+
+
+def tell(phase: Phase, text: str) -> Answer:
+    """``hookSpecificOutput.additionalContext`` on SessionStart, UserPromptSubmit and
+    PostToolUse (Claude Code's and Codex's): it reaches the model, and answers no permission."""
+    context = {"hookEventName": PHASE_EVENTS.get(phase, "PostToolUse"), "additionalContext": text}
+    return Answer(dumps({"hookSpecificOutput": context}))
+
+
 
 def absolute(cwd: str, path: str) -> str:
     """``path`` as the tool reaches it: relative ones from ``cwd``, normalised."""

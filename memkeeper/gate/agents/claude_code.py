@@ -12,12 +12,15 @@ Installed in ``.claude/settings.json`` (both events, matching the tools the core
 from __future__ import annotations
 
 from memkeeper.gate.agents.base import (
+    CONTEXT_EVENTS,
     Adapter,
     Answer,
     HookInput,
     Setup,
+    context_input,
     dumps,
     nested_entry,
+    tell,
 )
 from memkeeper.gate.payload import TOOL_EVENTS, parse_payload
 
@@ -42,10 +45,6 @@ _FOREIGN = (
 )
 MATCHER = "Edit|MultiEdit|Write|Bash|PowerShell"
 
-
-# The events that carry no tool call, and the phase each is (the channel speaks on them).
-CONTEXT_EVENTS: dict[str, Phase] = {"SessionStart": "start", "UserPromptSubmit": "prompt"}
-PHASE_EVENTS = {"start": "SessionStart", "prompt": "UserPromptSubmit", "post": "PostToolUse"}
 
 
 def sniff(payload: dict[str, Any]) -> bool:
@@ -100,24 +99,6 @@ def render(decision: Decision) -> Answer:
 
 def allow(phase: Phase) -> Answer:
     return Answer()
-
-
-def context_input(payload: dict[str, Any], phase: Phase, cwd: str) -> HookInput:
-    """A SessionStart or UserPromptSubmit call: its session and directory, no tool call."""
-    session, where = payload.get("session_id"), payload.get("cwd")
-    return HookInput(
-        phase,
-        (),
-        session if isinstance(session, str) else "",
-        where if isinstance(where, str) and where else cwd,
-    )
-
-
-def tell(phase: Phase, text: str) -> Answer:
-    """``additionalContext`` on SessionStart, UserPromptSubmit and PostToolUse: it reaches the
-    model, and changes no permission."""
-    context = {"hookEventName": PHASE_EVENTS.get(phase, "PostToolUse"), "additionalContext": text}
-    return Answer(dumps({"hookSpecificOutput": context}))
 
 
 def _entry(event: str, command: str) -> dict[str, Any]:
