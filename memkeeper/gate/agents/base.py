@@ -236,7 +236,6 @@ def tell(phase: Phase, text: str) -> Answer:
     return Answer(dumps({"hookSpecificOutput": context}))
 
 
-
 def absolute(cwd: str, path: str) -> str:
     """``path`` as the tool reaches it: relative ones from ``cwd``, normalised."""
     return os.path.normpath(os.path.join(cwd, path))

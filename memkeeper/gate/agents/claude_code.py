@@ -46,7 +46,6 @@ _FOREIGN = (
 MATCHER = "Edit|MultiEdit|Write|Bash|PowerShell"
 
 
-
 def sniff(payload: dict[str, Any]) -> bool:
     event = payload.get("hook_event_name")
     return (event in TOOL_EVENTS or event in CONTEXT_EVENTS) and not any(

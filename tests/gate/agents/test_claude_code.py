@@ -144,7 +144,8 @@ def test_what_the_channel_says_is_context_for_the_model_never_a_permission(
     phase: str, event: str
 ) -> None:
     said = "memkeeper — for you: …"
-    answer = claude_code.tell(phase, said)  # type: ignore[arg-type]
+    assert claude_code.ADAPTER.tell is not None
+    answer = claude_code.ADAPTER.tell(phase, said)  # type: ignore[arg-type]
     assert answer.code == 0
     assert json.loads(answer.stdout) == {
         "hookSpecificOutput": {"hookEventName": event, "additionalContext": said}

@@ -426,7 +426,8 @@ def test_codexs_session_start_and_prompt_are_the_channels_phases(event: str, pha
     assert codex.sniff(body)
     got = codex.parse(body, None, "/proc")
     assert (got.phase, got.calls, got.session, got.cwd) == (phase, (), SESSION, "/home/dev/repo")
-    said = json.loads(codex.ADAPTER.tell(phase, "memkeeper — for you").stdout)  # type: ignore[misc]
+    assert codex.ADAPTER.tell is not None
+    said = json.loads(codex.ADAPTER.tell(phase, "memkeeper — for you").stdout)  # type: ignore[arg-type]
     assert said == {
         "hookSpecificOutput": {"hookEventName": event, "additionalContext": "memkeeper — for you"}
     }
