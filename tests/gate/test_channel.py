@@ -83,3 +83,27 @@ def test_codex_is_told_the_same_at_its_session_start(root: Path) -> None:
     said = context(json.loads(done.stdout), "SessionStart")
     assert f"You act here as codex:{thread}." in said
     assert "- [1] message from human: hello codex" in said
+
+
+def test_gemini_is_told_at_its_session_start_and_copilot_after_a_tool_call(root: Path) -> None:
+    start = {
+        "session_id": "g1",
+        "transcript_path": "",
+        "cwd": str(root),
+        "hook_event_name": "SessionStart",
+        "timestamp": "2026-10-05T10:00:03.789Z",
+        "source": "startup",
+    }
+    done = run_main(root, "hook", "gemini", stdin=json.dumps(start))
+    assert "You act here as gemini:g1." in context(json.loads(done.stdout), "SessionStart")
+    assert run_main(root, "send", "--to", "copilot:s9", "--text", "for copilot").code == 0
+    post = {
+        "sessionId": "s9",
+        "timestamp": 1760000000000,
+        "cwd": str(root),
+        "toolName": "bash",
+        "toolArgs": json.dumps({"command": "ls"}),
+        "toolResult": {"resultType": "success", "textResultForLlm": ""},
+    }
+    said = run_main(root, "hook", "copilot", "--event", "postToolUse", stdin=json.dumps(post))
+    assert "- [1] message from human: for copilot" in json.loads(said.stdout)["additionalContext"]

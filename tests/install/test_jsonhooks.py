@@ -76,7 +76,7 @@ def test_merging_again_changes_nothing_and_removing_gives_the_text_back(agent: s
     ("agent", "events", "command_key"),
     [
         ("codex", {"PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit"}, "command"),
-        ("gemini", {"BeforeTool", "AfterTool"}, "command"),
+        ("gemini", {"BeforeTool", "AfterTool", "SessionStart", "BeforeAgent"}, "command"),
         ("copilot", {"preToolUse", "postToolUse"}, "bash"),
         (
             "cursor",
