@@ -5,8 +5,9 @@ Why not a package: ``etcd3`` fails on current protobuf; ``etcd3gw`` talks to thi
 gateway but through ``requests``, whose import alone costs more than a memkeeper ``read``,
 and every agent's CLI call would pay it. The gateway's surface memkeeper needs is small:
 ``range``, ``put``, ``deleterange``, ``txn`` (compare-and-swap), ``lease`` grant / keep-alive /
-revoke / time-to-live, ``watch`` and ``status``. Keys and values are bytes (base64 on the
-wire); int64s arrive as JSON strings and are returned as ints.
+revoke / time-to-live and ``status``; the watch is ``watch.py``'s, on a socket of its own.
+Keys and values are bytes (base64 on the wire); int64s arrive as JSON strings and are
+returned as ints.
 
 One connection is kept per endpoint (HTTP/1.1 keep-alive, Nagle off). A request that cannot
 reach an endpoint tries the next one; when none answers, ``Unavailable`` — the store's
@@ -48,7 +49,7 @@ __all__ = [
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Generator, Sequence
+    from collections.abc import Sequence
     from typing import Any
 
     from memkeeper.store.etcd.members import Members
@@ -183,25 +184,6 @@ class Gateway:
         """The answering member's status (leader, raft index, db size, version)."""
         return self.call("/v3/maintenance/status", {})
 
-    def watch(
-        self, key: bytes, range_end: bytes | None, start_revision: int
-    ) -> Generator[tuple[int, list[tuple[str, KeyValue]]], None, None]:
-        """Changes of ``[key, range_end)`` from ``start_revision`` on, as they happen: each a
-        list of ``(type, KeyValue)`` (type ``PUT`` or ``DELETE``) with its revision; raises
-        ``EtcdError`` with code 11 (OUT_OF_RANGE) when that revision was compacted."""
-        body: dict[str, Any] = {"key": b64(key), "start_revision": str(start_revision)}
-        if range_end is not None:
-            body["range_end"] = b64(range_end)
-        for endpoint in self._order():
-            try:
-                conn = http.client.HTTPConnection(*endpoint, timeout=None)
-                conn.request("POST", "/v3/watch", json.dumps({"create_request": body}))
-                response = conn.getresponse()
-            except OSError:
-                continue
-            return _watch_stream(conn, response)
-        raise Unavailable(self._unreachable())
-
     def close(self) -> None:
         for conn in self._connections.values():
             conn.close()
@@ -248,6 +230,8 @@ class Gateway:
         if self.members is None:
             return [(self._preferred + i) % n for i in range(n)]
         ranked = self.members.order(self.endpoints)
+        if self.members.quiet(self.endpoints[self._preferred]):
+            return ranked  # found silent since it last answered here (by a watch's probes)
         return [self._preferred, *(i for i in ranked if i != self._preferred)]
 
     def _order(self) -> list[Endpoint]:
@@ -273,36 +257,6 @@ class Gateway:
     def _unreachable(self) -> str:
         where = ", ".join(f"{host}:{port}" for host, port in self.endpoints)
         return f"no etcd member answered ({where})"
-
-
-def _watch_stream(
-    conn: http.client.HTTPConnection, response: http.client.HTTPResponse
-) -> Generator[tuple[int, list[tuple[str, KeyValue]]], None, None]:
-    """Each watch response of the stream (the gateway writes one JSON object a line)."""
-    try:
-        buffer = b""
-        while True:
-            chunk = response.read1(65536)
-            if not chunk:
-                return
-            buffer += chunk
-            while b"\n" in buffer:
-                line, buffer = buffer.split(b"\n", 1)
-                if not line.strip():
-                    continue
-                answer = json.loads(line).get("result", {})
-                if answer.get("compact_revision") and answer.get("canceled"):
-                    raise EtcdError(
-                        f"watch: revision compacted (at {answer['compact_revision']})", 11
-                    )
-                events = [
-                    (e.get("type", "PUT"), KeyValue(e.get("kv", {})))
-                    for e in answer.get("events", [])
-                ]
-                revision = int(answer.get("header", {}).get("revision", 0))
-                yield revision, events
-    finally:
-        conn.close()
 
 
 def _answer(status: int, data: bytes) -> dict[str, Any]:
