@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import http.client
 import json
+import select
 import socket
+import time
 
 from memkeeper.store.etcd.wire import (
     Compare,
@@ -59,6 +61,8 @@ if TYPE_CHECKING:
 TIMEOUT_S = 5.0
 # The wait for a member's answer while another is left to ask (then it counts as silent).
 FAILOVER_S = 1.0
+# How often a request waiting for its answer looks whether its member was found silent.
+SLICE_S = 0.05
 
 
 class Unavailable(Exception):
@@ -206,8 +210,11 @@ class Gateway:
             wait = self.timeout if turn == len(order) - 1 else min(self.timeout, FAILOVER_S)
             try:
                 conn = self._connection(endpoint, wait)
+                since = self.members.clock() if self.members is not None else 0.0
                 conn.request("POST", path, payload, {"Content-Type": "application/json"})
                 asked = True
+                if turn < len(order) - 1 and not self._answering(conn, endpoint, wait, since):
+                    raise TimeoutError(f"{endpoint}: found silent while it was asked")
                 response = conn.getresponse()
                 data = response.read()
             except (OSError, http.client.HTTPException):
@@ -224,6 +231,22 @@ class Gateway:
                 self.members.answered(endpoint)
             return _answer(response.status, data)
         raise Unavailable(self._unreachable(), sent=sent)
+
+    def _answering(
+        self, conn: http.client.HTTPConnection, endpoint: Endpoint, wait: float, since: float
+    ) -> bool:
+        """Whether an answer begins within ``wait``; given up on sooner once the memory of
+        silent members says this one went silent after ``since`` (a daemon's watch, in
+        another thread, found it so: the request need not wait out its second)."""
+        if self.members is None or conn.sock is None:
+            return True  # (the socket's own timeout bounds the wait)
+        deadline = time.monotonic() + wait
+        while (left := deadline - time.monotonic()) > 0:
+            if select.select([conn.sock], [], [], min(left, SLICE_S))[0]:
+                return True
+            if self.members.silent_since(endpoint) >= since:
+                return False
+        return False
 
     def _order_indexes(self) -> list[int]:
         n = len(self.endpoints)

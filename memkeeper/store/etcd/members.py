@@ -61,6 +61,10 @@ class Members:
         answering = [i for i in range(len(endpoints)) if i not in quiet]
         return answering + sorted(quiet, key=quiet.__getitem__)
 
+    def silent_since(self, endpoint: Endpoint) -> float:
+        """When ``endpoint`` last went silent (-inf: not lately, or never)."""
+        return self._silent.get(_name(endpoint), float("-inf"))
+
     def quiet(self, endpoint: Endpoint) -> bool:
         """Whether ``endpoint`` went silent within ``QUIET_S``."""
         return self.clock() - self._silent.get(_name(endpoint), -QUIET_S) < QUIET_S

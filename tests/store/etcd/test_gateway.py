@@ -5,6 +5,7 @@ test_watch.py)."""
 from __future__ import annotations
 
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -140,6 +141,26 @@ def test_a_member_found_silent_elsewhere_is_left_by_a_gateway_that_prefers_it(
         started = time.monotonic()
         gateway.range(b"/t/any")
         assert time.monotonic() - started < 0.5
+        gateway.close()
+    finally:
+        deaf.close()
+
+
+def test_a_request_waiting_on_a_member_found_silent_meanwhile_goes_to_the_next_at_once(
+    gw: Gateway, cluster: Cluster, tmp_path: Path
+) -> None:
+    """The daemon's request already waiting on a member when its watch finds the member
+    silent (another thread) does not wait out its second."""
+    deaf = Deaf()
+    try:
+        members = Members(str(tmp_path))
+        gateway = Gateway([deaf.endpoint, *cluster.endpoints], members=members)
+        timer = threading.Timer(0.2, members.silent, args=(deaf.endpoint,))
+        timer.start()
+        started = time.monotonic()
+        gateway.range(b"/t/any")
+        assert time.monotonic() - started < 0.2 + 0.4 < etcdgw.FAILOVER_S
+        timer.join()
         gateway.close()
     finally:
         deaf.close()
