@@ -1,8 +1,9 @@
 """A fleet with one etcd member of three frozen (SIGSTOP: its sockets still accept, nothing
 answers) and its quorum intact (issue 22 item 7): both roots run ``memkeeper watch``; a patch
-under one root is in the other's file within 1 s, and the first command of each kind after
-the freeze takes at most twice its healthy time (the daemons noticed the silent member and
-wrote it down for the commands, ``.memkeeper/etcd-members.json``)."""
+under one root is in the other's file within 1 s — the first one too, made at the freeze while
+the other's watch is on the frozen member — and each command after the freeze takes at most
+twice its healthy time: the daemons noticed the silent member and wrote it down for the
+commands (``.memkeeper/etcd-members.json``), so not even the first waits for it."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import pytest
 
 from memkeeper.store.etcd.gateway import FAILOVER_S
 from memkeeper.store.etcd.members import Members
+from tests.conftest import SAMPLE_REPO
 from tests.e2e.test_fleet import Fleet, Watch, _git, _holds, read, until
 from tests.e2e.test_fleet_faults import leader
 from tests.etcd_cluster import Cluster, Member, binary
@@ -46,7 +48,7 @@ def follower_first(cluster: Cluster) -> tuple[Member, str]:
 
 def clones(tmp_path: Path, url: str) -> Fleet:
     origin = tmp_path / "origin"
-    subprocess.run(["cp", "-r", str(Path(__file__).parents[2] / "sample-repo"), str(origin)])
+    subprocess.run(["cp", "-r", str(SAMPLE_REPO), str(origin)], check=True)
     _git(origin, "init", "-q")
     _git(origin, "add", "-A")
     _git(origin, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")

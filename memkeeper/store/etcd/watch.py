@@ -120,7 +120,7 @@ class LiveWatch:
             sock.sendall(head.encode() + payload)
             framing, got = ws.Framing(), list[ws.WatchResponse]()
             deadline = self.clock() + lv.ANSWER_S
-            while not any(r.created for r in got):  # the member says at once it is there
+            while not any(r.created or r.canceled for r in got):  # the member answers at once
                 sock.settimeout(max(deadline - self.clock(), 0.001))
                 data = sock.recv(65536)
                 if not data:
@@ -136,8 +136,9 @@ class LiveWatch:
     def _read(
         self, member: int, sock: socket.socket, framing: ws.Framing, got: Responses
     ) -> Generator[Batch, None, None]:
-        """The stream's batches until its member is found silent or the stream ends."""
-        while True:
+        """The stream's batches until its member is found silent, the stream ends, or the
+        watch is closed."""
+        while not self._closed:
             yield from self._batches(got)
             if framing.ended:
                 return
