@@ -118,7 +118,7 @@ def test_a_frozen_member_slows_no_command_and_no_watch(tmp_path: Path, cluster: 
     try:
         for watch in watches:
             watch.wait_for("started")
-        measured = commands(fleet, fleet.a)
+        measured = commands(fleet, fleet.b)  # B's commands learn of the freeze from its daemon
         healthy = {
             name: statistics.median(latency(measured, name, n) for n in range(HEALTHY_RUNS))
             for name in measured
