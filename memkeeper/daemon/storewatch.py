@@ -38,12 +38,11 @@ class StoreWatch:
         self.moved.set()  # the first tick reads
         self.compactions = 0  # starts over a compacted revision (the tests read it)
         self._prefix = store.prefix + b"ev/"
-        self._endpoints = list(store.gateway.endpoints)
-        # The daemon's own memory of silent members: what the watch finds, its commands use.
-        self._members = store.gateway.members
-        self.watch = LiveWatch(
-            self._endpoints, self._prefix, etcdgw.prefix_end(self._prefix), members=self._members
-        )
+        # The thread's own gateway (a gateway's connections belong to one thread), with the
+        # daemon's memory of silent members: what the watch finds, the daemon's requests
+        # and this root's commands use.
+        self._gateway = store.gateway.alike()
+        self.watch = LiveWatch(self._gateway, self._prefix, etcdgw.prefix_end(self._prefix))
         self._thread = threading.Thread(
             target=self._run, args=(start,), name="memkeeper-store-watch"
         )
@@ -51,7 +50,7 @@ class StoreWatch:
         self._thread.start()
 
     def _run(self, start: int) -> None:
-        gateway = etcdgw.Gateway(self._endpoints, members=self._members)
+        gateway = self._gateway
         pause = BACKOFF_S
         while True:
             try:

@@ -188,6 +188,27 @@ class Gateway:
         """The answering member's status (leader, raft index, db size, version)."""
         return self.call("/v3/maintenance/status", {})
 
+    # -- what a watch on a socket of its own needs ---------------------------------------
+
+    def stream(self, endpoint: Endpoint, timeout: float) -> socket.socket:
+        """A new connection to ``endpoint`` for one long request read as it comes (a watch),
+        made as this gateway makes its own."""
+        return socket.create_connection(endpoint, timeout=timeout)
+
+    def headers(self) -> dict[str, str]:
+        """What each request carries besides its body."""
+        return {"Content-Type": "application/json"}
+
+    def alike(self) -> Gateway:
+        """A gateway of the same cluster, reached the same way, with the same memory of
+        silent members, and connections of its own (for another thread)."""
+        return Gateway(self.endpoints, self.timeout, self.members)
+
+    def alone(self, endpoint: Endpoint, timeout: float) -> Gateway:
+        """A gateway of ``endpoint`` alone, reached as this one reaches it (a liveness probe:
+        it remembers nothing of silent members)."""
+        return Gateway([endpoint], timeout=timeout)
+
     def close(self) -> None:
         for conn in self._connections.values():
             conn.close()
@@ -211,7 +232,7 @@ class Gateway:
             try:
                 conn = self._connection(endpoint, wait)
                 since = self.members.clock() if self.members is not None else 0.0
-                conn.request("POST", path, payload, {"Content-Type": "application/json"})
+                conn.request("POST", path, payload, self.headers())
                 asked = True
                 if turn < len(order) - 1 and not self._answering(conn, endpoint, wait, since):
                     raise TimeoutError(f"{endpoint}: found silent while it was asked")

@@ -26,9 +26,8 @@ from memkeeper.store.etcd.wire import b64
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Generator, Iterator, Sequence
+    from collections.abc import Callable, Generator, Iterator
 
-    from memkeeper.store.etcd.members import Members
     from memkeeper.store.etcd.wire import KeyValue
 
     Endpoint = tuple[str, int]
@@ -45,22 +44,24 @@ class LiveWatch:
 
     def __init__(
         self,
-        endpoints: Sequence[Endpoint],
+        gateway: Gateway,
         key: bytes,
         range_end: bytes | None,
         *,
-        members: Members | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.endpoints = list(endpoints)
+        """``gateway``: how the cluster is reached (its members, and its memory of the
+        silent ones, told what the watch finds)."""
+        self.gateway = gateway
+        self.endpoints = list(gateway.endpoints)
         self.key, self.range_end = key, range_end
-        self.members = members
+        self.members = gateway.members
         self.clock = clock
         self.live = lv.Liveness.of(len(self.endpoints))
         self.member: int | None = None  # the stream's member, while one is open
         self.moves = 0  # streams moved off a silent member (the tests read it)
         self.start = 0  # the first revision not delivered yet
-        self._probes = [Gateway([e], timeout=lv.ANSWER_S) for e in self.endpoints]
+        self._probes = [gateway.alone(e, lv.ANSWER_S) for e in self.endpoints]
         self._sock = socket.socket()  # the stream's, once one is open
         self._sock.close()
         self._closed = False
@@ -111,11 +112,10 @@ class LiveWatch:
         if self.range_end is not None:
             body["range_end"] = b64(self.range_end)
         payload = json.dumps({"create_request": body}).encode()
-        head = (
-            f"POST /v3/watch HTTP/1.1\r\nHost: {endpoint[0]}:{endpoint[1]}\r\n"
-            f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n"
-        )
-        sock = socket.create_connection(endpoint, timeout=lv.ANSWER_S)
+        headers = {**self.gateway.headers(), "Content-Length": str(len(payload))}
+        lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+        head = f"POST /v3/watch HTTP/1.1\r\nHost: {endpoint[0]}:{endpoint[1]}\r\n{lines}\r\n"
+        sock = self.gateway.stream(endpoint, lv.ANSWER_S)
         try:
             sock.sendall(head.encode() + payload)
             framing, got = ws.Framing(), list[ws.WatchResponse]()

@@ -97,7 +97,7 @@ def test_a_watch_from_a_revision_sees_every_change_since(gw: Gateway, cluster: C
     first = gw.put(b"/t/watch/a", b"1")
     gw.put(b"/t/watch/b", b"2")
     gw.delete(b"/t/watch/a")
-    watch = LiveWatch(cluster.endpoints, b"/t/watch/", etcdgw.prefix_end(b"/t/watch/"))
+    watch = LiveWatch(Gateway(cluster.endpoints), b"/t/watch/", etcdgw.prefix_end(b"/t/watch/"))
     seen: list[tuple[str, bytes]] = []
     with contextlib.closing(watch.follow(first)) as stream:
         for _, events in stream:
@@ -112,7 +112,8 @@ def test_a_watch_past_compaction_says_so(gw: Gateway, cluster: Cluster) -> None:
     old = gw.put(b"/t/compact/a", b"1")
     latest = gw.put(b"/t/compact/a", b"2")
     gw.call("/v3/kv/compaction", {"revision": str(latest), "physical": True})
-    watch = LiveWatch(cluster.endpoints, b"/t/compact/", etcdgw.prefix_end(b"/t/compact/"))
+    end = etcdgw.prefix_end(b"/t/compact/")
+    watch = LiveWatch(Gateway(cluster.endpoints), b"/t/compact/", end)
     with pytest.raises(EtcdError) as caught:
         for _ in watch.follow(old):
             pass
@@ -122,7 +123,7 @@ def test_a_watch_past_compaction_says_so(gw: Gateway, cluster: Cluster) -> None:
 def test_a_watch_no_member_answers_is_unavailable() -> None:
     deaf = socket.create_server(("127.0.0.1", 0))  # takes connections, never answers
     try:
-        watch = LiveWatch([deaf.getsockname()[:2]], b"/t/x/", None)
+        watch = LiveWatch(Gateway([deaf.getsockname()[:2]]), b"/t/x/", None)
         started = time.monotonic()
         with pytest.raises(Unavailable, match="no etcd member answered the watch"):
             next(watch.follow(1))
@@ -137,9 +138,8 @@ def test_a_stream_leaves_a_member_that_goes_silent_and_loses_no_event_nor_repeat
     prefix = b"/t/frozen/"
     proxy = Freezable(cluster.endpoints[0])
     members = Members(str(tmp_path))
-    watch = LiveWatch(
-        [proxy.endpoint, cluster.endpoints[0]], prefix, etcdgw.prefix_end(prefix), members=members
-    )
+    gateway = Gateway([proxy.endpoint, cluster.endpoints[0]], members=members)
+    watch = LiveWatch(gateway, prefix, etcdgw.prefix_end(prefix))
     try:
         found, thread = changes(watch, gw.put(prefix + b"0", b"0"))
         assert found.get(timeout=5) == b"0"
@@ -169,7 +169,8 @@ def test_a_member_that_goes_silent_beside_the_stream_is_written_down_for_the_com
 ) -> None:
     proxy = Freezable(cluster.endpoints[0])
     members = Members(str(tmp_path))
-    watch = LiveWatch([cluster.endpoints[0], proxy.endpoint], b"/t/beside/", None, members=members)
+    gateway = Gateway([cluster.endpoints[0], proxy.endpoint], members=members)
+    watch = LiveWatch(gateway, b"/t/beside/", None)
     try:
         _, thread = changes(watch, gw.put(b"/t/beside/0", b"0"))
         proxy.frozen.set()
