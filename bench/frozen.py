@@ -14,9 +14,11 @@ B's file holds it (polled every 1 ms; 60 s at most). Frozen, first: a patch unde
 (A's commands told of the freeze, B's watch not: its stream is on the frozen member), the
 time until B's daemon wrote the member down as silent, and each command's first run under B
 after that (B's commands learn of the freeze from B's daemon alone); and B's daemon's CPU
-over ``--idle`` seconds of quiet, healthy (what the asking costs). Goals (issue 22 item 7):
-each command's frozen median within 2x its healthy one; the watch's propagation ≤ 1 s
-(median and p90, and the first at the freeze).
+over ``--idle`` seconds of quiet, healthy (what the asking costs). Beside the commands, etcd
+itself on each side: 200 puts and linearizable ranges through the gateway, to a live member
+(with one of three members stopped a commit waits for the one follower left). Goals (issue
+22 item 7): each command's frozen median within 2x its healthy one; the watch's propagation
+≤ 1 s (median and p90, and the first at the freeze).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from pathlib import Path
 from bench import machine, servers
 from bench.fixture import SAMPLE
 from bench.stats import Figure, Summary, figure_table, summarize
+from memkeeper.store.etcd.gateway import Gateway
 from memkeeper.store.etcd.members import Members
 
 TYPE_CHECKING = False
@@ -47,6 +50,7 @@ REF = "CLAUDE.md#build"
 POLL_S = 0.001
 COMMAND_GOAL, SYNC_GOAL_S = 2.0, 1.0
 COMMANDS = ("read", "patch", "claim", "events")
+RAW_COUNT = 200  # puts and ranges timed a side, etcd alone
 NOTICE_S = 20.0  # a silent member not written down by then: never
 MEMKEEPER = str(Path(sys.executable).parent / "memkeeper")
 
@@ -149,6 +153,19 @@ def synced(a: Root, b: Root) -> float:
     return until(lambda: line in (b.path / "CLAUDE.md").read_text(), timeout=60)
 
 
+def raw_etcd(gateway: Gateway, count: int) -> dict[str, list[float]]:
+    """etcd itself, without memkeeper: a put and a (linearizable) range, ``count`` each."""
+    taken: dict[str, list[float]] = {"put": [], "range": []}
+    for n in range(count):
+        start = time.perf_counter()
+        gateway.put(b"/raw/key", str(n).encode())
+        taken["put"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        gateway.range(b"/raw/key")
+        taken["range"].append(time.perf_counter() - start)
+    return taken
+
+
 def commands(root: Root, runs: int) -> dict[str, list[float]]:
     taken: dict[str, list[float]] = {name: [] for name in COMMANDS}
     for _ in range(runs):
@@ -177,8 +194,6 @@ def clones(work: Path) -> tuple[Path, Path]:
 
 
 def leader_index(members: list[servers.Server]) -> int:
-    from memkeeper.store.etcd.gateway import Gateway
-
     for index, member in enumerate(members):
         gateway = Gateway([("127.0.0.1", member.port)])
         status = gateway.status()
@@ -206,6 +221,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         watches = [Watch(a), Watch(b)]
         commands(b, 2)  # warm-up
         healthy = commands(b, args.runs)
+        # (a live member: the frozen one is never asked)
+        raw = Gateway([("127.0.0.1", m.port) for m in order[1:]])
+        raw_healthy = raw_etcd(raw, RAW_COUNT)
         healthy_sync = [synced(a, b) for _ in range(args.syncs)]
         cpu = watches[1].cpu_s()
         time.sleep(args.idle)
@@ -221,6 +239,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         until(lambda: bool(noticed), timeout=NOTICE_S + 5)
         first = {name: b.command(name) for name in COMMANDS}
         frozen_runs = commands(b, args.runs)
+        raw_frozen = raw_etcd(raw, RAW_COUNT)
+        raw.close()
         frozen_sync = [synced(a, b) for _ in range(args.syncs)]
     finally:
         for watch in watches:
@@ -239,8 +259,10 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "sync_at_once_s": at_once,
         "noticed_s": noticed[0],
         "idle_cpu": idle_cpu,
-        "_healthy": {k: summarize(v) for k, v in healthy.items()},
-        "_frozen": {k: summarize(v) for k, v in frozen_runs.items()},
+        "etcd_healthy": {k: summarize(v).to_json() for k, v in raw_healthy.items()},
+        "etcd_frozen": {k: summarize(v).to_json() for k, v in raw_frozen.items()},
+        "_healthy": {k: summarize(v) for k, v in {**healthy, **raw_healthy}.items()},
+        "_frozen": {k: summarize(v) for k, v in {**frozen_runs, **raw_frozen}.items()},
         "_sync": (summarize(healthy_sync), summarize(frozen_sync)),
     }
 
@@ -263,6 +285,18 @@ def figures(result: dict[str, Any]) -> list[Figure]:
                 f"{ratio:.2f}x",
                 f"≤ {COMMAND_GOAL:g}x",
                 ratio <= COMMAND_GOAL,
+            )
+        )
+    for name in ("put", "range"):
+        well, ill = result["_healthy"][name], result["_frozen"][name]
+        found.append(
+            Figure(
+                f"etcd itself: a {name} through the gateway, one member frozen",
+                f"{ill.median * 1e3:.2f} ms (p90 {ill.p90 * 1e3:.2f})",
+                f"healthy: {well.median * 1e3:.2f} ms (p90 {well.p90 * 1e3:.2f})",
+                f"{ill.median / well.median:.2f}x",
+                "—",
+                None,
             )
         )
     well, ill = result["_sync"]
