@@ -128,8 +128,8 @@ def test_a_frozen_member_slows_no_command_and_no_watch(tmp_path: Path, cluster: 
         Members(str(fleet.a / ".memkeeper")).silent(frozen.endpoint)
         cluster.pause(frozen)
         assert propagation(fleet, fleet.a, fleet.b, "- at once\n") <= 1.0
-        # The daemons notice the silent member within a second and write it down.
-        until(lambda: silent_in(fleet.a, frozen) and silent_in(fleet.b, frozen), timeout=5)
+        # B's daemon noticed the silent member within a second and wrote it down.
+        until(lambda: silent_in(fleet.b, frozen), timeout=5)
         frozen_runs = {
             name: [latency(measured, name, 100 + n) for n in range(3)] for name in measured
         }
