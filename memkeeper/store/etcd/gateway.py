@@ -5,8 +5,9 @@ Why not a package: ``etcd3`` fails on current protobuf; ``etcd3gw`` talks to thi
 gateway but through ``requests``, whose import alone costs more than a memkeeper ``read``,
 and every agent's CLI call would pay it. The gateway's surface memkeeper needs is small:
 ``range``, ``put``, ``deleterange``, ``txn`` (compare-and-swap), ``lease`` grant / keep-alive /
-revoke / time-to-live, ``watch`` and ``status``. Keys and values are bytes (base64 on the
-wire); int64s arrive as JSON strings and are returned as ints.
+revoke / time-to-live and ``status``; the watch is ``watch.py``'s, on a socket of its own.
+Keys and values are bytes (base64 on the wire); int64s arrive as JSON strings and are
+returned as ints.
 
 One connection is kept per endpoint (HTTP/1.1 keep-alive, Nagle off). A request that cannot
 reach an endpoint tries the next one; when none answers, ``Unavailable`` — the store's
@@ -17,7 +18,9 @@ from __future__ import annotations
 
 import http.client
 import json
+import select
 import socket
+import time
 
 from memkeeper.store.etcd.wire import (
     Compare,
@@ -48,7 +51,7 @@ __all__ = [
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Generator, Sequence
+    from collections.abc import Sequence
     from typing import Any
 
     from memkeeper.store.etcd.members import Members
@@ -58,6 +61,8 @@ if TYPE_CHECKING:
 TIMEOUT_S = 5.0
 # The wait for a member's answer while another is left to ask (then it counts as silent).
 FAILOVER_S = 1.0
+# How often a request waiting for its answer looks whether its member was found silent.
+SLICE_S = 0.05
 
 
 class Unavailable(Exception):
@@ -183,24 +188,26 @@ class Gateway:
         """The answering member's status (leader, raft index, db size, version)."""
         return self.call("/v3/maintenance/status", {})
 
-    def watch(
-        self, key: bytes, range_end: bytes | None, start_revision: int
-    ) -> Generator[tuple[int, list[tuple[str, KeyValue]]], None, None]:
-        """Changes of ``[key, range_end)`` from ``start_revision`` on, as they happen: each a
-        list of ``(type, KeyValue)`` (type ``PUT`` or ``DELETE``) with its revision; raises
-        ``EtcdError`` with code 11 (OUT_OF_RANGE) when that revision was compacted."""
-        body: dict[str, Any] = {"key": b64(key), "start_revision": str(start_revision)}
-        if range_end is not None:
-            body["range_end"] = b64(range_end)
-        for endpoint in self._order():
-            try:
-                conn = http.client.HTTPConnection(*endpoint, timeout=None)
-                conn.request("POST", "/v3/watch", json.dumps({"create_request": body}))
-                response = conn.getresponse()
-            except OSError:
-                continue
-            return _watch_stream(conn, response)
-        raise Unavailable(self._unreachable())
+    # -- what a watch on a socket of its own needs ---------------------------------------
+
+    def stream(self, endpoint: Endpoint, timeout: float) -> socket.socket:
+        """A new connection to ``endpoint`` for one long request read as it comes (a watch),
+        made as this gateway makes its own."""
+        return socket.create_connection(endpoint, timeout=timeout)
+
+    def headers(self) -> dict[str, str]:
+        """What each request carries besides its body."""
+        return {"Content-Type": "application/json"}
+
+    def alike(self) -> Gateway:
+        """A gateway of the same cluster, reached the same way, with the same memory of
+        silent members, and connections of its own (for another thread)."""
+        return Gateway(self.endpoints, self.timeout, self.members)
+
+    def alone(self, endpoint: Endpoint, timeout: float) -> Gateway:
+        """A gateway of ``endpoint`` alone, reached as this one reaches it (a liveness probe:
+        it remembers nothing of silent members)."""
+        return Gateway([endpoint], timeout=timeout)
 
     def close(self) -> None:
         for conn in self._connections.values():
@@ -224,8 +231,11 @@ class Gateway:
             wait = self.timeout if turn == len(order) - 1 else min(self.timeout, FAILOVER_S)
             try:
                 conn = self._connection(endpoint, wait)
-                conn.request("POST", path, payload, {"Content-Type": "application/json"})
+                since = self.members.clock() if self.members is not None else 0.0
+                conn.request("POST", path, payload, self.headers())
                 asked = True
+                if turn < len(order) - 1 and not self._answering(conn, endpoint, wait, since):
+                    raise TimeoutError(f"{endpoint}: found silent while it was asked")
                 response = conn.getresponse()
                 data = response.read()
             except (OSError, http.client.HTTPException):
@@ -243,11 +253,29 @@ class Gateway:
             return _answer(response.status, data)
         raise Unavailable(self._unreachable(), sent=sent)
 
+    def _answering(
+        self, conn: http.client.HTTPConnection, endpoint: Endpoint, wait: float, since: float
+    ) -> bool:
+        """Whether an answer begins within ``wait``; given up on sooner once the memory of
+        silent members says this one went silent after ``since`` (a daemon's watch, in
+        another thread, found it so: the request need not wait out its second)."""
+        if self.members is None or conn.sock is None:
+            return True  # (the socket's own timeout bounds the wait)
+        deadline = time.monotonic() + wait
+        while (left := deadline - time.monotonic()) > 0:
+            if select.select([conn.sock], [], [], min(left, SLICE_S))[0]:
+                return True
+            if self.members.silent_since(endpoint) >= since:
+                return False
+        return False
+
     def _order_indexes(self) -> list[int]:
         n = len(self.endpoints)
         if self.members is None:
             return [(self._preferred + i) % n for i in range(n)]
         ranked = self.members.order(self.endpoints)
+        if self.members.quiet(self.endpoints[self._preferred]):
+            return ranked  # found silent since it last answered here (by a watch's probes)
         return [self._preferred, *(i for i in ranked if i != self._preferred)]
 
     def _order(self) -> list[Endpoint]:
@@ -273,36 +301,6 @@ class Gateway:
     def _unreachable(self) -> str:
         where = ", ".join(f"{host}:{port}" for host, port in self.endpoints)
         return f"no etcd member answered ({where})"
-
-
-def _watch_stream(
-    conn: http.client.HTTPConnection, response: http.client.HTTPResponse
-) -> Generator[tuple[int, list[tuple[str, KeyValue]]], None, None]:
-    """Each watch response of the stream (the gateway writes one JSON object a line)."""
-    try:
-        buffer = b""
-        while True:
-            chunk = response.read1(65536)
-            if not chunk:
-                return
-            buffer += chunk
-            while b"\n" in buffer:
-                line, buffer = buffer.split(b"\n", 1)
-                if not line.strip():
-                    continue
-                answer = json.loads(line).get("result", {})
-                if answer.get("compact_revision") and answer.get("canceled"):
-                    raise EtcdError(
-                        f"watch: revision compacted (at {answer['compact_revision']})", 11
-                    )
-                events = [
-                    (e.get("type", "PUT"), KeyValue(e.get("kv", {})))
-                    for e in answer.get("events", [])
-                ]
-                revision = int(answer.get("header", {}).get("revision", 0))
-                yield revision, events
-    finally:
-        conn.close()
 
 
 def _answer(status: int, data: bytes) -> dict[str, Any]:
