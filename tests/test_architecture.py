@@ -59,6 +59,7 @@ PURE_MODULES = frozenset(
         "memkeeper.install.tomledit",
         "memkeeper.install.command",
         "memkeeper.daemon.plan",
+        "memkeeper.fs.indexfile",
     }
 )
 PURE_LAYERS = 2  # the first two entries of LAYERS

@@ -53,6 +53,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "hook": ("memkeeper hook claude-code < payload.json",),
     "install-hooks": ("memkeeper install-hooks", "memkeeper install-hooks codex gemini --mcp"),
     "uninstall-hooks": ("memkeeper uninstall-hooks", "memkeeper uninstall-hooks cursor"),
+    "filter": (
+        "git config filter.memkeeper.clean 'memkeeper filter clean %f'  (install-hooks does it)",
+        "memkeeper filter clean memory/status.md < memory/status.md",
+    ),
     "mcp": ("memkeeper mcp",),
     "serve": ("memkeeper serve", "memkeeper serve --port 0"),
     "log": ("memkeeper log CLAUDE.md#build", "memkeeper log CLAUDE.md#build -p"),

@@ -48,6 +48,9 @@ def add_verbs(verb: Verb) -> None:
         "uninstall-hooks", "remove what install-hooks added (no AGENT: all of it, git hook too)"
     )
     uninstall.add_argument("agents", nargs="*", metavar="AGENT", help=_NAMES)
+    filter_ = verb("filter", "git's clean filter for generated pages (git runs it, not you)")
+    filter_.add_argument("direction", choices=("clean",), help="clean: stdin to what git stores")
+    filter_.add_argument("path", metavar="PATH", help="the file's path, as git gives it (%%f)")
 
 
 def run_hook(args: argparse.Namespace) -> int:
@@ -57,6 +60,13 @@ def run_hook(args: argparse.Namespace) -> int:
 
     streams = (sys.stdin.buffer, sys.stdout, sys.stderr)
     return run(args.kind, args.root, args.agent, *streams, event=args.event)
+
+
+def run_filter(args: argparse.Namespace) -> int:
+    """``memkeeper filter clean PATH``: the page on stdin, what git stores on stdout."""
+    from memkeeper.cli.gitfilter import run_clean
+
+    return run_clean(args.path, sys.stdin.buffer, sys.stdout.buffer)
 
 
 def cmd_install_hooks(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:

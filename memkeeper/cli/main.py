@@ -87,6 +87,10 @@ def main(argv: Sequence[str] | None = None, *, keep_open: bool = False) -> int:
             streams = (sys.stdin.buffer, sys.stdout, sys.stderr)
             kind, root, agent, event = hook
             return run(kind, root, agent, *streams, event=event)
+        if len(words) == 3 and words[:2] == ["filter", "clean"]:  # git's, on every git add
+            from memkeeper.cli.gitfilter import run_clean
+
+            return run_clean(words[2], sys.stdin.buffer, sys.stdout.buffer)
         from memkeeper.cli.parser import parse_args
 
         args = parse_args(words)
@@ -95,6 +99,10 @@ def main(argv: Sequence[str] | None = None, *, keep_open: bool = False) -> int:
             from memkeeper.cli.hooks import run_hook
 
             return run_hook(args)
+        if args.command == "filter":  # stdout is git's
+            from memkeeper.cli.hooks import run_filter
+
+            return run_filter(args)
         if args.command == "mcp":  # stdout is the protocol's
             from memkeeper.cli.servers import run_mcp
 

@@ -159,6 +159,7 @@ def _install_hooks(p: dict[str, Any]) -> str:
     if p["legacy_hook"]:
         kept = "moved the existing hook to" if p["moved_existing_hook"] else "runs first:"
         lines.append(f"  {kept} {p['legacy_hook']}")
+    lines += _filter_lines(p.get("git_filter"))
     for agent in p.get("agents", {}).values():
         for found in agent["hooks"]:
             done = "added to" if found["changed"] else "already in"
@@ -172,6 +173,21 @@ def _install_hooks(p: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _filter_lines(live: dict[str, Any] | None) -> list[str]:
+    if not live or not live["filtered"]:
+        return []
+    done = "written to" if live["attributes_changed"] else "already in"
+    globs = ", ".join(live["filtered"])
+    lines = [f"git stores a placeholder for live regions of {globs} (filter {done} "
+             f"{live['attributes']})"]  # fmt: skip
+    if live["attributes_changed"]:
+        lines.append(
+            "  to do: commit .gitattributes, and the pages in their stored form: "
+            "git add --renormalize -- PAGE..."
+        )
+    return lines
+
+
 def _uninstall_hooks(p: dict[str, Any]) -> str:
     lines = []
     if p["git_hook"] is not None:
@@ -179,6 +195,10 @@ def _uninstall_hooks(p: dict[str, Any]) -> str:
         lines.append(f"git pre-commit hook {done} {p['git_hook']}")
         if p["legacy_hook_restored"]:
             lines.append("  put back the hook it had moved to pre-commit.legacy")
+    live = p.get("git_filter")
+    if live is not None:
+        done = "removed from" if live["attributes_changed"] else "- nothing of memkeeper's in"
+        lines.append(f"generated pages' git filter {done} {live['attributes']}")
     for agent in p["agents"].values():
         files = [*agent["hooks"], *([agent["mcp"]] if agent["mcp"] else [])]
         changed = list({f["path"]: f for f in files if f["changed"]}.values())

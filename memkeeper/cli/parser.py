@@ -28,7 +28,7 @@ VERB_GROUPS = {
     "memkeeper.cli.claims": ("claim", "renew", "release", "claims", "metrics"),
     "memkeeper.cli.files": ("append", "regen", "reconcile", "check"),
     "memkeeper.cli.watch": ("watch", "emit"),
-    "memkeeper.cli.hooks": ("hook", "install-hooks", "uninstall-hooks"),
+    "memkeeper.cli.hooks": ("hook", "install-hooks", "uninstall-hooks", "filter"),
     "memkeeper.cli.servers": ("mcp", "serve"),
     "memkeeper.cli.proposals": ("proposals",),
     "memkeeper.cli.history": ("log", "revert"),

@@ -233,6 +233,12 @@ def regen_due(events: Iterable[Event]) -> bool:
     return any(e.type not in QUIET_EVENTS and e.actor != GIT_ACTOR for e in events)
 
 
+def live_due(events: Iterable[Event]) -> bool:
+    """New events that the live pages (``git: placeholder``) may show, git's included: git
+    stores a placeholder for their regions, so rendering them never dirties the tree."""
+    return any(e.type not in QUIET_EVENTS for e in events)
+
+
 def _dirs_changed(look: Look, known: Known) -> bool:
     """A new directory (it may hold managed files) or a watched one gone."""
     if look.kind == "dir":

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memkeeper.daemon.follow import OUTAGE_BACKOFF_MAX_S, Following, shared_store_watch
+from memkeeper.daemon.gitindex import GitAware
 from memkeeper.daemon.plan import (
     GIT_ACTOR,
-    GIT_BUSY,
     INDEX_QUIET_S,
     QUIET_S,
     Gone,
@@ -38,6 +38,7 @@ from memkeeper.daemon.plan import (
     Rescan,
     Sweep,
     describe,
+    live_due,
     plan,
     plan_files,
     prep_changes,
@@ -49,10 +50,11 @@ from memkeeper.errors import Invalid, MemkeeperError
 from memkeeper.events import digest
 from memkeeper.fs import files as fsio
 from memkeeper.fs.git import git_dir
+from memkeeper.fs.gitindex import LiveIndex
 from memkeeper.fs.walk import managed_files
 from memkeeper.names import POLICY_FILE
 from memkeeper.ops.claims import ClaimTable
-from memkeeper.ops.regen import regen
+from memkeeper.ops.regen import regen, restore_live
 from memkeeper.policy.loader import load_policy
 from memkeeper.store.errors import StoreUnavailable
 
@@ -70,7 +72,7 @@ REGEN_EVENTS = frozenset(
 )
 
 
-class Daemon(Following):
+class Daemon(Following, GitAware):
     """The daemon's state between batches and the actions that change the world."""
 
     def __init__(self, ws: Workspace, rescan_s: float, *, quiet_s: float = QUIET_S) -> None:
@@ -86,9 +88,11 @@ class Daemon(Following):
         self.last_event = 0
         self.pending: dict[str, Pending] = {}  # changes waiting for quiet
         self.git_dir = git_dir(self.root)
-        self.git_busy = False  # git is working in the tree (as of the last batch)
-        self.git_seen = float("-inf")  # when git was last seen working
+        self.git_busy, self.git_seen = False, float("-inf")  # (``GitAware``)
+        self.stale, self.own_index = LiveIndex(self.root, self.git_dir), None
+        ws.rename_guard = self._rename_live  # a live page's index entry kept up with it
         self.regen_owed = False  # a re-render is due but had to wait (for git)
+        self.live_owed = False  # the same, of the live pages only (after git's changes)
         self._last_error = ""
         self.follow_owed: set[str] = set()  # files other roots changed, not brought here yet
         self.outage: tuple[float, int] | None = None  # the shared store down: (retry at, tries)
@@ -208,6 +212,8 @@ class Daemon(Following):
             return []
         self.pending.pop(action.path, None)
         if seen is not None and seen.by_git:
+            if action.file_class == "generated" and self._restored(action.path):
+                return [Outcome("regenerated", action.path, "live regions put back after git")]
             return self._index(action.path, actor=GIT_ACTOR)
         if action.file_class == "generated":
             return self._index_generated(action.path)
@@ -288,9 +294,12 @@ class Daemon(Following):
             fresh = self.ws.store.events(since=self.last_event)
         done: list[Outcome] = self._follow(fresh)
         self.regen_owed = self.regen_owed or force or regen_due(fresh)
-        if self.regen_owed and not self._git_window():
-            self.regen_owed = False
-            done += self._regen()  # its own events come back next time: quiet or idempotent
+        self.live_owed = self.live_owed or live_due(fresh)  # git's own events too
+        if (self.regen_owed or self.live_owed) and not self._git_window():
+            snapshots = frozenset() if self.regen_owed else self._snapshot_pages()
+            self.regen_owed = self.live_owed = False
+            done += self._regen(snapshots)  # its own events come back: quiet or idempotent
+        self._flush_index()  # live pages renamed while git held its index
         if fresh:
             self.last_event = fresh[-1].id
         if fresh or force or not self.expiry_asked:  # (a new claim comes with its event)
@@ -299,16 +308,26 @@ class Daemon(Following):
             self.expiry_asked = True
         return done
 
-    def _regen(self) -> list[Outcome]:
-        """Re-render every generated file but those with a change that is not indexed yet:
+    def _regen(self, snapshots: frozenset[str]) -> list[Outcome]:
+        """Re-render every generated file but ``snapshots`` (after git's changes alone: a
+        page git stores as rendered) and those with a change that is not indexed yet:
         someone else wrote them lately; they are indexed (and rendered) once quiet."""
         early, skip = self._unsettled_generated()
         try:
-            done = self._recorded(lambda: regen(self.ws, None, skip=skip), REGEN_EVENTS)
+            done = self._recorded(lambda: regen(self.ws, None, skip=skip | snapshots), REGEN_EVENTS)
         except MemkeeperError as exc:
             return early + self._failed(exc, getattr(exc, "path", None))
         self._last_error = ""
         return early + done
+
+    def _restored(self, rel: str) -> bool:
+        """A page git wrote in its stored form given its live regions back (``restore_live``)."""
+        try:
+            with self.ws.locked(rel):
+                done = restore_live(self.ws, rel)
+        except (Invalid, fsio.Raced):  # gone, or being saved: indexed as usual
+            return False
+        return done
 
     def _failed(self, exc: MemkeeperError, path: str | None) -> list[Outcome]:
         """An ``error`` outcome, unless it repeats the last one word for word."""
@@ -327,25 +346,6 @@ class Daemon(Following):
                 if look.kind == "file" and look.disk != look.indexed:
                     done += self._index_when_quiet(Index(rel, "generated", look.disk or ""))
         return done, frozenset(self.pending)
-
-    # -- git -----------------------------------------------------------------------------------
-
-    def _watch_git(self, changed: bool) -> None:
-        """Note whether git is working in the tree: something in its directory changed in
-        this batch, or it holds a lock or has an operation in progress."""
-        if self.git_dir is None:
-            return
-        here = self.git_dir
-        self.git_busy = changed or any(os.path.lexists(os.path.join(here, n)) for n in GIT_BUSY)
-        if self.git_busy:
-            self.git_seen = self.now()
-
-    def _git_window(self) -> bool:
-        """Git is working, or was within the quiet period: index and render nothing."""
-        now = self.now()
-        if self.git_seen > now:  # the clock was stepped back: how long ago git worked is
-            self.git_seen = float("-inf")  # unknown, and it is not working now (git_busy)
-        return self.git_busy or now - self.git_seen < self.quiet_s
 
     # -- looking -------------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 """``memkeeper install-hooks`` and ``uninstall-hooks``: the git pre-commit hook
-(``install.githook``), and each agent's gate (and, with ``--mcp``, its MCP server) in the
+(``install.githook``), the clean filter that keeps live regions out of git
+(``install.gitfilter``), and each agent's gate (and, with ``--mcp``, its MCP server) in the
 project's configuration.
 
 What goes where is each agent's ``Setup`` (``gate.agents``); the files are edited as text
@@ -25,6 +26,7 @@ from memkeeper.gate.agents import setup as setup_of
 from memkeeper.install import jsonhooks, scripts
 from memkeeper.install import mcp as servers
 from memkeeper.install.command import gate_command, missing
+from memkeeper.install.gitfilter import install_filter, uninstall_filter
 from memkeeper.install.githook import hooks_dir, install_git_hook, uninstall_git_hook
 from memkeeper.install.plan import Plan, report
 
@@ -56,12 +58,15 @@ def install(
     python: str = sys.executable,
     run: Runner = run_git,
 ) -> dict[str, Any]:
-    """Install the git hook and each agent's gate (and MCP server); what was done."""
+    """Install the git hook, the clean filter for generated pages and each agent's gate
+    (and MCP server); what was done."""
     hooks = hooks_dir(root, run)
     plan = Plan(root)
     for agent in agents:
         _plan_install(plan, agent, mcp)
+    live = install_filter(root, python, run)  # (an invalid policy: refused, nothing written)
     payload: dict[str, Any] = {"root": str(root), **install_git_hook(hooks, python)}
+    payload["git_filter"] = live
     plan.apply()
     payload["agents"] = {agent: _report(plan, agent, mcp, installing=True) for agent in agents}
     if "claude-code" in agents:  # the keys of the --claude-code days
@@ -90,6 +95,7 @@ def uninstall(
     plan.prune()
     payload: dict[str, Any] = {"root": str(root)}
     payload.update(uninstall_git_hook(hooks) if hooks is not None else {"git_hook": None})
+    payload["git_filter"] = uninstall_filter(root, run) if hooks is not None else None
     plan.apply()
     payload["agents"] = {agent: _report(plan, agent, True, installing=False) for agent in named}
     return payload

@@ -11,22 +11,24 @@ claims on them are shown.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memkeeper.coordination import ClaimView
 from memkeeper.errors import Invalid, Refused
-from memkeeper.events import iso_utc
+from memkeeper.events import digest, iso_utc
 from memkeeper.fs import crash
 from memkeeper.fs import files as fsio
 from memkeeper.fs.walk import managed_files
 from memkeeper.ops.claims import ClaimTable
 from memkeeper.policy.loader import load_policy
+from memkeeper.regions import gitform
 from memkeeper.regions import markers as regions
 from memkeeper.regions.render import Context, RuleView, compile_region
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Iterator, Mapping
     from typing import Any
 
     from memkeeper.ops.workspace import Workspace
@@ -70,9 +72,40 @@ def regen(
     for path in targets:  # every marker and source is valid before anything is written
         _compiled(path, fsio.read_bytes(ws.root, path), policy)
     claims = live_claims(ws, policy)
-    for path in targets:  # reconciliations first, so a reconciliations region shows them all
-        _visit_retrying(ws, policy, path, claims, write=False)
-    return [_visit_retrying(ws, policy, path, claims, write=True) for path in targets]
+    with _live_renames(ws, policy, targets):
+        for path in targets:  # reconciliations first, so a reconciliations region shows them all
+            _visit_retrying(ws, policy, path, claims, write=False)
+        return [_visit_retrying(ws, policy, path, claims, write=True) for path in targets]
+
+
+@contextlib.contextmanager
+def _live_renames(ws: Workspace, policy: Policy, targets: list[str]) -> Iterator[None]:
+    """With the clean filter installed, rename each live page (``git: placeholder``) into
+    place under git's index lock, its index entry kept up with it (``fs.gitindex``) — unless
+    the caller (the daemon) already does."""
+    from memkeeper.fs.git import git_dir
+    from memkeeper.fs.gitindex import LiveIndex, filter_installed
+
+    found = git_dir(ws.top)
+    if ws.rename_guard is not None or found is None or not filter_installed(ws.top, found):
+        yield
+        return
+    rules = ((path, policy.classify(path)) for path in targets)
+    live = {path for path, rule in rules if rule is not None and rule.git == "placeholder"}
+    index = LiveIndex(ws.top, found)
+
+    def guarded(rel: str, rename: Callable[[], object]) -> None:
+        if rel in live:
+            index.rename(rel, rename)
+        else:
+            rename()
+
+    ws.rename_guard = guarded
+    try:
+        yield
+    finally:
+        ws.rename_guard = None
+        index.flush()  # a page renamed while git held its index: once more
 
 
 def _visit_retrying(
@@ -119,6 +152,7 @@ def _visit(
     ws: Workspace, policy: Policy, rel: str, claims: tuple[ClaimView, ...], write: bool
 ) -> RegenResult:
     with ws.locked(rel):
+        restore_live(ws, rel)
         with ws.editing(rel) as read:
             assert read is not None
             data = read
@@ -138,6 +172,24 @@ def _visit(
             crash.crashpoint("regen.before_commit")  # file and index written, not committed
         crash.crashpoint("regen.after_commit")  # committed, lock still held
     return done
+
+
+def restore_live(ws: Workspace, rel: str) -> bool:
+    """A page git wrote in its stored form (``regions.gitform``: a checkout, a stash, a
+    reset), which differs from what the index holds only in placeholders where the index
+    has rendered regions, gets those regions back — the bytes the index holds, written as
+    memkeeper's own (no event: git changed nothing a person wrote). True if so. Under the
+    file's lock."""
+    data = fsio.read_bytes(ws.root, rel, whole=True)
+    with ws.writing():
+        state = ws.store.file_state(rel)
+        if state is None or state.file_hash == digest(data):
+            return False
+        live = ws.committed(rel)
+        if digest(live) != state.file_hash or gitform.restore(data, live, rel) != live:
+            return False
+        ws.replace_file(rel, data, live, hashes=(digest(data), state.file_hash))
+    return True
 
 
 def _write(

@@ -59,6 +59,8 @@ class WriteAhead(WorkspaceShape):
     def __init__(self) -> None:
         self._staged: list[Replace] | None = None  # replaces waiting for writing()'s commit
         self._unsynced: dict[str, tuple[int, float]] = {}  # replaces since a checkpoint here
+        # Runs each rename (file, the rename): the daemon's, to tell git's index of it at once
+        self.rename_guard: Callable[[str, Callable[[], object]], None] | None = None
         super().__init__()
 
     def replace_file(
@@ -205,7 +207,10 @@ class WriteAhead(WorkspaceShape):
         if keep is not None and write.old is not None:
             base = home.kept_base(keep, write.rel, write.old)
         try:
-            write.staged.finish(base)
+            if self.rename_guard is None:
+                write.staged.finish(base)
+            else:
+                self.rename_guard(write.rel, lambda: write.staged.finish(base))
         except files.Raced as raced:
             self._superseded(write, raced.current)
 

@@ -20,6 +20,10 @@ from memkeeper.records import Verdict
 
 FileClass = Literal["section-owned", "append-only", "generated", "private"]
 FILE_CLASSES: tuple[str, ...] = get_args(FileClass)
+# What git stores of a generated page's live regions (``regions.gitform``): a placeholder
+# line (the default: live regions are invisible to git), or the text as rendered.
+GitForm = Literal["placeholder", "snapshot"]
+GIT_FORMS: tuple[str, ...] = get_args(GitForm)
 DEFAULT_TTL = 120
 MAX_TTL = 3600
 ENTRY_FIELDS = ("date", "time", "agent", "text")
@@ -47,6 +51,7 @@ class FileRule:
     sections: Mapping[str, SectionRule]
     entry_template: str | None
     regex: re.Pattern[str] = field(repr=False, compare=False)
+    git: GitForm = "placeholder"  # generated files only: what git stores of live regions
 
     def matches(self, relpath: str) -> bool:
         return self.regex.search(relpath) is not None

@@ -23,9 +23,11 @@ from memkeeper.policy.model import (
     DEFAULT_TTL,
     ENTRY_FIELDS,
     FILE_CLASSES,
+    GIT_FORMS,
     MAX_TTL,
     FileClass,
     FileRule,
+    GitForm,
     Policy,
     SectionRule,
 )
@@ -34,7 +36,7 @@ from memkeeper.regions.templates import SOURCES, TemplateError, parse_template
 
 _TOP_KEYS = ("version", "files", "leases", "templates", "store", "signatures")
 _SIGNATURES = ("required", "optional")
-_RULE_KEYS = ("path", "class", "strict", "sections", "entry_template")
+_RULE_KEYS = ("path", "class", "strict", "sections", "entry_template", "git")
 _SECTION_KEYS = ("owners", "strict")
 _LEASE_KEYS = ("default_ttl", "max_ttl")
 _STORE_TODO = (
@@ -169,7 +171,8 @@ class _Parser:
         sections = self.sections(node, file_class)
         template = self.entry_template(node, file_class)
         strict = self.flag(node, "strict")
-        return FileRule(index, glob[0], file_class, strict, sections, template, glob[1])
+        git = self.git_form(node, file_class)
+        return FileRule(index, glob[0], file_class, strict, sections, template, glob[1], git)
 
     def glob(self, node: CommentedMap) -> tuple[str, re.Pattern[str]]:
         value, where = node["path"], node.lc.value("path")
@@ -255,6 +258,22 @@ class _Parser:
         if problem:
             self.fail(where, f"bad entry_template {_show(value)}: {problem}", _TEMPLATE_TODO)
         return str(value)
+
+    def git_form(self, node: CommentedMap, file_class: FileClass) -> GitForm:
+        """``git: placeholder | snapshot``: what git stores of a generated page's regions."""
+        if "git" not in node:
+            return "placeholder"
+        value, where = node["git"], node.lc.value("git")
+        if file_class != "generated":
+            todo = "remove it: only generated files have live regions for git to store"
+            self.fail(where, f"`git` on a {file_class} file", todo)
+        if not isinstance(value, str) or value not in GIT_FORMS:
+            todo = (
+                "write `git: placeholder` (git stores a placeholder line for each live region) "
+                "or `git: snapshot` (git stores the regions as rendered)"
+            )
+            self.fail(where, f"unknown git form {_show(value)}", todo)
+        return cast("GitForm", value)
 
     def leases(self, top: CommentedMap) -> tuple[int, int]:
         node = top.get("leases")

@@ -348,14 +348,19 @@ def test_nothing_is_indexed_while_git_holds_its_lock_and_then_it_is_gits(
     assert patient.step({(DELETED, str(lock))}) == []
     clock.advance(QUIET_S)
     outcomes = patient.step(set())
-    assert actions(outcomes) == ["indexed"]  # and git's events re-render no page
+    assert actions(outcomes) == ["indexed"]  # and git's events re-render no page (no filter)
     (edit,) = [e for e in home.events() if e.type == "section.external_edit"]
     assert edit.actor == "git"
 
 
-def test_a_generated_page_git_checked_out_is_indexed_as_git_wrote_it(
-    patient: Daemon, home: Memory, clock: FakeClock
+def test_a_snapshot_page_git_checked_out_is_indexed_as_git_wrote_it(
+    home: Memory, clock: FakeClock
 ) -> None:
+    policy = home.root / ".memkeeper.yaml"
+    rule = "  - path: memory/status.md\n    class: generated\n"
+    policy.write_text(policy.read_text().replace(rule, rule + "    git: snapshot\n"))
+    patient = Daemon(home.workspace, RESCAN_S, quiet_s=QUIET_S)
+    patient.caught_up(first=True)
     status = home.root / "memory/status.md"
     branch = status.read_text().replace("## Notes", "## Notes\n\nOn the other branch.")
     status.write_text(branch)

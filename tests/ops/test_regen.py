@@ -10,6 +10,7 @@ import pytest
 
 from memkeeper import Invalid, Memory, Refused
 from memkeeper.clock import FakeClock
+from memkeeper.regions.gitform import PLACEHOLDER, stored
 from memkeeper.regions.markers import parse
 
 STATUS = "memory/status.md"
@@ -281,3 +282,34 @@ def test_regen_of_a_page_with_conflict_markers_names_the_conflict_and_writes_not
     with pytest.raises(Invalid, match=r"memory/status\.md:\d+: unresolved merge conflict"):
         memory.regen("memory/status.md")
     assert status.read_bytes() == before
+
+
+def test_a_page_git_wrote_in_its_stored_form_gets_its_regions_back_with_no_edit_recorded(
+    memory: Memory, sample: Path
+) -> None:
+    memory.claim(["src/api/"], ttl=600)
+    memory.regen()
+    path = sample / STATUS
+    live = path.read_bytes()
+    before = len(memory.events())
+    path.write_bytes(stored(live, STATUS))  # a checkout, with the clean filter
+    (result,) = memory.regen(STATUS)
+    assert path.read_bytes() == live
+    assert result.written is False  # put back as it was: nothing to render
+    assert len(memory.events()) == before  # nobody's words changed: no event
+
+
+def test_a_page_git_also_changed_outside_its_regions_is_indexed_and_rendered(
+    memory: Memory, sample: Path
+) -> None:
+    memory.claim(["src/api/"], ttl=600)
+    memory.regen()
+    path = sample / STATUS
+    branch = stored(path.read_bytes(), STATUS).replace(b"deploy freeze", b"deploy thaw")
+    path.write_bytes(branch)
+    memory.regen(STATUS)
+    text = path.read_text()
+    assert "deploy thaw" in text
+    assert PLACEHOLDER not in text
+    assert "| agent-a | write | src/api/ |" in text
+    assert "section.external_edit" in types(memory)

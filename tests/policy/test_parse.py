@@ -171,6 +171,20 @@ BAD_POLICIES = [
         "'{text'",
         id="entry-template-unbalanced",
     ),
+    pytest.param(
+        RULE + "    class: section-owned\n    git: snapshot\n",
+        5,
+        10,
+        "section-owned",
+        id="git-not-generated",
+    ),
+    pytest.param(
+        RULE + "    class: generated\n    git: live\n",
+        5,
+        10,
+        "unknown git form 'live'",
+        id="git-unknown",
+    ),
     pytest.param("version: 1\nleases: 120\n", 2, 9, "not 120", id="leases-scalar"),
     pytest.param("version: 1\nleases:\n  ttl: 5\n", 3, 3, "'ttl'", id="leases-key-typo"),
     pytest.param("version: 1\nleases:\n  default_ttl: 0\n", 3, 16, "not 0", id="default-ttl-zero"),
@@ -315,6 +329,11 @@ def test_a_mistake_names_the_file_it_was_read_from() -> None:
             RULE + "    class: append-only\n    entry_template: 5\n",
             "use only {date} {time} {agent} {text}, include {text}, and write {{ }} for braces",
         ),
+        (
+            RULE + "    class: append-only\n    git: placeholder\n",
+            "remove it: only generated files have live regions for git to store",
+        ),
+        (RULE + "    class: generated\n    git: true\n", "write `git: placeholder`"),
         ("version: 1\nleases: {default_ttl: 90, max_ttl: 60}\n", "lower default_ttl or raise"),
         ("version: 1\nleases: {max_ttl: 0}\n", "write e.g. `max_ttl: 3600`"),
         ("version: 1\nleases: {default_ttl: x}\n", "write e.g. `default_ttl: 120`"),
@@ -420,6 +439,13 @@ def test_a_rule_is_not_strict_unless_it_says_so() -> None:
     assert rule.strict is False
     assert dict(rule.sections) == {}
     assert rule.entry_template is None
+
+
+def test_git_stores_a_placeholder_for_live_regions_unless_the_rule_says_snapshot() -> None:
+    (rule,) = policy_of(RULE + "    class: generated\n").rules
+    assert rule.git == "placeholder"
+    (rule,) = policy_of(RULE + "    class: generated\n    git: snapshot\n").rules
+    assert rule.git == "snapshot"
 
 
 def test_the_parsed_policy_is_read_only() -> None:

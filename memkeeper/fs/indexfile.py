@@ -1,0 +1,151 @@
+"""Git's index file, read just far enough to refresh some entries' stat data. Pure.
+
+Git trusts an entry's stat data: a file whose size, times or inode differ from what its entry
+records is modified for ``checkout``, ``rebase`` or ``diff-files`` without a look at its
+content. ``refreshed`` does for a live page what ``git update-index --refresh`` does after
+comparing a file through the clean filter: when what git would store of the file (its stored
+form, given) is the blob the entry names, the entry gets the file's stat data — in place, so
+every offset, and so every extension (the cached tree, the offset tables), stays valid; the
+trailing checksum is computed again. (A new index also means that a ``git status`` that read
+the index before cannot write back what it found then: git writes its refreshed index only
+when the file is still the one it read.)
+
+Index versions 2, 3 and 4 (paths prefix-compressed) are read, with SHA-1 or SHA-256 object
+names (told by the checksum that ends the file; one of zeros — ``index.skipHash`` — stays
+zeros, with SHA-1 names). A split index (its ``link`` extension) is not: the entries may
+live in the shared index, which is git's to rewrite.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+_HEADER = struct.Struct(">4sLL")
+_STAT_FIELDS = 40  # ctime, mtime (8 bytes each), dev, ino, mode, uid, gid, size (4 each)
+_SIZE_AT = 36  # the size's offset in an entry
+_EXTENDED = 0x4000
+
+
+def _name_length(data: bytes) -> int | None:
+    """The object names' length: that of the checksum the index ends with."""
+    for length, algorithm in ((20, "sha1"), (32, "sha256")):
+        body, tail = data[:-length], data[-length:]
+        if len(data) > _HEADER.size + length and hashlib.new(algorithm, body).digest() == tail:
+            return length
+    return 20 if data.endswith(bytes(20)) else None
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    """Git's offset varint (index v4's prefix lengths): the value and the offset after it."""
+    byte = data[at]
+    value, at = byte & 0x7F, at + 1
+    while byte & 0x80:
+        byte = data[at]
+        value, at = ((value + 1) << 7) | (byte & 0x7F), at + 1
+    return value, at
+
+
+def size_offsets(data: bytes) -> dict[bytes, int] | None:
+    """Each stage-0 entry's path and the offset of its size field; None for an index this
+    does not read."""
+    try:
+        signature, version, count = _HEADER.unpack_from(data)
+    except struct.error:
+        return None
+    hash_length = _name_length(data)
+    if signature != b"DIRC" or version not in (2, 3, 4) or hash_length is None:
+        return None
+    fixed = _STAT_FIELDS + hash_length + 2
+    found: dict[bytes, int] = {}
+    at, previous = _HEADER.size, b""
+    try:
+        for _ in range(count):
+            (flags,) = struct.unpack_from(">H", data, at + fixed - 2)
+            name_at = at + fixed + (2 if flags & _EXTENDED and version >= 3 else 0)
+            if version == 4:
+                strip, name_at = _varint(data, name_at)
+                end = data.index(b"\0", name_at)
+                path = previous[: len(previous) - strip] + data[name_at:end]
+                following = end + 1
+            else:
+                end = data.index(b"\0", name_at)
+                path = data[name_at:end]
+                following = at + ((name_at - at + len(path) + 8) & ~7)
+            if (flags >> 12) & 0x3 == 0:
+                found[path] = at + _SIZE_AT
+            previous, at = path, following
+    except (struct.error, ValueError, IndexError):
+        return None
+    if _has_extension(data, at, hash_length, b"link"):
+        return None
+    return found
+
+
+def _has_extension(data: bytes, at: int, hash_length: int, name: bytes) -> bool:
+    end = len(data) - hash_length
+    while at + 8 <= end:
+        signature, size = struct.unpack_from(">4sL", data, at)
+        if signature == name:
+            return True
+        at += 8 + size
+    return False
+
+
+def blob_id(data: bytes, length: int) -> bytes:
+    """Git's object name of a blob holding ``data`` (SHA-1: 20 bytes; SHA-256: 32)."""
+    algorithm = "sha1" if length == 20 else "sha256"
+    return hashlib.new(algorithm, b"blob %d\0" % len(data) + data).digest()
+
+
+Stat = tuple[int, int, int, int, int, int, int, int, int]  # as an entry records it, below
+
+
+def stat_of(
+    ctime_ns: int, mtime_ns: int, dev: int, ino: int, uid: int, gid: int, size: int
+) -> Stat:
+    """A file's ``os.stat`` as an index entry records it: ctime and mtime (seconds,
+    nanoseconds), dev, ino, uid, gid, size — each cut to 32 bits, as git does."""
+    cut = 0xFFFFFFFF
+    return (
+        (ctime_ns // 10**9) & cut, ctime_ns % 10**9, (mtime_ns // 10**9) & cut, mtime_ns % 10**9,
+        dev & cut, ino & cut, uid & cut, gid & cut, size & cut,
+    )  # fmt: skip
+
+
+def refreshed(data: bytes, files: Mapping[bytes, tuple[Stat, bytes]]) -> bytes | None:
+    """The index with the entry of each path in ``files`` (from the top of the working tree,
+    ``/``-separated; its stat data and what git stores of it) holding that stat data — when
+    the entry names that blob (else the entry stays: the file is modified for git). None
+    when nothing changes, or the index is not one this reads."""
+    offsets = size_offsets(data)
+    length = _name_length(data)
+    if offsets is None or length is None:
+        return None
+    out = bytearray(data)
+    for path, (stat, stored) in sorted(files.items()):
+        at = offsets.get(path)
+        if at is None:
+            continue
+        entry = at - _SIZE_AT
+        if bytes(out[entry + 40 : entry + 40 + length]) != blob_id(stored, length):
+            continue
+        ctime_s, ctime_ns, mtime_s, mtime_ns, dev, ino, uid, gid, size = stat
+        struct.pack_into(">LLLLLL", out, entry, ctime_s, ctime_ns, mtime_s, mtime_ns, dev, ino)
+        struct.pack_into(">LLL", out, entry + 28, uid, gid, size)  # (mode stays, at 24)
+    if out == data:
+        return None
+    if data.endswith(bytes(length)) and not _verifies(data, length):
+        return bytes(out)  # index.skipHash: no checksum to keep
+    algorithm = "sha1" if length == 20 else "sha256"
+    out[-length:] = hashlib.new(algorithm, bytes(out[:-length])).digest()
+    return bytes(out)
+
+
+def _verifies(data: bytes, length: int) -> bool:
+    algorithm = "sha1" if length == 20 else "sha256"
+    return hashlib.new(algorithm, data[:-length]).digest() == data[-length:]

@@ -1,0 +1,68 @@
+"""The daemon's view of git with live pages: a page git checked out in its stored form gets
+its live regions back without an edit being recorded, git's events re-render live pages once
+the filter is installed, and the daemon's own write of the index is not git working."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memkeeper.daemon.plan import QUIET_S
+from memkeeper.daemon.step import Daemon
+from memkeeper.regions.gitform import stored
+from tests.daemon.conftest import MODIFIED, RESCAN_S, actions
+
+if TYPE_CHECKING:
+    from memkeeper import Memory
+    from memkeeper.clock import FakeClock
+
+
+def test_a_page_git_checked_out_in_its_stored_form_gets_its_regions_back_silently(
+    home: Memory, clock: FakeClock
+) -> None:
+    patient = Daemon(home.workspace, RESCAN_S, quiet_s=QUIET_S)
+    patient.caught_up(first=True)
+    status = home.root / "memory/status.md"
+    live = status.read_bytes()
+    head = home.events()[-1].id
+    status.write_bytes(stored(live, "memory/status.md"))  # git checks the page out
+    git_dir = home.root / ".git"
+    assert patient.step({(MODIFIED, str(status)), (MODIFIED, str(git_dir / "index"))}) == []
+    clock.advance(QUIET_S)
+    outcomes = patient.step(set())
+    assert actions(outcomes) == ["regenerated"]
+    assert outcomes[0].detail == "live regions put back after git"
+    assert status.read_bytes() == live
+    assert [e.type for e in home.events() if e.id > head] == []  # no edit: nobody's words
+
+
+def test_the_daemons_own_touch_of_the_index_is_not_git_working(home: Memory) -> None:
+    daemon = Daemon(home.workspace, RESCAN_S, quiet_s=QUIET_S)
+    index = home.root / ".git/index"
+    index.write_bytes(b"as the daemon left it")
+    daemon.own_index = daemon._index_id()
+    daemon._watch_git(True)
+    assert not daemon.git_busy
+    index.write_bytes(b"git wrote it since")
+    daemon._watch_git(True)
+    assert daemon.git_busy
+
+
+def test_with_the_filter_installed_gits_changes_re_render_the_live_pages_alone(
+    home: Memory, clock: FakeClock
+) -> None:
+    (home.root / ".gitattributes").write_text("memory/status.md filter=memkeeper\n")
+    with (home.root / ".git/config").open("a") as config:
+        config.write('[filter "memkeeper"]\n\tclean = memkeeper filter clean %f\n')
+    patient = Daemon(home.workspace, RESCAN_S, quiet_s=QUIET_S)
+    patient.caught_up(first=True)
+    lock = home.root / ".git/index.lock"
+    lock.write_text("")
+    claude = home.root / "CLAUDE.md"
+    claude.write_text(claude.read_text().replace("make build", "make all"))
+    assert patient.step({(MODIFIED, str(claude)), (MODIFIED, str(lock))}) == []
+    lock.unlink()
+    assert patient.step({(MODIFIED, str(lock))}) == []
+    clock.advance(QUIET_S)
+    assert actions(patient.step(set())) == ["indexed", "regenerated"]
+    status = (home.root / "memory/status.md").read_text()
+    assert "git section.external_edit CLAUDE.md" in status  # git stores a placeholder

@@ -1,0 +1,73 @@
+"""Git's index kept up with a live page renamed into place under ``index.lock``: its entry
+gets the new file's stat data when git stores the same blob, and nothing is renamed or
+written while git holds the lock."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memkeeper.fs.gitindex import update_index
+from memkeeper.fs.indexfile import Stat, stat_of
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def stat(path: Path) -> Stat:
+    info = path.stat()
+    return stat_of(info.st_ctime_ns, info.st_mtime_ns, info.st_dev, info.st_ino,
+                   info.st_uid, info.st_gid, info.st_size)  # fmt: skip
+
+
+@pytest.mark.peer("git")
+def test_a_page_renamed_under_the_index_lock_gets_its_stat_data_when_git_stores_the_same(
+    tmp_path: Path,
+) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "config", "filter.x.clean", "sed s/^LIVE.*/LIVE/")
+    (tmp_path / ".gitattributes").write_text("p.md filter=x\n")
+    page, temp = tmp_path / "p.md", tmp_path / "p.md.tmp"
+    page.write_text("notes\nLIVE 1\n")
+    git(tmp_path, "add", "-A")
+    temp.write_text("notes\nLIVE 22 and longer\n")  # what git stores is the same: "LIVE"
+    renamed: list[bool] = []
+
+    def rename() -> None:
+        assert (tmp_path / ".git/index.lock").exists()  # under git's lock
+        temp.rename(page)
+        renamed.append(True)
+
+    files = lambda: {b"p.md": (stat(page), b"notes\nLIVE\n")}  # noqa: E731
+    assert update_index(str(tmp_path / ".git"), files, rename=rename) is True
+    assert renamed == [True]
+    assert git(tmp_path, "diff-files", "--name-only") == ""  # the stat data match: no look
+    assert not (tmp_path / ".git/index.lock").exists()
+    page.write_text("notes changed\nLIVE 3\n")
+    other = lambda: {b"p.md": (stat(page), b"notes changed\nLIVE\n")}  # noqa: E731
+    assert update_index(str(tmp_path / ".git"), other) is None  # not the blob: modified
+    assert git(tmp_path, "diff-files", "--name-only") == "p.md\n"
+
+
+def test_while_git_holds_its_index_lock_nothing_is_renamed_or_written(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git/index.lock").write_text("")
+    naps: list[float] = []
+    done = update_index(
+        str(tmp_path / ".git"), dict, rename=lambda: 1 / 0, tries=3, sleep=naps.append
+    )
+    assert done is False
+    assert naps == [0.005, 0.005]
+    assert (tmp_path / ".git/index.lock").read_text() == ""
+
+
+def test_without_an_index_the_page_is_renamed_and_nothing_written(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    renamed: list[bool] = []
+    assert update_index(str(tmp_path / ".git"), dict, rename=lambda: renamed.append(True)) is None
+    assert renamed == [True]
+    assert sorted(p.name for p in (tmp_path / ".git").iterdir()) == []
