@@ -57,7 +57,7 @@ def check_write(ws: Workspace, rel: str, key: str, claim_id: str | None) -> tupl
     """Warnings for a write of ``rel#key``; ``Refused`` (reason ``claimed``) when a strict
     claim (or a ``strict: true`` policy rule) of another agent covers it, or ``claim_id``
     is not a live write claim of this agent that covers it."""
-    now, target = ws.now(), f"{rel}#{key}"
+    now, target = ws.claim_now(), f"{rel}#{key}"
     decision = write_decision(ws, rel, key, claim_id, now)
     if decision.refusal is None:
         return decision.warnings

@@ -26,8 +26,12 @@ order is numeric order; values are compact JSON (``codec``):
   last ``KEEP_VERSIONS``): how a root tells a version it is behind on from an edit;
 - ``P/pend/<path>\\0<seq>``: a pending write; ``P/gen/pend`` changes on every drop;
 - ``P/seq/<name>``: the last id handed out (``rec``, ``prop``, ``pend``);
-- ``P/lease/claim\\0<id>``: a claim, ``[token, agent, mode, targets, priority, strict,
-  granted_at, expires_at, objective]``;
+- ``P/lease/claim\\0<id>``: a live claim, ``[token, agent, mode, targets, priority, strict,
+  granted_at, expires_at, objective, lease, lease TTL]``, held by that etcd lease: etcd
+  deletes it when the claim expires (format 3; before, the lease outlived it by 2 s and each
+  machine's clock ended it);
+- ``P/lease/grant\\0<id>``: the same, without a lease, until a sweep drops it: a grant
+  without its claim key is a claim that expired (format 3);
 - ``P/lease/wait\\0<id>``: a queued request and its wait, ``[arrival, agent, mode, targets,
   priority, strict, ttl, objective, pid, deadline, state, reason]``;
 - ``P/lease/claim\\0`` and ``P/lease/wait\\0`` (the empty id: claim and request ids are
@@ -46,9 +50,13 @@ A change of this layout that an older memkeeper would misread raises ``FORMAT_VE
 
 from __future__ import annotations
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 3
+# Layouts this one reads as they are: the first store of this release to open such a prefix
+# writes ``FORMAT_VERSION`` over theirs. (A claim an older release stored has no grant: its
+# own lease, 2 s past its TTL, ends it, and no claim.expired is recorded for it.)
+UPGRADES_FROM = (1, 2)
 EVENTS_HEAD = "events:head"  # as in SQLite's store: the cache key of the chain's head
-CLAIMS, WAITERS = "claim", "wait"  # the two tables under P/lease/
+CLAIMS, GRANTS, WAITERS = "claim", "grant", "wait"  # the tables under P/lease/
 _N = "{:020d}"
 
 
