@@ -353,3 +353,26 @@ def test_a_claim_is_live_while_etcd_keeps_its_key_whatever_any_clock_says(
     reader.drop_claim("c1")
     assert reader.claim_table() == ([], [])
     reader.close()
+
+
+@etcd_only
+def test_a_write_that_read_a_claim_fails_its_commit_once_etcd_ends_the_claim(
+    cluster: Cluster, prefix: bytes
+) -> None:
+    """Issue 22 item 8 on etcd: a fenced write's block read its claim live; the claim's lease
+    runs out before the block commits: the commit fails (the write is judged again)."""
+    store = etcd_on(cluster, prefix)
+    store.put_claim(claim("c1", 1, NOW + 1))
+
+    def stalled_write() -> None:
+        with store.writing():
+            found = store.claim_row("c1")
+            assert found is not None
+            assert found.alive
+            _until_ended(etcd_on(cluster, prefix), "c1", 1 + 3)  # the write stalls meanwhile
+            store.put_waiter(waiter("w1", 1))  # what the write writes
+
+    with pytest.raises(StoreRetry):
+        stalled_write()
+    assert store.waiter_rows() == []
+    store.close()
