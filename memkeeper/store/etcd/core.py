@@ -17,7 +17,7 @@ member answers, every method raises ``StoreUnavailable`` (an ``EnvironmentFailur
 The format. The first time a store talks to etcd it reads ``P/format`` (``keys``): a prefix
 without it — new, or written by a memkeeper from before the key — gets this release's
 ``FORMAT_VERSION`` (put only if still absent: one of two first users wins, the other reads
-it), and so does one of a version ``keys.UPGRADES_FROM`` lists (put only if still that); a
+it), and so does one of a version ``keys.UPGRADES`` lists (put only if still that); a
 prefix of another version is refused with an ``EnvironmentFailure`` saying what to do,
 as SQLite's store refuses a newer schema. One read per store (per process, for the CLI).
 
@@ -49,7 +49,7 @@ from memkeeper.store.errors import StoreUnavailable
 from memkeeper.store.etcd import gateway as etcdgw
 from memkeeper.store.etcd import keys
 from memkeeper.store.etcd.gateway import Compare, Gateway
-from memkeeper.store.etcd.keys import EVENTS_HEAD, FORMAT_VERSION
+from memkeeper.store.etcd.keys import EVENTS_HEAD, FORMAT_VERSION, UPGRADES
 from memkeeper.store.etcd.stm import ReadChanged, Txn
 from memkeeper.store.retry import Retry, StoreRetry
 
@@ -107,18 +107,15 @@ class EtcdCore:
         key = keys.format_key(self.prefix)
         found = self.gateway.range(key)[1]
         ours = str(FORMAT_VERSION).encode()
-        older = [str(version).encode() for version in keys.UPGRADES_FROM]
-        while not found or found[0].value in older:
-            # None yet, or an older layout this one reads: put ours if it is still so.
-            if found:
-                compare = Compare(key, "MOD", "EQUAL", found[0].mod_revision)
-            else:
-                compare = Compare(key, "VERSION", "EQUAL", 0)
-            done = self.gateway.txn([compare], [etcdgw.put(key, ours)], [etcdgw.get(key)])
-            if done.succeeded:
-                found = []
-                break
-            found = done.responses[0]  # another store got there first: what it put
+        for older in UPGRADES:  # a layout this one extends: mark the prefix as ours
+            if found and found[0].value == older:
+                self.gateway.txn([Compare(key, "VALUE", "EQUAL", older)], [etcdgw.put(key, ours)])
+                found = self.gateway.range(key)[1]
+        if not found:
+            done = self.gateway.txn(
+                [Compare(key, "VERSION", "EQUAL", 0)], [etcdgw.put(key, ours)], [etcdgw.get(key)]
+            )
+            found = [] if done.succeeded else done.responses[0]
         if found and found[0].value != ours:
             text = found[0].value.decode("utf-8", "replace")
             where = ",".join(f"{host}:{port}" for host, port in self.gateway.endpoints)

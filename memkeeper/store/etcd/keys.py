@@ -25,7 +25,11 @@ order is numeric order; values are compact JSON (``codec``):
 - ``P/ver/<path>\\0<file hash>``: the ``file_rev`` at which the file had those bytes (the
   last ``KEEP_VERSIONS``): how a root tells a version it is behind on from an edit;
 - ``P/pend/<path>\\0<seq>``: a pending write; ``P/gen/pend`` changes on every drop;
-- ``P/seq/<name>``: the last id handed out (``rec``, ``prop``, ``pend``);
+- ``P/msg/<id>``: a message, ``[id, sender, to, kind, about, text, sent_at]``;
+  ``P/to/<recipient>\\0<id>`` (empty): the messages to a recipient (``all`` is one);
+  ``P/dlv/<recipient>\\0<key>``: ``[delivered_at, acked_at]`` of a message (``m:ID``) or a
+  computed notice's key, for that recipient;
+- ``P/seq/<name>``: the last id handed out (``rec``, ``prop``, ``pend``, ``msg``);
 - ``P/lease/claim\\0<id>``: a live claim, ``[token, agent, mode, targets, priority, strict,
   granted_at, expires_at, objective, lease, lease TTL]``, held by that etcd lease: etcd
   deletes it when the claim expires (format 3; before, the lease outlived it by 2 s and each
@@ -50,11 +54,14 @@ A change of this layout that an older memkeeper would misread raises ``FORMAT_VE
 
 from __future__ import annotations
 
+# 1: the layout; 2: an event's value may carry its signer and signature (ten fields); 3: a
+# claim's key is held by an etcd lease of exactly its TTL, its grant beside it (etcd ends
+# claims; a claim a release before 3 stored keeps its own lease, 2 s past its TTL, and leaves
+# no claim.expired). A prefix of an older version this one only extends (``UPGRADES``) is
+# marked as this one on first use, so that a memkeeper too old to read it refuses the prefix
+# instead of misreading it.
 FORMAT_VERSION = 3
-# Layouts this one reads as they are: the first store of this release to open such a prefix
-# writes ``FORMAT_VERSION`` over theirs. (A claim an older release stored has no grant: its
-# own lease, 2 s past its TTL, ends it, and no claim.expired is recorded for it.)
-UPGRADES_FROM = (1, 2)
+UPGRADES = (b"1", b"2")
 EVENTS_HEAD = "events:head"  # as in SQLite's store: the cache key of the chain's head
 CLAIMS, GRANTS, WAITERS = "claim", "grant", "wait"  # the tables under P/lease/
 _N = "{:020d}"

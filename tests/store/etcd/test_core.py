@@ -344,6 +344,21 @@ def test_a_prefix_of_an_older_format_this_one_reads_is_taken_over_and_nothing_el
 
 
 @etcd_only
+def test_a_prefix_of_the_format_before_signatures_is_marked_as_this_one(
+    cluster: Cluster, store: EtcdStore, prefix: bytes
+) -> None:
+    store.append_event(TS[0], "a", "file.indexed", "a.md", None, {})
+    store.gateway.put(prefix + b"format", b"1")  # as format 1 left it: eight-field events
+    before = stored(store)
+    newer = EtcdStore(Gateway(cluster.endpoints), prefix)
+    try:
+        assert [e.id for e in newer.events()] == [1]  # read as they are
+        assert stored(store) == {**before, b"format": b"3"}  # an older client now refuses it
+    finally:
+        newer.close()
+
+
+@etcd_only
 @pytest.mark.parametrize("version", [b"4", b"seven"])
 def test_a_prefix_of_another_format_is_refused_saying_what_to_do(
     cluster: Cluster, store: EtcdStore, prefix: bytes, version: bytes
