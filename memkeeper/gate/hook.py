@@ -190,10 +190,10 @@ def gather(
     sweeps = _sweeps(ws, effects)
     tree = _tree(ws, sweeps.values())
     paths.update(_tree_facts(tree, sweeps.values(), paths))
-    now = ws.now()
+    now = 0.0
     claims: tuple[Claim, ...] = ()
     try:
-        if (paths or entries) and ws.store.any_live_claim(now):
+        if (paths or entries) and ws.store.any_live_claim(now := ws.claim_now()):
             claims = tuple(ws.store.claim_rows())
     # A shared store down: the policy still decides, without the claims nobody can read now.
     except StoreUnavailable:

@@ -17,7 +17,8 @@ member answers, every method raises ``StoreUnavailable`` (an ``EnvironmentFailur
 The format. The first time a store talks to etcd it reads ``P/format`` (``keys``): a prefix
 without it — new, or written by a memkeeper from before the key — gets this release's
 ``FORMAT_VERSION`` (put only if still absent: one of two first users wins, the other reads
-it); a prefix of another version is refused with an ``EnvironmentFailure`` saying what to do,
+it), and so does one of a version ``keys.UPGRADES`` lists (put only if still that); a
+prefix of another version is refused with an ``EnvironmentFailure`` saying what to do,
 as SQLite's store refuses a newer schema. One read per store (per process, for the CLI).
 
 Limits: etcd takes at most 128 operations and 128 comparisons per transaction and requests of
@@ -48,7 +49,7 @@ from memkeeper.store.errors import StoreUnavailable
 from memkeeper.store.etcd import gateway as etcdgw
 from memkeeper.store.etcd import keys
 from memkeeper.store.etcd.gateway import Compare, Gateway
-from memkeeper.store.etcd.keys import CLAIMS, EVENTS_HEAD, FORMAT_VERSION, UPGRADES
+from memkeeper.store.etcd.keys import EVENTS_HEAD, FORMAT_VERSION, UPGRADES
 from memkeeper.store.etcd.stm import ReadChanged, Txn
 from memkeeper.store.retry import Retry, StoreRetry
 
@@ -79,6 +80,7 @@ class EtcdCore:
         self._decoded: dict[bytes, tuple[bytes, dict[str, SectionRow]]] = {}
         self._after_commit: list[int] = []  # leases to revoke once the transaction commits
         self._format_checked = False
+        self._claims_at: float | None = None  # the block's claims' time (``claim_time``)
         # The pause before asking again whether a silent commit landed (tests skip it).
         self._sleep: Callable[[float], None] = time.sleep
 
@@ -139,6 +141,7 @@ class EtcdCore:
         outer = self._txn  # a writing() inside reading(): its own transaction, as autocommit
         txn = Txn(self.gateway)
         self._txn, self._writing, self._after_commit = txn, True, []
+        self._claims_at = None
         try:
             yield
         finally:
@@ -163,14 +166,14 @@ class EtcdCore:
 
     def prefetch_file(self, path: str) -> None:
         """Inside ``writing()``: read in one round trip what an operation on ``path`` reads
-        first — its file and section rows, the events' head, the claims — instead of one
-        round trip each as the operation asks for them."""
+        first — its file and section rows, the events' head, the claims (and the queue, in
+        the same range) — instead of one round trip each as the operation asks for them."""
         if self._txn is None:
             return
-        claims = self._key("lease", CLAIMS, "")
+        leases = self._key("lease", "")
         wanted = [self._key("file", path), self._key("sec", path), self._key("cache", EVENTS_HEAD)]
         with self._talking():
-            self._txn.prefetch(wanted, [(claims, etcdgw.prefix_end(claims))])
+            self._txn.prefetch(wanted, [(leases, etcdgw.prefix_end(leases))])
 
     def prefetch_claims(self) -> None:
         """Inside ``writing()``: read in one round trip what a lease operation reads first —

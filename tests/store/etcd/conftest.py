@@ -136,6 +136,6 @@ def pending(path: str, at: float, new_inode: int) -> PendingWrite:
     )
 
 
-def lease_of(store: EtcdStore, claim_id: str) -> int:
-    _, found = store.gateway.range(store.prefix + key("lease/claim", claim_id))
+def lease_of(store: EtcdStore, claim_id: str, table: str = "claim") -> int:
+    _, found = store.gateway.range(store.prefix + key(f"lease/{table}", claim_id))
     return found[0].lease if found else 0

@@ -6,6 +6,7 @@ endpoint nobody answers on; and the prefix's format version. A compacted snapsho
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -210,7 +211,7 @@ def test_a_change_of_more_bytes_than_one_request_takes_is_refused_whole(
     assert caught.value.fields["reason"] == "store_too_large"
     assert "nothing was written" in caught.value.message
     assert [path for path, _ in sent(store)] == ["/v3/kv/range"]  # its rows' read: no commit
-    assert stored(store) == {b"format": b"2"}  # nothing but what its first request put
+    assert stored(store) == {b"format": b"3"}  # nothing but what its first request put
 
 
 # -- an endpoint nobody answers on ----------------------------------------------------------
@@ -282,8 +283,8 @@ def test_a_fresh_prefix_gets_the_format_version_with_the_first_request(
     try:
         fresh.gateway.delete(prefix, etcdgw.prefix_end(prefix))
         assert fresh.file_state("a.md") is None  # a read: the key is written all the same
-        assert fresh.gateway.range(prefix + b"format")[1][0].value == b"2"
-        assert str(keys.FORMAT_VERSION).encode() == b"2"
+        assert fresh.gateway.range(prefix + b"format")[1][0].value == b"3"
+        assert str(keys.FORMAT_VERSION).encode() == b"3"
     finally:
         fresh.close()
 
@@ -313,10 +314,33 @@ def test_a_prefix_an_older_memkeeper_wrote_is_adopted_and_nothing_else_changes(
     older = EtcdStore(Gateway(cluster.endpoints), prefix)
     try:
         assert older.file_state("a.md") == STATE
-        assert stored(store) == {**before, b"format": b"2"}
+        assert stored(store) == {**before, b"format": b"3"}
         assert [e.id for e in older.events()] == [1]
     finally:
         older.close()
+
+
+@etcd_only
+@pytest.mark.parametrize("version", [b"1", b"2"])
+def test_a_prefix_of_an_older_format_this_one_reads_is_taken_over_and_nothing_else_changes(
+    cluster: Cluster, store: EtcdStore, prefix: bytes, version: bytes
+) -> None:
+    """Format 3 (issue 22 item 6): etcd ends claims; a claim an older release stored keeps
+    its own lease (2 s past its TTL) and is live while it lasts."""
+    store.put_file("a.md", STATE)
+    store.gateway.put(prefix + b"format", version)
+    lease, ttl = store.gateway.grant(32)
+    old = json.dumps([1, "agent-a", "write", ["src/"], 0, False, NOW, NOW + 30, "", lease, ttl])
+    store.gateway.put(prefix + b"lease/claim\0c1", old.encode(), lease)
+    before = stored(store)
+    newer = EtcdStore(Gateway(cluster.endpoints), prefix)
+    try:
+        assert newer.file_state("a.md") == STATE
+        assert stored(store) == {**before, b"format": b"3"}
+        (claim_,) = newer.claim_rows()
+        assert claim_.is_live(NOW + 3600) is True  # its key is there: etcd has not ended it
+    finally:
+        newer.close()
 
 
 @etcd_only
@@ -329,13 +353,13 @@ def test_a_prefix_of_the_format_before_signatures_is_marked_as_this_one(
     newer = EtcdStore(Gateway(cluster.endpoints), prefix)
     try:
         assert [e.id for e in newer.events()] == [1]  # read as they are
-        assert stored(store) == {**before, b"format": b"2"}  # an older client now refuses it
+        assert stored(store) == {**before, b"format": b"3"}  # an older client now refuses it
     finally:
         newer.close()
 
 
 @etcd_only
-@pytest.mark.parametrize("version", [b"3", b"seven"])
+@pytest.mark.parametrize("version", [b"4", b"seven"])
 def test_a_prefix_of_another_format_is_refused_saying_what_to_do(
     cluster: Cluster, store: EtcdStore, prefix: bytes, version: bytes
 ) -> None:
@@ -352,7 +376,7 @@ def test_a_prefix_of_another_format_is_refused_saying_what_to_do(
             where = f"etcd://{cluster.spec}{prefix.decode().rstrip('/')}"
             assert caught.value.message == (
                 f"the shared store {where} has format version {version.decode()}, this memkeeper "
-                "knows 2 — upgrade memkeeper, or name another prefix (MEMKEEPER_STORE, or the "
+                "knows 3 — upgrade memkeeper, or name another prefix (MEMKEEPER_STORE, or the "
                 "policy's store:)"
             )
         with pytest.raises(EnvironmentFailure, match="format version"):
@@ -390,7 +414,7 @@ def test_two_first_users_of_a_prefix_agree_on_its_format(cluster: Cluster, prefi
     try:
         two.check_format()  # read no key; one put it meanwhile: its put-if-absent lost
         _, found = gateway.range(prefix + b"format")
-        assert [(kv.value, kv.version) for kv in found] == [(b"2", 1)]  # written once
+        assert [(kv.value, kv.version) for kv in found] == [(b"3", 1)]  # written once
         two.put_file("a.md", STATE)
         assert one.file_state("a.md") == STATE
     finally:
