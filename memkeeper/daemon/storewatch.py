@@ -35,6 +35,7 @@ class StoreWatch:
         self.compactions = 0  # starts over a compacted revision (the tests read it)
         self._prefix = store.prefix + b"ev/"
         self._endpoints = list(store.gateway.endpoints)
+        self._access = store.gateway.access
         self._thread = threading.Thread(
             target=self._run, args=(start,), name="memkeeper-store-watch"
         )
@@ -42,7 +43,7 @@ class StoreWatch:
         self._thread.start()
 
     def _run(self, start: int) -> None:
-        gateway = etcdgw.Gateway(self._endpoints)
+        gateway = etcdgw.Gateway(self._endpoints, access=self._access)
         pause = BACKOFF_S
         while True:
             try:

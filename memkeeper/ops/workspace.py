@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from memkeeper.clock import Clock
     from memkeeper.ops.sharedsync import SharedSync
     from memkeeper.records import Event, FileState
+    from memkeeper.store.etcd.access import Access
     from memkeeper.store.protocol import StateStore
 
     T = TypeVar("T")
@@ -54,9 +55,20 @@ def store_url(setting: str, source: str) -> StoreUrl:
         return parse_store_url(setting)
     except ValueError as err:
         raise Invalid(
-            f"{source}: {err} — write it as etcd://HOST:PORT[,HOST:PORT…]/PREFIX, or unset it "
+            f"{source}: {err} — write it as etcd[s]://HOST:PORT[,HOST:PORT…]/PREFIX, or unset it "
             "to keep the state in the local SQLite store (.memkeeper/state.db)"
         ) from None
+
+
+def etcd_access(url: StoreUrl) -> Access:
+    """How to reach the store ``url`` names: TLS and a user, from the environment (``Invalid``
+    naming the variable to fix when they cannot work; nothing is sent before)."""
+    from memkeeper.store.etcd import access
+
+    try:
+        return access.Access.from_environ(os.environ, tls=url.tls)
+    except ValueError as err:
+        raise Invalid(f"the shared store {url.text}: {err}") from None
 
 
 class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks):
@@ -124,7 +136,8 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks):
                 from memkeeper.store.etcd.gateway import Gateway
                 from memkeeper.store.etcd.members import Members
 
-                gateway = Gateway(list(url.endpoints), members=Members(self.home))
+                access = etcd_access(url)
+                gateway = Gateway(list(url.endpoints), members=Members(self.home), access=access)
                 self._db = EtcdStore(gateway, url.prefix.encode())
         return self._db
 

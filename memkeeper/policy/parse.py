@@ -29,13 +29,24 @@ from memkeeper.policy.model import (
     Policy,
     SectionRule,
 )
-from memkeeper.policy.storeurl import SPELLING, parse_store_url, policy_store
+from memkeeper.policy.storeurl import (
+    CREDENTIALS_TODO,
+    SPELLING,
+    parse_store_url,
+    policy_store,
+)
 from memkeeper.regions.templates import SOURCES, TemplateError, parse_template
 
 _TOP_KEYS = ("version", "files", "leases", "templates", "store")
 _RULE_KEYS = ("path", "class", "strict", "sections", "entry_template")
 _SECTION_KEYS = ("owners", "strict")
 _LEASE_KEYS = ("default_ttl", "max_ttl")
+# Keys that would hold credentials: the policy is committed, so they are refused by name.
+_CREDENTIAL = re.compile(
+    r"(?:^|[_.-])(?:pass(?:word|wd)?|secrets?|token|user(?:name)?|ca_?cert|cert|key|auth|"
+    r"credentials?)(?:$|[_.-])",
+    re.I,
+)
 _STORE_TODO = (
     "write e.g. store: etcd://127.0.0.1:2379/myrepo, or remove the key to keep the state in "
     "the local SQLite store (.memkeeper/state.db)"
@@ -68,6 +79,7 @@ class _Parser:
 
     def policy(self, data: bytes) -> Policy:
         top = self.document(data)
+        self.no_credentials(top)
         self.known_keys(top, _TOP_KEYS, "at the top level")
         self.version(top)
         default_ttl, max_ttl = self.leases(top)
@@ -115,6 +127,20 @@ class _Parser:
         pos = (mark.line, mark.column) if mark is not None else (0, 0)
         problem = " ".join(part for part in (err.context, err.problem) if part)
         self.fail(pos, f"bad YAML: {problem}", "fix the YAML syntax")
+
+    def no_credentials(self, top: CommentedMap) -> None:
+        """A top-level key (or a key of ``store:``) that would hold a password, a user or a
+        certificate: refused, by its name alone (the value is never repeated)."""
+        store = top.get("store")
+        for node in (top, store) if isinstance(store, CommentedMap) else (top,):
+            for key in node:
+                if key not in _TOP_KEYS and _CREDENTIAL.search(str(key)):
+                    self.fail(
+                        node.lc.key(key),
+                        f"{_show(key)}: the policy file never holds etcd credentials (it is "
+                        "committed)",
+                        CREDENTIALS_TODO + " (reference §12)",
+                    )
 
     def known_keys(self, node: CommentedMap, allowed: tuple[str, ...], where: str) -> None:
         for key in node:

@@ -44,7 +44,7 @@ import contextlib
 import time
 
 from memkeeper.errors import EnvironmentFailure
-from memkeeper.store.errors import StoreUnavailable
+from memkeeper.store.errors import StoreRefused, StoreUnavailable
 from memkeeper.store.etcd import gateway as etcdgw
 from memkeeper.store.etcd import keys
 from memkeeper.store.etcd.gateway import Compare, Gateway
@@ -112,14 +112,18 @@ class EtcdCore:
             found = [] if done.succeeded else done.responses[0]
         if found and found[0].value != ours:
             text = found[0].value.decode("utf-8", "replace")
-            where = ",".join(f"{host}:{port}" for host, port in self.gateway.endpoints)
-            prefix = self.prefix.decode("utf-8", "replace").rstrip("/")
             raise EnvironmentFailure(
-                f"the shared store etcd://{where}{prefix} has format version {text}, this "
+                f"the shared store {self._where()} has format version {text}, this "
                 f"memkeeper knows {FORMAT_VERSION} — upgrade memkeeper, or name another prefix "
                 "(MEMKEEPER_STORE, or the policy's store:)"
             )
         self._format_checked = True
+
+    def _where(self) -> str:
+        """The store as its name spells it: ``etcd[s]://HOST:PORT,…/PREFIX``."""
+        scheme = "etcd" if self.gateway.access.context is None else "etcds"
+        where = ",".join(f"{host}:{port}" for host, port in self.gateway.endpoints)
+        return f"{scheme}://{where}{self.prefix.decode('utf-8', 'replace').rstrip('/')}"
 
     # -- transactions -----------------------------------------------------------------------
 
@@ -251,6 +255,10 @@ class EtcdCore:
             if not self._format_checked:
                 self._check_format()
             yield
+        except etcdgw.Refused as exc:
+            raise StoreRefused(
+                f"state store {self._where()} refused memkeeper (nothing was changed): {exc}"
+            ) from exc
         except etcdgw.Unavailable as exc:
             raise StoreUnavailable(
                 f"state store unavailable: {exc} — nothing was changed; check the etcd cluster "

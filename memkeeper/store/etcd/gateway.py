@@ -8,9 +8,16 @@ and every agent's CLI call would pay it. The gateway's surface memkeeper needs i
 revoke / time-to-live, ``watch`` and ``status``. Keys and values are bytes (base64 on the
 wire); int64s arrive as JSON strings and are returned as ints.
 
-One connection is kept per endpoint (HTTP/1.1 keep-alive, Nagle off). A request that cannot
-reach an endpoint tries the next one; when none answers, ``Unavailable`` — the store's
-``store_unavailable``. A request that reached etcd and was refused is ``EtcdError``.
+One connection is kept per endpoint (HTTP/1.1 keep-alive, Nagle off), over TLS when the
+store's ``Access`` says so. A request that cannot reach an endpoint tries the next one; when
+none answers, ``Unavailable`` — the store's ``store_unavailable``. A request that reached etcd
+and was refused is ``EtcdError``; refused because of who memkeeper is (its certificate, its
+user, its rights), ``Refused``, whose message names the setting to fix.
+
+With a user, the first request authenticates (``/v3/auth/authenticate``: a token), and every
+request carries the token in its ``Authorization`` header. A token etcd no longer knows (it
+expires after the members' ``--auth-token-ttl`` unused, 5 minutes by default; a restart
+forgets it) is replaced once, the request sent again, under ``AUTH_RETRY``.
 """
 
 from __future__ import annotations
@@ -18,11 +25,18 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import ssl
 
+from memkeeper.store.etcd import access as guard
+from memkeeper.store.etcd import wire
+from memkeeper.store.etcd.access import Access
 from memkeeper.store.etcd.wire import (
     Compare,
+    EtcdError,
     KeyValue,
+    Refused,
     TxnResult,
+    Unavailable,
     b64,
     delete,
     get,
@@ -30,12 +44,15 @@ from memkeeper.store.etcd.wire import (
     prefix_end,
     put,
 )
+from memkeeper.store.retry import Retry
 
 __all__ = [
+    "Access",
     "Compare",
     "EtcdError",
     "Gateway",
     "KeyValue",
+    "Refused",
     "TxnResult",
     "Unavailable",
     "b64",
@@ -60,36 +77,38 @@ TIMEOUT_S = 5.0
 FAILOVER_S = 1.0
 
 
-class Unavailable(Exception):
-    """No endpoint of the cluster answered. ``sent``: the request reached one before its
-    answer failed to come (a member may apply it later: its outcome is unknown)."""
-
-    def __init__(self, message: str, *, sent: bool = False) -> None:
-        super().__init__(message)
-        self.sent = sent
+class TokenExpired(Exception):
+    """etcd no longer knows the token a request carried: authenticate again."""
 
 
-class EtcdError(Exception):
-    """etcd answered, with an error (``code`` is its gRPC status code, 0 when unknown)."""
-
-    def __init__(self, message: str, code: int = 0) -> None:
-        super().__init__(message)
-        self.code = code
+AUTH_RETRY = Retry(
+    2,
+    on=(TokenExpired,),
+    give_up=lambda _: Refused(
+        "etcd refused the token it had just issued — check the members' --auth-token setting"
+    ),
+)
 
 
 class Gateway:
-    """A client of one etcd cluster, given its members' client endpoints."""
+    """A client of one etcd cluster, given its members' client endpoints and how to reach
+    them (``access``: TLS, a user; by default plain HTTP, without authentication)."""
 
     def __init__(
         self,
         endpoints: Sequence[Endpoint],
         timeout: float = TIMEOUT_S,
         members: Members | None = None,
+        access: Access | None = None,
     ) -> None:
         if not endpoints:
             raise ValueError("an etcd cluster needs at least one endpoint")
         self.endpoints = list(endpoints)
         self.timeout = timeout
+        self.access = access or Access()
+        # The user's token: None before the first request ("": the cluster wants none).
+        self._token: str | None = None
+        self._unanswered = False  # a member closed a connection without answering
         # Which members went silent lately, across processes (members.py): asked last.
         self.members = members
         self._connections: dict[Endpoint, http.client.HTTPConnection] = {}
@@ -192,11 +211,15 @@ class Gateway:
         body: dict[str, Any] = {"key": b64(key), "start_revision": str(start_revision)}
         if range_end is not None:
             body["range_end"] = b64(range_end)
+        headers = self._headers()
         for endpoint in self._order():
             try:
-                conn = http.client.HTTPConnection(*endpoint, timeout=None)
-                conn.request("POST", "/v3/watch", json.dumps({"create_request": body}))
+                conn = self._open(endpoint, None)
+                conn.request("POST", "/v3/watch", json.dumps({"create_request": body}), headers)
                 response = conn.getresponse()
+            except ssl.SSLError as exc:
+                self._tls_failed(endpoint, exc)
+                continue
             except OSError:
                 continue
             return _watch_stream(conn, response)
@@ -213,8 +236,37 @@ class Gateway:
     # -- the wire ------------------------------------------------------------------------
 
     def call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        """One gateway request, to the first endpoint that answers."""
+        """One gateway request, to the first endpoint that answers, as the store's user."""
+        if self.access.user is None:
+            return self._send(path, body, {})
+        return AUTH_RETRY(self._authorized, path, body)
+
+    def _authorized(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        headers = self._headers()
+        try:
+            return self._send(path, body, headers)
+        except EtcdError as exc:
+            if exc.code == 16 or "invalid auth token" in str(exc):  # UNAUTHENTICATED
+                self._token = None
+                raise TokenExpired(str(exc)) from None
+            raise
+
+    def _headers(self) -> dict[str, str]:
+        """The headers a request carries: the user's token (authenticating first)."""
+        user = self.access.user
+        if user is not None and self._token is None:
+            login = {"name": user, "password": self.access.password or ""}
+            try:
+                self._token = str(self._send("/v3/auth/authenticate", login, {})["token"])
+            except EtcdError as exc:
+                if "authentication is not enabled" not in str(exc):
+                    raise
+                self._token = ""  # a cluster without authentication: requests go as they are
+        return {"Authorization": self._token} if self._token else {}
+
+    def _send(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
         payload = json.dumps(body).encode()
+        headers = {"Content-Type": "application/json", **headers}
         sent = False
         order = self._order_indexes()
         for turn, index in enumerate(order):
@@ -224,24 +276,45 @@ class Gateway:
             wait = self.timeout if turn == len(order) - 1 else min(self.timeout, FAILOVER_S)
             try:
                 conn = self._connection(endpoint, wait)
-                conn.request("POST", path, payload, {"Content-Type": "application/json"})
+                conn.request("POST", path, payload, headers)
                 asked = True
                 response = conn.getresponse()
                 data = response.read()
-            except (OSError, http.client.HTTPException):
+            except ssl.SSLError as exc:
+                self._tls_failed(endpoint, exc)
+                sent = sent or asked
+                continue
+            except (OSError, http.client.HTTPException) as exc:
+                self._unanswered |= isinstance(exc, http.client.RemoteDisconnected)
                 sent = sent or asked
                 self._drop(endpoint)
                 if self.members is not None:
                     self.members.silent(endpoint)
                 continue
-            if response.status == 503 or _unavailable(data):
+            if response.status == 503 or wire.unavailable(data):
                 self._drop(endpoint)
                 continue  # no leader here (a partitioned or starting member): try another
             self._preferred = index
             if self.members is not None:
                 self.members.answered(endpoint)
-            return _answer(response.status, data)
+            return self._answer(response.status, data)
         raise Unavailable(self._unreachable(), sent=sent)
+
+    def _answer(self, status: int, data: bytes) -> dict[str, Any]:
+        try:
+            return wire.answer(status, data)
+        except EtcdError as exc:
+            why = guard.refusal(str(exc), exc.code, self.access) or guard.gateway_refusal(data)
+            if why is None:
+                raise
+            raise Refused(why, exc.code) from None
+
+    def _tls_failed(self, endpoint: Endpoint, exc: ssl.SSLError) -> None:
+        """A TLS exchange with ``endpoint`` failed: ``Refused`` unless it was cut short."""
+        self._drop(endpoint)
+        why = guard.tls_refusal(f"{endpoint[0]}:{endpoint[1]}", exc, self.access)
+        if why is not None:
+            raise Refused(why) from None
 
     def _order_indexes(self) -> list[int]:
         n = len(self.endpoints)
@@ -256,7 +329,7 @@ class Gateway:
     def _connection(self, endpoint: Endpoint, wait: float) -> http.client.HTTPConnection:
         conn = self._connections.get(endpoint)
         if conn is None:
-            conn = http.client.HTTPConnection(*endpoint, timeout=wait)
+            conn = self._open(endpoint, wait)
             conn.connect()
             assert conn.sock is not None
             conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -265,6 +338,11 @@ class Gateway:
             conn.sock.settimeout(wait)
         return conn
 
+    def _open(self, endpoint: Endpoint, wait: float | None) -> http.client.HTTPConnection:
+        if self.access.context is None:
+            return http.client.HTTPConnection(*endpoint, timeout=wait)
+        return http.client.HTTPSConnection(*endpoint, timeout=wait, context=self.access.context)
+
     def _drop(self, endpoint: Endpoint) -> None:
         conn = self._connections.pop(endpoint, None)
         if conn is not None:
@@ -272,6 +350,12 @@ class Gateway:
 
     def _unreachable(self) -> str:
         where = ", ".join(f"{host}:{port}" for host, port in self.endpoints)
+        if self._unanswered and self.access.context is None:
+            # What a member that serves TLS does with a plain HTTP request.
+            return (
+                f"no etcd member answered ({where}; one closed the connection unanswered: "
+                "if the members serve TLS, name the store etcds://…)"
+            )
         return f"no etcd member answered ({where})"
 
 
@@ -290,11 +374,15 @@ def _watch_stream(
                 line, buffer = buffer.split(b"\n", 1)
                 if not line.strip():
                     continue
-                answer = json.loads(line).get("result", {})
+                whole = json.loads(line)
+                answer = whole.get("result", {})
                 if answer.get("compact_revision") and answer.get("canceled"):
                     raise EtcdError(
                         f"watch: revision compacted (at {answer['compact_revision']})", 11
                     )
+                if answer.get("canceled") or "error" in whole:  # e.g. permission denied
+                    why = answer.get("cancel_reason") or whole.get("error") or "canceled"
+                    raise EtcdError(f"watch: {why}")
                 events = [
                     (e.get("type", "PUT"), KeyValue(e.get("kv", {})))
                     for e in answer.get("events", [])
@@ -303,27 +391,3 @@ def _watch_stream(
                 yield revision, events
     finally:
         conn.close()
-
-
-def _answer(status: int, data: bytes) -> dict[str, Any]:
-    try:
-        answer = json.loads(data) if data else {}
-    except ValueError:
-        raise EtcdError(f"etcd: HTTP {status}: not JSON: {data[:200]!r}") from None
-    if not isinstance(answer, dict):
-        raise EtcdError(f"etcd: HTTP {status}: unexpected answer {data[:200]!r}")
-    if status != 200 or "error" in answer:
-        message = answer.get("message") or answer.get("error") or data[:200].decode("replace")
-        raise EtcdError(f"etcd: {message}", int(answer.get("code", 0) or 0))
-    return answer
-
-
-def _unavailable(data: bytes) -> bool:
-    """An answer that means "not now, ask another member" (no leader, a timeout)."""
-    if b'"code"' not in data:
-        return False
-    try:
-        code = int(json.loads(data).get("code", 0))
-    except (ValueError, AttributeError):
-        return False
-    return code in (4, 14)  # DEADLINE_EXCEEDED, UNAVAILABLE
