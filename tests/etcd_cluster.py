@@ -94,6 +94,7 @@ class Cluster:
         *,
         secure: bool = False,
         granted: bytes = b"/mk/",
+        args: tuple[str, ...] = (),
     ) -> None:
         found, why = binary()
         self.exe = exe or found
@@ -102,6 +103,7 @@ class Cluster:
         self.work = work
         self.token = f"memkeeper-{os.getpid()}-{time.monotonic_ns()}"
         self.secure, self.granted = secure, granted
+        self.args = args  # more of etcd's flags, for every member
         self.access = Access()  # how memkeeper's user reaches the members
         self.env: dict[str, str] = {}  # and the environment that says so
         if secure:
@@ -184,6 +186,7 @@ class Cluster:
             "--initial-cluster-state", "new", "--log-level", "error",
             "--heartbeat-interval", "50", "--election-timeout", "500",
         ]  # fmt: skip
+        argv += self.args
         if self.secure:
             argv += [
                 "--cert-file", str(self.pki.server_cert), "--key-file", str(self.pki.server_key),

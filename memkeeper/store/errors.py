@@ -24,8 +24,7 @@ class StoreUnavailable(EnvironmentFailure):
     reason = "store_unavailable"
 
     def __init__(self, message: str, **fields: object) -> None:
-        fields.setdefault("reason", self.reason)
-        super().__init__(message, **fields)
+        super().__init__(message, **{"reason": fields.pop("reason", self.reason), **fields})
 
 
 class StoreRefused(StoreUnavailable):
