@@ -127,7 +127,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         pytest.skip(why)
     with suspended("the session's etcd"):
         work = tmp_path_factory.mktemp("etcd")
-        started = Cluster(work, secure=secure_wanted()).start()
+        # secure: its user's role may read and write every key under "/" (the tests' prefixes);
+        # tests/e2e/test_etcd_secure.py checks a role limited to one prefix
+        started = Cluster(work, secure=secure_wanted(), granted=b"/").start()
     yield started
     started.stop()
 

@@ -133,6 +133,10 @@ class Cluster:
         """A gateway to the members, as memkeeper's user."""
         return Gateway(self.endpoints, access=self.access, **kwargs)  # type: ignore[arg-type]
 
+    def store_env(self, prefix: str) -> dict[str, str]:
+        """The environment that names ``prefix`` on this cluster as the shared store."""
+        return {"MEMKEEPER_STORE": self.url(prefix), **self.env}
+
     def url(self, prefix: str) -> str:
         """``MEMKEEPER_STORE`` for ``prefix`` (no leading slash) on this cluster."""
         return f"{'etcds' if self.secure else 'etcd'}://{self.spec}/{prefix}"

@@ -13,6 +13,7 @@ own gateway (a gateway's connections belong to one thread) and dies with the pro
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from typing import TYPE_CHECKING
@@ -36,6 +37,12 @@ class StoreWatch:
         self._prefix = store.prefix + b"ev/"
         self._endpoints = list(store.gateway.endpoints)
         self._access = store.gateway.access
+        if not start:
+            # The revision now, asked before the thread starts: a change made after the watch
+            # was made is never missed, however long the thread's first connection takes (a
+            # TLS handshake and a login). Not answered: the thread asks, once it can.
+            with contextlib.suppress(etcdgw.Unavailable, etcdgw.EtcdError):
+                start = store.gateway.range(self._prefix, keys_only=True)[0] + 1
         self._thread = threading.Thread(
             target=self._run, args=(start,), name="memkeeper-store-watch"
         )

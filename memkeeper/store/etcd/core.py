@@ -83,9 +83,11 @@ class EtcdCore:
         self._sleep: Callable[[float], None] = time.sleep
 
     @classmethod
-    def open(cls, endpoints: str, prefix: str) -> Self:
-        """A store on the cluster at ``HOST:PORT[,HOST:PORT…]`` under ``prefix``."""
-        return cls(Gateway(etcdgw.parse_endpoints(endpoints)), prefix.encode())
+    def open(cls, endpoints: str, prefix: str, access: etcdgw.Access | None = None) -> Self:
+        """A store on the cluster at ``HOST:PORT[,HOST:PORT…]`` under ``prefix``, reached
+        as ``access`` says (by default plain HTTP, without authentication)."""
+        gateway = Gateway(etcdgw.parse_endpoints(endpoints), access=access)
+        return cls(gateway, prefix.encode())
 
     def close(self) -> None:
         self.gateway.close()
