@@ -135,9 +135,12 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks):
                 from memkeeper.store.etcd import EtcdStore
                 from memkeeper.store.etcd.gateway import Gateway
                 from memkeeper.store.etcd.members import Members
+                from memkeeper.store.etcd.tokens import Tokens
 
-                access = etcd_access(url)
-                gateway = Gateway(list(url.endpoints), members=Members(self.home), access=access)
+                access, home = etcd_access(url), self.home
+                gateway = Gateway(
+                    list(url.endpoints), members=Members(home), access=access, tokens=Tokens(home)
+                )
                 self._db = EtcdStore(gateway, url.prefix.encode())
         return self._db
 

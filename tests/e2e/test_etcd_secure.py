@@ -12,6 +12,7 @@ import functools
 import http.client
 import itertools
 import json
+import stat
 import subprocess
 import time
 from collections.abc import Iterator
@@ -22,9 +23,10 @@ import pytest
 
 from memkeeper.store.etcd import gateway as etcdgw
 from memkeeper.store.etcd.access import Access
+from memkeeper.store.etcd.tokens import FILE, Tokens, token_key
 from tests.conftest import SAMPLE_REPO, Run, run_cli
 from tests.e2e.test_fleet import Fleet, Watch, _holds, events, patch, read, until
-from tests.etcd_cluster import PASSWORD, Cluster, binary
+from tests.etcd_cluster import PASSWORD, USER, Cluster, binary
 
 EXE, WHY = binary()
 pytestmark = pytest.mark.skipif(EXE is None, reason=WHY)
@@ -196,6 +198,22 @@ def test_a_prefix_outside_the_role_is_denied(fleet: SecureFleet, secure: Cluster
         gateway.put(b"/mk/inside", b"1")  # the role's own prefix: allowed
     finally:
         gateway.close()
+
+
+def test_commands_share_one_token_and_replace_one_etcd_forgot(
+    fleet: SecureFleet, secure: Cluster
+) -> None:
+    assert fleet.run(fleet.a, "status", "--json").code == 0
+    kept = fleet.a / ".memkeeper" / FILE
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    assert PASSWORD not in kept.read_text()
+    first = json.loads(kept.read_text())["token"]
+    assert fleet.run(fleet.a, "read", "CLAUDE.md#build", "--json").code == 0
+    assert json.loads(kept.read_text())["token"] == first  # no second login
+    key = token_key(USER, PASSWORD, secure.endpoints)
+    Tokens(str(fleet.a / ".memkeeper")).save(key, "forgotten.1")
+    assert fleet.run(fleet.a, "read", "CLAUDE.md#build", "--json").code == 0
+    assert json.loads(kept.read_text())["token"] not in ("forgotten.1", first)
 
 
 class Counting(etcdgw.Gateway):

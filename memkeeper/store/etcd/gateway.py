@@ -30,6 +30,7 @@ import ssl
 from memkeeper.store.etcd import access as guard
 from memkeeper.store.etcd import wire
 from memkeeper.store.etcd.access import Access
+from memkeeper.store.etcd.tokens import Login, Tokens
 from memkeeper.store.etcd.wire import (
     Compare,
     EtcdError,
@@ -100,14 +101,15 @@ class Gateway:
         timeout: float = TIMEOUT_S,
         members: Members | None = None,
         access: Access | None = None,
+        tokens: Tokens | None = None,
     ) -> None:
         if not endpoints:
             raise ValueError("an etcd cluster needs at least one endpoint")
         self.endpoints = list(endpoints)
         self.timeout = timeout
         self.access = access or Access()
-        # The user's token: None before the first request ("": the cluster wants none).
-        self._token: str | None = None
+        # The user's token (the one the home keeps, ``tokens``, tried first).
+        self.login = Login(self.access, self.endpoints, tokens)
         self._unanswered = False  # a member closed a connection without answering
         # Which members went silent lately, across processes (members.py): asked last.
         self.members = members
@@ -247,22 +249,13 @@ class Gateway:
             return self._send(path, body, headers)
         except EtcdError as exc:
             if exc.code == 16 or "invalid auth token" in str(exc):  # UNAUTHENTICATED
-                self._token = None
+                self.login.expired()
                 raise TokenExpired(str(exc)) from None
             raise
 
     def _headers(self) -> dict[str, str]:
         """The headers a request carries: the user's token (authenticating first)."""
-        user = self.access.user
-        if user is not None and self._token is None:
-            login = {"name": user, "password": self.access.password or ""}
-            try:
-                self._token = str(self._send("/v3/auth/authenticate", login, {})["token"])
-            except EtcdError as exc:
-                if "authentication is not enabled" not in str(exc):
-                    raise
-                self._token = ""  # a cluster without authentication: requests go as they are
-        return {"Authorization": self._token} if self._token else {}
+        return self.login.headers(lambda body: self._send("/v3/auth/authenticate", body, {}))
 
     def _send(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
         payload = json.dumps(body).encode()
@@ -285,7 +278,7 @@ class Gateway:
                 sent = sent or asked
                 continue
             except (OSError, http.client.HTTPException) as exc:
-                self._unanswered |= isinstance(exc, http.client.RemoteDisconnected)
+                self._unanswered |= isinstance(exc, ConnectionResetError)
                 sent = sent or asked
                 self._drop(endpoint)
                 if self.members is not None:
