@@ -14,7 +14,6 @@ setting to fix when a member refuses memkeeper.
 from __future__ import annotations
 
 import ssl
-from dataclasses import dataclass, field
 
 from memkeeper import names
 
@@ -34,16 +33,35 @@ GATEWAY_CN = b"CommonName of client sending a request against gateway"
 _CUT = (ssl.SSLEOFError, ssl.SSLZeroReturnError, ssl.SSLSyscallError)
 
 
-@dataclass(frozen=True, slots=True)
 class Access:
     """How to reach the members: over TLS with ``context`` (None: plain HTTP); as ``user``
     with ``password`` (None: without authentication). ``cert``: the client certificate's
-    file, to name in a refusal."""
+    file, to name in a refusal. (A plain class: ``dataclasses`` would cost every command on
+    an etcd store its import.)"""
 
-    context: ssl.SSLContext | None = None
-    user: str | None = None
-    password: str | None = field(default=None, repr=False)
-    cert: str | None = None
+    __slots__ = ("context", "user", "password", "cert")
+
+    def __init__(
+        self,
+        context: ssl.SSLContext | None = None,
+        user: str | None = None,
+        password: str | None = None,
+        cert: str | None = None,
+    ) -> None:
+        self.context, self.user, self.password, self.cert = context, user, password, cert
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Access) and (
+            self.context,
+            self.user,
+            self.password,
+            self.cert,
+        ) == (other.context, other.user, other.password, other.cert)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:  # never the password
+        return f"Access(tls={self.context is not None}, user={self.user!r}, cert={self.cert!r})"
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str], *, tls: bool) -> Access:
