@@ -94,8 +94,8 @@ def main(argv: list[str] | None = None) -> int:
                         },
                     )
                 )
-            for _ in range(args.rounds):  # interleaved: the machine's drift falls on both
-                for _, cluster, root, env, out in runs:
+            for n in range(args.rounds):  # interleaved, each first in turn: drift falls on both
+                for _, cluster, root, env, out in runs if n % 2 else runs[::-1]:
                     _round(cluster, root, env, out)
             for name, _, _, _, out in runs:
                 results[name] = {k: statistics.median(v) * 1000 for k, v in out.items() if v}
