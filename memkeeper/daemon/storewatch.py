@@ -16,6 +16,7 @@ own gateway (a gateway's connections belong to one thread) and dies with the pro
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from typing import TYPE_CHECKING
@@ -43,6 +44,12 @@ class StoreWatch:
         # and this root's commands use.
         self._gateway = store.gateway.alike()
         self.watch = LiveWatch(self._gateway, self._prefix, etcdgw.prefix_end(self._prefix))
+        if not start:
+            # The revision now, asked before the thread starts: a change made after the watch
+            # was made is never missed, however long the thread's first connection takes (a
+            # TLS handshake and a login). Not answered: the thread asks, once it can.
+            with contextlib.suppress(etcdgw.Unavailable, etcdgw.EtcdError):
+                start = store.gateway.range(self._prefix, keys_only=True)[0] + 1
         self._thread = threading.Thread(
             target=self._run, args=(start,), name="memkeeper-store-watch"
         )

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from memkeeper.identity.sessions import Session
     from memkeeper.ops.sharedsync import SharedSync
     from memkeeper.records import Event, FileState
+    from memkeeper.store.etcd.access import Access
     from memkeeper.store.protocol import StateStore
 
     T = TypeVar("T")
@@ -57,9 +58,20 @@ def store_url(setting: str, source: str) -> StoreUrl:
         return parse_store_url(setting)
     except ValueError as err:
         raise Invalid(
-            f"{source}: {err} — write it as etcd://HOST:PORT[,HOST:PORT…]/PREFIX, or unset it "
+            f"{source}: {err} — write it as etcd[s]://HOST:PORT[,HOST:PORT…]/PREFIX, or unset it "
             "to keep the state in the local SQLite store (.memkeeper/state.db)"
         ) from None
+
+
+def etcd_access(url: StoreUrl) -> Access:
+    """How to reach the store ``url`` names: TLS and a user, from the environment (``Invalid``
+    naming the variable to fix when they cannot work; nothing is sent before)."""
+    from memkeeper.store.etcd import access
+
+    try:
+        return access.Access.from_environ(os.environ, tls=url.tls)
+    except ValueError as err:
+        raise Invalid(f"the shared store {url.text}: {err}") from None
 
 
 class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks, Signing):
@@ -131,8 +143,12 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks, Signing):
                 from memkeeper.store.etcd import EtcdStore
                 from memkeeper.store.etcd.gateway import Gateway
                 from memkeeper.store.etcd.members import Members
+                from memkeeper.store.etcd.tokens import Tokens
 
-                gateway = Gateway(list(url.endpoints), members=Members(self.home))
+                access, home = etcd_access(url), self.home
+                gateway = Gateway(
+                    list(url.endpoints), members=Members(home), access=access, tokens=Tokens(home)
+                )
                 self._db = EtcdStore(gateway, url.prefix.encode())
         return self._db
 

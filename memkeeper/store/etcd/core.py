@@ -45,7 +45,7 @@ import contextlib
 import time
 
 from memkeeper.errors import EnvironmentFailure
-from memkeeper.store.errors import StoreUnavailable
+from memkeeper.store.errors import StoreRefused, StoreUnavailable
 from memkeeper.store.etcd import gateway as etcdgw
 from memkeeper.store.etcd import keys
 from memkeeper.store.etcd.gateway import Compare, Gateway
@@ -85,9 +85,11 @@ class EtcdCore:
         self._sleep: Callable[[float], None] = time.sleep
 
     @classmethod
-    def open(cls, endpoints: str, prefix: str) -> Self:
-        """A store on the cluster at ``HOST:PORT[,HOST:PORT…]`` under ``prefix``."""
-        return cls(Gateway(etcdgw.parse_endpoints(endpoints)), prefix.encode())
+    def open(cls, endpoints: str, prefix: str, access: etcdgw.Access | None = None) -> Self:
+        """A store on the cluster at ``HOST:PORT[,HOST:PORT…]`` under ``prefix``, reached
+        as ``access`` says (by default plain HTTP, without authentication)."""
+        gateway = Gateway(etcdgw.parse_endpoints(endpoints), access=access)
+        return cls(gateway, prefix.encode())
 
     def close(self) -> None:
         self.gateway.close()
@@ -118,14 +120,18 @@ class EtcdCore:
             found = [] if done.succeeded else done.responses[0]
         if found and found[0].value != ours:
             text = found[0].value.decode("utf-8", "replace")
-            where = ",".join(f"{host}:{port}" for host, port in self.gateway.endpoints)
-            prefix = self.prefix.decode("utf-8", "replace").rstrip("/")
             raise EnvironmentFailure(
-                f"the shared store etcd://{where}{prefix} has format version {text}, this "
+                f"the shared store {self._where()} has format version {text}, this "
                 f"memkeeper knows {FORMAT_VERSION} — upgrade memkeeper, or name another prefix "
                 "(MEMKEEPER_STORE, or the policy's store:)"
             )
         self._format_checked = True
+
+    def _where(self) -> str:
+        """The store as its name spells it: ``etcd[s]://HOST:PORT,…/PREFIX``."""
+        scheme = "etcd" if self.gateway.access.context is None else "etcds"
+        where = ",".join(f"{host}:{port}" for host, port in self.gateway.endpoints)
+        return f"{scheme}://{where}{self.prefix.decode('utf-8', 'replace').rstrip('/')}"
 
     # -- transactions -----------------------------------------------------------------------
 
@@ -258,6 +264,10 @@ class EtcdCore:
             if not self._format_checked:
                 self._check_format()
             yield
+        except etcdgw.Refused as exc:
+            raise StoreRefused(
+                f"state store {self._where()} refused memkeeper (nothing was changed): {exc}"
+            ) from exc
         except etcdgw.Unavailable as exc:
             raise StoreUnavailable(
                 f"state store unavailable: {exc} — nothing was changed; check the etcd cluster "

@@ -82,7 +82,9 @@ def test_two_racing_bumps_never_hand_out_one_value_twice(
     cluster: Cluster, prefix: bytes, other: EtcdStore
 ) -> None:
     theirs: list[int] = []
-    raced = Interrupted(cluster.endpoints, lambda: theirs.append(other.bump("token")))
+    raced = Interrupted(
+        cluster.endpoints, lambda: theirs.append(other.bump("token")), cluster.access
+    )
     racing = EtcdStore(raced, prefix)
     raced.times = 1
     mine = racing.bump("token")  # read 0, then theirs committed 1 before this commit

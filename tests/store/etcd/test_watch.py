@@ -31,7 +31,7 @@ MOVE_S = liveness.STREAM_S + liveness.ANSWER_S + 0.1 + 0.4
 
 @pytest.fixture
 def gw(cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[Gateway]:
-    gateway = Gateway(cluster.endpoints)
+    gateway = cluster.gateway()
     prefix = f"/t/{request.node.name}/".encode()
     gateway.delete(prefix, etcdgw.prefix_end(prefix))
     yield gateway
@@ -97,7 +97,7 @@ def test_a_watch_from_a_revision_sees_every_change_since(gw: Gateway, cluster: C
     first = gw.put(b"/t/watch/a", b"1")
     gw.put(b"/t/watch/b", b"2")
     gw.delete(b"/t/watch/a")
-    watch = LiveWatch(Gateway(cluster.endpoints), b"/t/watch/", etcdgw.prefix_end(b"/t/watch/"))
+    watch = LiveWatch(cluster.gateway(), b"/t/watch/", etcdgw.prefix_end(b"/t/watch/"))
     seen: list[tuple[str, bytes]] = []
     with contextlib.closing(watch.follow(first)) as stream:
         for _, events in stream:
@@ -113,7 +113,7 @@ def test_a_watch_past_compaction_says_so(gw: Gateway, cluster: Cluster) -> None:
     latest = gw.put(b"/t/compact/a", b"2")
     gw.call("/v3/kv/compaction", {"revision": str(latest), "physical": True})
     end = etcdgw.prefix_end(b"/t/compact/")
-    watch = LiveWatch(Gateway(cluster.endpoints), b"/t/compact/", end)
+    watch = LiveWatch(cluster.gateway(), b"/t/compact/", end)
     with pytest.raises(EtcdError) as caught:
         for _ in watch.follow(old):
             pass
