@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ops",),  # one module per operation, on a Workspace
     ("api",),  # Memory, the public façade
     # the long-running and per-agent shells, and the installer of the agents' configuration
-    ("daemon", "gate", "install", "mcpserver", "dashboard"),
+    ("daemon", "gate", "install", "mcpserver", "dashboard", "doctor"),
     ("cli",),  # argparse and the exit boundary
     ("__init__", "__main__"),  # the package's own entry points
 )
@@ -59,6 +59,7 @@ PURE_MODULES = frozenset(
         "memkeeper.install.tomledit",
         "memkeeper.install.command",
         "memkeeper.daemon.plan",
+        "memkeeper.doctor.judge",
     }
 )
 PURE_LAYERS = 2  # the first two entries of LAYERS

@@ -53,6 +53,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "hook": ("memkeeper hook claude-code < payload.json",),
     "install-hooks": ("memkeeper install-hooks", "memkeeper install-hooks codex gemini --mcp"),
     "uninstall-hooks": ("memkeeper uninstall-hooks", "memkeeper uninstall-hooks cursor"),
+    "doctor": ("memkeeper doctor", "memkeeper doctor codex --json", "memkeeper doctor --fix"),
     "mcp": ("memkeeper mcp",),
     "serve": ("memkeeper serve", "memkeeper serve --port 0"),
     "log": ("memkeeper log CLAUDE.md#build", "memkeeper log CLAUDE.md#build -p"),

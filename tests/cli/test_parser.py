@@ -58,6 +58,7 @@ MINIMAL: dict[str, tuple[str, ...]] = {
     "proposals": ("proposals",),
     "log": ("log", "CLAUDE.md#build"),
     "revert": ("revert", "CLAUDE.md#build", "--to-rev", "1", "--expect-rev", "2"),
+    "doctor": ("doctor",),
 }
 EVERY_VERB = sorted([*BASE_VERBS, *(v for verbs in VERB_GROUPS.values() for v in verbs)])
 
@@ -309,6 +310,7 @@ LINES = [
     ["proposals", "apply", "2", "--expect-rev", "4"],
     ["log", "CLAUDE.md#build", "-p"],
     ["revert", "CLAUDE.md#build", "--to-rev", "1", "--expect-rev", "3"],
+    ["doctor", "codex", "gemini", "--fix"],
     ["--agent", "a", "--root", "/r", "--json", "claim", "x"],
     ["--root", "read", "status"],
 ]

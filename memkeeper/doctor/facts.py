@@ -1,0 +1,174 @@
+"""What ``doctor`` judges, collected on this machine (docs/reference.md §4.27): the gates
+installed in the project, where the gate commands and a login shell find memkeeper, and the
+user's own configuration each agent decides with — Claude Code's ``~/.claude/settings.json``,
+Codex's ``$CODEX_HOME/config.toml`` (project trust, hook trust), Gemini CLI's
+``~/.gemini/trustedFolders.json`` and ``settings.json``. Reads only; a file that cannot be
+read counts as absent. ``doctor.judge`` decides.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memkeeper.doctor.judge import LOGIN_SHELL, VENV, CodexHook, Facts, gemini_trusted
+from memkeeper.fs.agentfiles import gate_pattern, installed_gates
+from memkeeper.gate import jsonc
+from memkeeper.gate.agents import AGENTS
+from memkeeper.gate.mcp import registered
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
+
+    LoginShell = Callable[[str, Path], str | None]
+
+_SNAKE = {"PreToolUse": "pre_tool_use", "PostToolUse": "post_tool_use"}
+
+
+def login_memkeeper(shell: str, where: Path) -> str | None:
+    """What ``SHELL -lc 'command -v memkeeper'`` prints in ``where`` (None: nothing found)."""
+    try:
+        done = subprocess.run(
+            [shell, "-lc", "command -v memkeeper"],
+            cwd=where,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=20,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = done.stdout.decode("utf-8", "replace").strip().splitlines()
+    return found[-1] if done.returncode == 0 and found else None
+
+
+def collect(
+    root: Path,
+    named: Sequence[str] = (),
+    *,
+    env: Mapping[str, str] | None = None,
+    login: LoginShell = login_memkeeper,
+) -> Facts:
+    env = os.environ if env is None else env
+    home = Path(env.get("HOME") or Path.home())
+    gates = tuple(installed_gates(root))
+    venv = os.access(root / VENV, os.X_OK)
+    found = shutil.which("memkeeper", path=env.get("PATH")) or (str(root / VENV) if venv else None)
+    shell = env.get("SHELL") or "/bin/bash"
+    wanted = set(named) or {agent for agent, _ in gates}
+    asks_login = bool(wanted & LOGIN_SHELL) and found is not None and not venv
+    codex_home = Path(env.get("CODEX_HOME") or home / ".codex")
+    codex = _toml(codex_home / "config.toml")
+    claude = _json(home / ".claude" / "settings.json")
+    trust_file = Path(
+        env.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH") or home / ".gemini/trustedFolders.json"
+    )
+    return Facts(
+        root=str(root),
+        named=tuple(named),
+        gates=gates,
+        found=found,
+        venv=venv,
+        login=login(shell, root) if asks_login else None,
+        shell=shell,
+        mcp=frozenset(agent for agent in AGENTS if registered(str(root), agent)),
+        claude_user_gate=_runs_gate(claude, "claude-code"),
+        claude_hooks_off=claude.get("disableAllHooks") is True,
+        claude_settings=str(home / ".claude" / "settings.json"),
+        codex_config=str(codex_home / "config.toml"),
+        codex_trust=_codex_trust(codex, str(root)),
+        codex_hooks=_codex_hooks(codex, root),
+        gemini_trust=gemini_trusted(_rules(trust_file), os.path.realpath(root)),
+        gemini_trust_file=str(trust_file),
+        gemini_trust_off=_gemini_off(env, home),
+    )
+
+
+def _json(path: Path) -> dict[str, Any]:
+    """A JSON(C) object file's content; {} when it is missing or unreadable."""
+    try:
+        found = json.loads(jsonc.blank(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def _handlers(settings: dict[str, Any], event: str) -> list[tuple[int, int, str]]:
+    """``(group, handler, command)`` for each command handler of ``event``'s hooks."""
+    groups = settings.get("hooks", {}) if isinstance(settings.get("hooks"), dict) else {}
+    found = []
+    listed = groups.get(event)
+    for g, group in enumerate(listed if isinstance(listed, list) else ()):
+        inner = group.get("hooks") if isinstance(group, dict) else None
+        for h, handler in enumerate(inner if isinstance(inner, list) else ()):
+            if isinstance(handler, dict) and isinstance(handler.get("command"), str):
+                found.append((g, h, handler["command"]))
+    return found
+
+
+def _runs_gate(settings: dict[str, Any], agent: str) -> bool:
+    pattern = gate_pattern(agent)
+    return any(pattern.search(cmd) for _, _, cmd in _handlers(settings, "PreToolUse"))
+
+
+def _codex_trust(config: dict[str, Any], root: str) -> str | None:
+    projects = config.get("projects")
+    entry = projects.get(root) if isinstance(projects, dict) else None
+    level = entry.get("trust_level") if isinstance(entry, dict) else None
+    return level if isinstance(level, str) else None
+
+
+def _codex_hooks(config: dict[str, Any], root: Path) -> tuple[CodexHook, ...]:
+    """Memkeeper's handlers in the project's .codex/hooks.json, keyed as Codex keys their
+    review (``FILE:EVENT:GROUP:HANDLER``), with what ``[hooks.state]`` holds for each."""
+    source = root / ".codex" / "hooks.json"
+    hooks = config.get("hooks")
+    states = hooks.get("state") if isinstance(hooks, dict) else None
+    states = states if isinstance(states, dict) else {}
+    pattern = gate_pattern("codex")
+    found = []
+    for event, snake in _SNAKE.items():
+        for g, h, cmd in _handlers(_json(source), event):
+            if pattern.search(cmd):
+                key = f"{source}:{snake}:{g}:{h}"
+                state = states.get(key)
+                state = state if isinstance(state, dict) else {}
+                trusted = isinstance(state.get("trusted_hash"), str)
+                found.append(CodexHook(key, trusted, state.get("enabled") is not False))
+    return tuple(found)
+
+
+def _rules(path: Path) -> dict[str, str]:
+    """Gemini CLI's trust rules, each folder resolved as Gemini CLI resolves it."""
+    found = _json(path)
+    return {
+        os.path.realpath(folder): level
+        for folder, level in found.items()
+        if isinstance(level, str) and re.fullmatch(r"[A-Z_]+", level)
+    }
+
+
+def _gemini_off(env: Mapping[str, str], home: Path) -> str:
+    """Why folder trust does not hold Gemini CLI back here ("": it does)."""
+    if env.get("GEMINI_CLI_TRUST_WORKSPACE", "").lower() == "true":
+        return "GEMINI_CLI_TRUST_WORKSPACE=true trusts every folder (in this environment)"
+    settings = _json(home / ".gemini" / "settings.json")
+    security = settings.get("security")
+    trust = security.get("folderTrust") if isinstance(security, dict) else None
+    if isinstance(trust, dict) and trust.get("enabled") is False:
+        return f"folder trust is off in {home / '.gemini' / 'settings.json'}"
+    return ""
