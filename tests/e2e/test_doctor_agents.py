@@ -1,0 +1,156 @@
+"""``memkeeper doctor`` against the agents themselves: Claude Code and Codex run for real,
+offline, against a scripted model (``fakemodels``) whose one tool call rewrites CLAUDE.md
+with a shell ``>`` — what the gate refuses whenever it runs.
+
+Each trap doctor names is shown to be real (the rewrite goes through), doctor to exit 6 on
+it, and its fix to make the gate run (the rewrite is refused): Claude Code started in a
+subdirectory and above the repository, before and after ``doctor --fix``; Codex in an
+untrusted project, then a trusted one whose hooks nobody reviewed (skipped silently), then
+with the hooks allowed as doctor says a headless ``codex exec`` must be.
+
+The CLIs come from npm (``@anthropic-ai/claude-code``, ``@openai/codex``): on PATH, or in
+``$MEMKEEPER_AGENT_BIN`` (e.g. ``npm install --prefix DIR …`` then ``DIR/node_modules/.bin``);
+without them these tests are skipped, saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import MEMKEEPER, run_cli
+from tests.e2e.fakemodels import Anthropic, Responses
+from tests.e2e.hooktables import initialised
+
+SEARCH = os.pathsep.join([os.environ.get("MEMKEEPER_AGENT_BIN", ""), os.environ.get("PATH", "")])
+CLAUDE = shutil.which("claude", path=SEARCH)
+CODEX = shutil.which("codex", path=SEARCH)
+BASE_PATH = os.pathsep.join([str(Path(MEMKEEPER).parent), "/usr/local/bin", "/usr/bin", "/bin"])
+REFUSED = "is section-owned: `>` would rewrite it"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return initialised(tmp_path / "repo")
+
+
+def rewrite(root: Path) -> str:
+    return f"printf '# Gone\\n' > {root / 'CLAUDE.md'}"
+
+
+def doctor(root: Path, home: Path, *args: str, **env: str) -> dict[str, object]:
+    full = {"HOME": str(home), "PATH": BASE_PATH, **env}
+    done = run_cli(root, "doctor", "--json", *args, env=full)
+    out: dict[str, object] = json.loads(done.stdout)
+    out["code"] = done.code
+    return out
+
+
+def rules(out: dict[str, object]) -> list[str]:
+    violations = out.get("violations") or []
+    assert isinstance(violations, list)
+    return [v["rule"] for v in violations]
+
+
+# -- Claude Code ----------------------------------------------------------------------------------
+
+
+def run_claude(start: Path, home: Path, root: Path) -> tuple[bool, str]:
+    """Claude Code headless in ``start``: whether CLAUDE.md survived, and what the model got."""
+    before = (root / "CLAUDE.md").read_bytes()
+    with Anthropic(rewrite(root)) as model:
+        env = {
+            "PATH": BASE_PATH,
+            "HOME": str(home),
+            "IS_SANDBOX": "1",  # root may bypass permissions only in a sandbox
+            "ANTHROPIC_BASE_URL": model.url,
+            "ANTHROPIC_API_KEY": "dummy",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        }
+        assert CLAUDE is not None
+        args = ["-p", "rewrite CLAUDE.md", "--output-format", "stream-json", "--verbose"]
+        args += ["--permission-mode", "bypassPermissions"]
+        subprocess.run([CLAUDE, *args], cwd=start, env=env, capture_output=True, timeout=180)
+        told = "\n".join(model.sent())
+    kept = (root / "CLAUDE.md").read_bytes() == before
+    (root / "CLAUDE.md").write_bytes(before)
+    return kept, told
+
+
+@pytest.mark.skipif(CLAUDE is None, reason="Claude Code (npm @anthropic-ai/claude-code) not found")
+def test_claude_code_in_a_subdirectory_runs_the_gate_once_doctor_fixed_it(
+    repo: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    assert run_cli(repo, "install-hooks", "claude-code").code == 0
+    kept, told = run_claude(repo / "src", home, repo)
+    assert not kept  # the trap: no project hook runs there
+    found = doctor(repo, home)
+    assert found["code"] == 6
+    assert rules(found) == ["subdirectory"]
+    fixed = doctor(repo, home, "--fix")
+    assert fixed["code"] == 0
+    for start in (repo / "src", tmp_path, repo):
+        kept, told = run_claude(start, home, repo)
+        assert kept, start
+        assert REFUSED in told, start
+        assert told.count(REFUSED) == 1, start  # at the root, the project's gate alone
+
+
+# -- Codex ----------------------------------------------------------------------------------------
+
+
+def run_codex(start: Path, home: Path, root: Path, *flags: str) -> tuple[bool, str]:
+    before = (root / "CLAUDE.md").read_bytes()
+    config = home / ".codex" / "config.toml"
+    with Responses(rewrite(root)) as model:
+        provider = (
+            f'model_providers.fake={{name="fake",base_url="{model.url}/v1",'
+            'wire_api="responses",env_key="FAKE_KEY"}'
+        )
+        env = {"PATH": BASE_PATH, "HOME": str(home), "FAKE_KEY": "x", "SHELL": "/bin/bash"}
+        assert CODEX is not None
+        assert config.parent.is_dir()
+        args = ["exec", "-c", provider, "-c", "model_provider=fake", "-m", "gpt-5.5"]
+        args += ["--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", *flags]
+        subprocess.run(
+            [CODEX, *args, "rewrite CLAUDE.md"],
+            cwd=start,
+            env=env,
+            capture_output=True,
+            timeout=180,
+        )
+        told = "\n".join(model.sent())
+    kept = (root / "CLAUDE.md").read_bytes() == before
+    (root / "CLAUDE.md").write_bytes(before)
+    return kept, told
+
+
+@pytest.mark.skipif(CODEX is None, reason="Codex (npm @openai/codex) not found")
+def test_codex_runs_the_gate_only_once_project_and_hooks_are_trusted(
+    repo: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    assert run_cli(repo, "install-hooks", "codex").code == 0
+    assert run_codex(repo, home, repo)[0] is False  # untrusted project: .codex/ ignored
+    found = doctor(repo, home)
+    assert found["code"] == 6
+    assert rules(found) == ["project-trust", "hook-trust", "hook-trust"]
+    (trust,) = [v for v in found["violations"] if v["rule"] == "project-trust"]  # type: ignore[attr-defined]
+    table = [
+        line for line in trust["fix"].splitlines() if line.startswith(("[projects.", "trust_"))
+    ]
+    (home / ".codex" / "config.toml").write_text("\n".join(table) + "\n")
+    assert run_codex(repo, home, repo)[0] is False  # unreviewed hooks: skipped, silently
+    assert rules(doctor(repo, home)) == ["hook-trust", "hook-trust"]
+    kept, told = run_codex(repo / "src", home, repo, "--dangerously-bypass-hook-trust")
+    assert kept
+    assert "Command blocked by PreToolUse hook: " in told
+    assert REFUSED in told
