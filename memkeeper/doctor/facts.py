@@ -8,6 +8,7 @@ read counts as absent. ``doctor.judge`` decides.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     LoginShell = Callable[[str, Path], str | None]
+    CodexReview = Callable[[str, Path, Mapping[str, str]], dict[str, str] | None]
 
 _SNAKE = {"PreToolUse": "pre_tool_use", "PostToolUse": "post_tool_use"}
 
@@ -49,12 +51,98 @@ def login_memkeeper(shell: str, where: Path) -> str | None:
     return found[-1] if done.returncode == 0 and found else None
 
 
+def codex_review(codex: str, root: Path, env: Mapping[str, str]) -> dict[str, str] | None:
+    """Each hook's ``trustStatus`` (``trusted``, ``untrusted``, ``modified``) by its key, as
+    Codex itself judges it — ``codex app-server``'s ``hooks/list`` compares the hash of each
+    handler with the one its review recorded; None when Codex does not answer."""
+    listed = codex_hooks_list(codex, root, env)
+    if listed is None:
+        return None
+    return {
+        hook["key"]: hook["trustStatus"]
+        for hook in listed
+        if isinstance(hook.get("key"), str) and isinstance(hook.get("trustStatus"), str)
+    }
+
+
+def codex_hooks_list(codex: str, root: Path, env: Mapping[str, str]) -> list[dict[str, Any]] | None:
+    """The hooks ``codex app-server`` lists for ``root`` (each with its ``key``,
+    ``currentHash`` and ``trustStatus``); None when it does not answer within 20 s."""
+    calls: list[dict[str, Any]] = [
+        {
+            "id": 1,
+            "method": "initialize",
+            "params": {"clientInfo": {"name": "memkeeper-doctor", "version": "1"}},
+        },
+        {"method": "initialized"},
+        {"id": 2, "method": "hooks/list", "params": {"cwds": [str(root)]}},
+    ]
+    lines = "".join(json.dumps({"jsonrpc": "2.0", **call}) + "\n" for call in calls)
+    try:
+        server = subprocess.Popen(
+            [codex, "app-server"],
+            cwd=root,
+            env=dict(env),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+    except OSError:
+        return None
+    try:
+        stdin, stdout = server.stdin, server.stdout
+        if stdin is None or stdout is None:  # (never: both are pipes)
+            return None
+        stdin.write(lines.encode())
+        stdin.flush()
+        answer = _answer(stdout, 2)
+    except OSError:
+        return None
+    finally:
+        server.kill()
+        server.wait()
+        for stream in (server.stdin, server.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+    listed = (answer or {}).get("result", {}).get("data")
+    if not isinstance(listed, list):
+        return None
+    return [
+        hook
+        for entry in listed
+        if isinstance(entry, dict)
+        for hook in entry.get("hooks", [])
+        if isinstance(hook, dict)
+    ]
+
+
+def _answer(stream: Any, wanted: int) -> dict[str, Any] | None:
+    """The JSON-RPC answer to call ``wanted`` (None: the stream ended, or 20 s passed)."""
+    import select
+    import time
+
+    deadline = time.monotonic() + 20
+    while (left := deadline - time.monotonic()) > 0:
+        if not select.select([stream], [], [], left)[0]:
+            return None
+        line = stream.readline()
+        if not line:
+            return None
+        with contextlib.suppress(ValueError):
+            found = json.loads(line)
+            if isinstance(found, dict) and found.get("id") == wanted:
+                return found
+    return None
+
+
 def collect(
     root: Path,
     named: Sequence[str] = (),
     *,
     env: Mapping[str, str] | None = None,
     login: LoginShell = login_memkeeper,
+    review: CodexReview = codex_review,
 ) -> Facts:
     env = os.environ if env is None else env
     home = Path(env.get("HOME") or Path.home())
@@ -84,7 +172,7 @@ def collect(
         claude_settings=str(home / ".claude" / "settings.json"),
         codex_config=str(codex_home / "config.toml"),
         codex_trust=_codex_trust(codex, str(root)),
-        codex_hooks=_codex_hooks(codex, root),
+        codex_hooks=_codex_hooks(codex, root, _reviewed(wanted, env, root, review)),
         gemini_trust=gemini_trusted(_rules(trust_file), os.path.realpath(root)),
         gemini_trust_file=str(trust_file),
         gemini_trust_off=_gemini_off(env, home),
@@ -132,9 +220,20 @@ def _codex_trust(config: dict[str, Any], root: str) -> str | None:
     return level if isinstance(level, str) else None
 
 
-def _codex_hooks(config: dict[str, Any], root: Path) -> tuple[CodexHook, ...]:
+def _reviewed(
+    wanted: set[str], env: Mapping[str, str], root: Path, review: CodexReview
+) -> dict[str, str]:
+    """Codex's own verdict on each hook, where Codex is installed and a Codex gate is asked."""
+    codex = shutil.which("codex", path=env.get("PATH")) if "codex" in wanted else None
+    return (review(codex, root, env) or {}) if codex else {}
+
+
+def _codex_hooks(
+    config: dict[str, Any], root: Path, reviewed: Mapping[str, str]
+) -> tuple[CodexHook, ...]:
     """Memkeeper's handlers in the project's .codex/hooks.json, keyed as Codex keys their
-    review (``FILE:EVENT:GROUP:HANDLER``), with what ``[hooks.state]`` holds for each."""
+    review (``FILE:EVENT:GROUP:HANDLER``), with what ``[hooks.state]`` holds for each and
+    Codex's own verdict where it gave one."""
     source = root / ".codex" / "hooks.json"
     hooks = config.get("hooks")
     states = hooks.get("state") if isinstance(hooks, dict) else None
@@ -148,7 +247,8 @@ def _codex_hooks(config: dict[str, Any], root: Path) -> tuple[CodexHook, ...]:
                 state = states.get(key)
                 state = state if isinstance(state, dict) else {}
                 trusted = isinstance(state.get("trusted_hash"), str)
-                found.append(CodexHook(key, trusted, state.get("enabled") is not False))
+                enabled = state.get("enabled") is not False
+                found.append(CodexHook(key, trusted, enabled, reviewed.get(key, "")))
     return tuple(found)
 
 

@@ -75,11 +75,14 @@ class Finding:
 @dataclass(frozen=True, slots=True)
 class CodexHook:
     """One of memkeeper's handlers in ``.codex/hooks.json`` as Codex's ``[hooks.state]``
-    knows it: its key, whether a review recorded a ``trusted_hash``, and ``enabled``."""
+    knows it: its key, whether a review recorded a ``trusted_hash``, ``enabled``, and
+    Codex's own verdict where Codex was asked (``trusted``, ``untrusted``, ``modified``;
+    "": not asked — the recorded hash cannot be checked without Codex)."""
 
     key: str
     trusted: bool
     enabled: bool
+    status: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,21 +231,28 @@ def _codex_hooks(facts: Facts, agent: str) -> list[Finding]:
         "review once interactively)"
     )
     for hook in facts.codex_hooks:
+        trusted = hook.status == "trusted" if hook.status else hook.trusted
         if not hook.enabled:
             message = f"{hook.key} is disabled in {facts.codex_config}"
-            found.append(Finding(agent, "hook-trust", "fail", message, review, facts.codex_config))
-        elif not hook.trusted:
+        elif hook.status == "modified":
+            message = (
+                f"{hook.key} changed since it was reviewed: Codex skips it, silently, until "
+                "it is trusted again"
+            )
+        elif not trusted:
             message = (
                 f"{hook.key} has not been reviewed: Codex skips hooks nobody trusted, silently"
             )
-            found.append(Finding(agent, "hook-trust", "fail", message, review, facts.codex_config))
         else:
-            message = (
-                f"{hook.key} is trusted (a changed command is not: review it again after "
-                "install-hooks rewrites it)"
-            )
+            checked = "Codex says" if hook.status else "a review is recorded; a changed command"
+            message = f"{hook.key} is trusted ({checked}{_RECHECK if not hook.status else ''})"
             found.append(Finding(agent, "hook-trust", "ok", message, path=facts.codex_config))
+            continue
+        found.append(Finding(agent, "hook-trust", "fail", message, review, facts.codex_config))
     return found
+
+
+_RECHECK = " is not, and only Codex can tell: install Codex on PATH for doctor to ask it"
 
 
 def _gemini(facts: Facts, agent: str) -> list[Finding]:

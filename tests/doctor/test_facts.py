@@ -133,6 +133,34 @@ def test_unreadable_user_files_count_as_absent(tmp_path: Path) -> None:
     home = Path(env["HOME"])
     put(home / ".claude" / "settings.json", "{not json")
     put(home / ".codex" / "config.toml", "[projects\n")
-    facts = collect(root, env=env, login=Login(None))
+    facts = collect(root, env=env, login=Login(None), review=Review(None))
     assert (facts.claude_user_gate, facts.codex_trust) == (False, None)
     assert [hook.trusted for hook in facts.codex_hooks] == [False, False]
+
+
+class Review:
+    """Codex's verdicts, as ``codex app-server`` would give them, and who asked."""
+
+    def __init__(self, verdicts: dict[str, str] | None) -> None:
+        self.verdicts, self.asked = verdicts, 0
+
+    def __call__(self, codex: str, root: Path, env: object) -> dict[str, str] | None:
+        self.asked += 1
+        return self.verdicts
+
+
+def test_codex_is_asked_for_its_verdict_where_it_is_installed(tmp_path: Path) -> None:
+    root, env = layout(tmp_path, "codex", "gemini")
+    pre = f"{root / '.codex' / 'hooks.json'}:pre_tool_use:0:0"
+    review = Review({pre: "modified"})
+    facts = collect(root, env=env, login=Login(None), review=review)
+    assert (review.asked, [hook.status for hook in facts.codex_hooks]) == (0, ["", ""])
+    codex = tmp_path / "bin" / "codex"
+    put(codex, "#!/bin/sh\n")
+    codex.chmod(0o755)
+    facts = collect(root, env=env, login=Login(None), review=review)
+    assert [hook.status for hook in facts.codex_hooks] == ["modified", ""]
+    collect(root, ["gemini"], env=env, login=Login(None), review=review)
+    assert review.asked == 1  # not for another agent's gate
+    silent = collect(root, env=env, login=Login(None), review=Review(None))
+    assert [hook.status for hook in silent.codex_hooks] == ["", ""]

@@ -104,6 +104,20 @@ def test_codex_hooks_nobody_reviewed_fail_each_with_the_review_and_the_headless_
     assert all("/hooks" in f.fix and "--dangerously-bypass-hook-trust" in f.fix for f in found)
 
 
+def test_codexs_own_verdict_outweighs_the_recorded_review() -> None:
+    hooks = (CodexHook(PRE, True, True, "modified"), CodexHook(POST, False, True, "trusted"))
+    found = [f for f in judge(facts(gates=CODEX, codex_hooks=hooks)) if f.check == "hook-trust"]
+    assert [f.status for f in found] == ["fail", "ok"]
+    assert "changed since it was reviewed" in found[0].message
+    assert "Codex says" in found[1].message
+
+
+def test_a_recorded_review_unchecked_by_codex_says_how_to_check_it() -> None:
+    found = by_check(judge(facts(gates=CODEX)), "codex", "hook-trust")
+    assert found.status == "ok"
+    assert "install Codex on PATH for doctor to ask it" in found.message
+
+
 def test_a_login_shell_without_memkeeper_warns_for_codex_only() -> None:
     found = judge(facts(gates=CLAUDE + CODEX, login=None))
     assert failed(found) == []

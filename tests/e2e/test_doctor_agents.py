@@ -20,9 +20,11 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from memkeeper.doctor.facts import codex_hooks_list
 from tests.conftest import MEMKEEPER, run_cli
 from tests.e2e.fakemodels import Anthropic, Responses
 from tests.e2e.hooktables import initialised
@@ -31,6 +33,7 @@ SEARCH = os.pathsep.join([os.environ.get("MEMKEEPER_AGENT_BIN", ""), os.environ.
 CLAUDE = shutil.which("claude", path=SEARCH)
 CODEX = shutil.which("codex", path=SEARCH)
 BASE_PATH = os.pathsep.join([str(Path(MEMKEEPER).parent), "/usr/local/bin", "/usr/bin", "/bin"])
+AGENT_PATH = os.pathsep.join([str(Path(CODEX).parent) if CODEX else "", BASE_PATH])
 REFUSED = "is section-owned: `>` would rewrite it"
 
 
@@ -43,18 +46,16 @@ def rewrite(root: Path) -> str:
     return f"printf '# Gone\\n' > {root / 'CLAUDE.md'}"
 
 
-def doctor(root: Path, home: Path, *args: str, **env: str) -> dict[str, object]:
+def doctor(root: Path, home: Path, *args: str, **env: str) -> dict[str, Any]:
     full = {"HOME": str(home), "PATH": BASE_PATH, **env}
     done = run_cli(root, "doctor", "--json", *args, env=full)
-    out: dict[str, object] = json.loads(done.stdout)
+    out: dict[str, Any] = json.loads(done.stdout)
     out["code"] = done.code
     return out
 
 
-def rules(out: dict[str, object]) -> list[str]:
-    violations = out.get("violations") or []
-    assert isinstance(violations, list)
-    return [v["rule"] for v in violations]
+def rules(out: dict[str, Any]) -> list[str]:
+    return [v["rule"] for v in out.get("violations") or []]
 
 
 # -- Claude Code ----------------------------------------------------------------------------------
@@ -143,7 +144,7 @@ def test_codex_runs_the_gate_only_once_project_and_hooks_are_trusted(
     found = doctor(repo, home)
     assert found["code"] == 6
     assert rules(found) == ["project-trust", "hook-trust", "hook-trust"]
-    (trust,) = [v for v in found["violations"] if v["rule"] == "project-trust"]  # type: ignore[attr-defined]
+    (trust,) = [v for v in found["violations"] if v["rule"] == "project-trust"]
     table = [
         line for line in trust["fix"].splitlines() if line.startswith(("[projects.", "trust_"))
     ]
@@ -151,6 +152,37 @@ def test_codex_runs_the_gate_only_once_project_and_hooks_are_trusted(
     assert run_codex(repo, home, repo)[0] is False  # unreviewed hooks: skipped, silently
     assert rules(doctor(repo, home)) == ["hook-trust", "hook-trust"]
     kept, told = run_codex(repo / "src", home, repo, "--dangerously-bypass-hook-trust")
-    assert kept
+    assert kept  # doctor's fix for a headless run
     assert "Command blocked by PreToolUse hook: " in told
     assert REFUSED in told
+    # Reviewed as /hooks records it: each hook's current hash under its key.
+    state = "".join(
+        f'\n[hooks.state."{key}"]\ntrusted_hash = "{digest}"\n'
+        for key, digest in current_hashes(repo, home).items()
+    )
+    with (home / ".codex" / "config.toml").open("a") as config:
+        config.write(state)
+    found = doctor(repo, home, PATH=AGENT_PATH)
+    assert found["code"] == 0
+    assert all(
+        "(Codex says)" in c["message"] for c in found["checks"] if c["check"] == "hook-trust"
+    )
+    kept, told = run_codex(repo, home, repo)
+    assert kept
+    assert REFUSED in told
+    # A changed handler (here its timeout) is no longer trusted: Codex skips it, doctor says so.
+    hooks = repo / ".codex" / "hooks.json"
+    hooks.write_text(hooks.read_text().replace('"timeout": 30', '"timeout": 31'))
+    found = doctor(repo, home, PATH=AGENT_PATH)
+    assert rules(found) == ["hook-trust", "hook-trust"]
+    assert all("changed since it was reviewed" in v["message"] for v in found["violations"])
+    assert run_codex(repo, home, repo)[0] is False
+
+
+def current_hashes(root: Path, home: Path) -> dict[str, str]:
+    """Each project hook's hash as ``codex app-server`` ``hooks/list`` gives it (what /hooks
+    records when the user trusts it)."""
+    assert CODEX is not None
+    listed = codex_hooks_list(CODEX, root, {"PATH": BASE_PATH, "HOME": str(home)})
+    assert listed, "codex app-server gave no hooks/list answer"
+    return {hook["key"]: hook["currentHash"] for hook in listed}
