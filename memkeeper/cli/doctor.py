@@ -25,8 +25,8 @@ def add_verbs(verb: Verb) -> None:
     doctor.add_argument(
         "--fix",
         action="store_true",
-        help="add Claude Code's user-level gate (for sessions started in a subdirectory or "
-        "above the repository); the other fixes are printed, not made",
+        help="add Claude Code's and Gemini CLI's user-level gates (for sessions started in a "
+        "subdirectory or above the repository); the other fixes are printed, not made",
     )
 
 
@@ -43,9 +43,11 @@ def cmd_doctor(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
     named = agent_names(args.agents) if args.agents else []
     facts = collect(memory.root, named)
     fixed = []
-    if args.fix and _wants_user_gate(facts):
+    wanted = _user_gates_wanted(facts) if args.fix else []
+    for agent in wanted:
         home = Path(os.environ.get("HOME") or Path.home())
-        fixed.append(userhook.install(home, _this_memkeeper()))
+        fixed.append(userhook.install(home, agent, _this_memkeeper()))
+    if wanted:
         facts = collect(memory.root, named)
     findings = judge.judge(facts)
     payload: dict[str, Any] = {
@@ -65,10 +67,13 @@ def cmd_doctor(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
     return payload
 
 
-def _wants_user_gate(facts: Any) -> bool:
+def _user_gates_wanted(facts: Any) -> list[str]:
+    """The agents asked about, with a gate installed, that lack their user-level gate."""
+    from memkeeper.doctor.userhook import GATES
+
     installed = {agent for agent, _ in facts.gates}
     asked = set(facts.named) or installed
-    return "claude-code" in asked and "claude-code" in installed and not facts.claude_user_gate
+    return [a for a in GATES if a in asked & installed and a not in facts.user_gates]
 
 
 def _this_memkeeper() -> str | None:

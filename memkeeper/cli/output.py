@@ -190,7 +190,7 @@ def _uninstall_hooks(p: dict[str, Any]) -> str:
 
 def _doctor(p: dict[str, Any]) -> str:
     lines = [
-        f"Claude Code user-level gate: {'added to' if f['changed'] else 'already in'} {f['path']}"
+        f"{f['label']} user-level gate: {'added to' if f['changed'] else 'already in'} {f['path']}"
         for f in p["fixed"]
     ]
     for c in p["checks"]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memkeeper.doctor.judge import LOGIN_SHELL, VENV, CodexHook, Facts, gemini_trusted
+from memkeeper.doctor.userhook import SUFFIX
 from memkeeper.fs.agentfiles import gate_pattern, installed_gates
 from memkeeper.gate import jsonc
 from memkeeper.gate.agents import AGENTS
@@ -155,6 +156,7 @@ def collect(
     codex_home = Path(env.get("CODEX_HOME") or home / ".codex")
     codex = _toml(codex_home / "config.toml")
     claude = _json(home / ".claude" / "settings.json")
+    gemini = _json(home / ".gemini" / "settings.json")
     trust_file = Path(
         env.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH") or home / ".gemini/trustedFolders.json"
     )
@@ -167,9 +169,17 @@ def collect(
         login=login(shell, root) if asks_login else None,
         shell=shell,
         mcp=frozenset(agent for agent in AGENTS if registered(str(root), agent)),
-        claude_user_gate=_runs_gate(claude, "claude-code"),
+        user_gates=frozenset(
+            agent
+            for agent, settings, event in (
+                ("claude-code", claude, "PreToolUse"),
+                ("gemini", gemini, "BeforeTool"),
+            )
+            if _runs_user_gate(settings, event)
+        ),
         claude_hooks_off=claude.get("disableAllHooks") is True,
         claude_settings=str(home / ".claude" / "settings.json"),
+        gemini_settings=str(home / ".gemini" / "settings.json"),
         codex_config=str(codex_home / "config.toml"),
         codex_trust=_codex_trust(codex, str(root)),
         codex_hooks=_codex_hooks(codex, root, _reviewed(wanted, env, root, review)),
@@ -208,9 +218,9 @@ def _handlers(settings: dict[str, Any], event: str) -> list[tuple[int, int, str]
     return found
 
 
-def _runs_gate(settings: dict[str, Any], agent: str) -> bool:
-    pattern = gate_pattern(agent)
-    return any(pattern.search(cmd) for _, _, cmd in _handlers(settings, "PreToolUse"))
+def _runs_user_gate(settings: dict[str, Any], event: str) -> bool:
+    """Whether the user's settings run memkeeper's user-level gate before each tool."""
+    return any(cmd.rstrip().endswith(SUFFIX) for _, _, cmd in _handlers(settings, event))
 
 
 def _codex_trust(config: dict[str, Any], root: str) -> str | None:
@@ -222,14 +232,20 @@ def _codex_trust(config: dict[str, Any], root: str) -> str | None:
 
 def _reviewed(
     wanted: set[str], env: Mapping[str, str], root: Path, review: CodexReview
-) -> dict[str, str]:
-    """Codex's own verdict on each hook, where Codex is installed and a Codex gate is asked."""
+) -> Callable[[str], str]:
+    """Codex's own verdict on a hook by its key, where Codex is installed and a Codex gate
+    is asked about ("": not asked; ``unanswered``: asked, and Codex gave none)."""
     codex = shutil.which("codex", path=env.get("PATH")) if "codex" in wanted else None
-    return (review(codex, root, env) or {}) if codex else {}
+    if codex is None:
+        return lambda key: ""
+    found = review(codex, root, env)
+    if found is None:
+        return lambda key: "unanswered"
+    return lambda key: found.get(key, "")
 
 
 def _codex_hooks(
-    config: dict[str, Any], root: Path, reviewed: Mapping[str, str]
+    config: dict[str, Any], root: Path, reviewed: Callable[[str], str]
 ) -> tuple[CodexHook, ...]:
     """Memkeeper's handlers in the project's .codex/hooks.json, keyed as Codex keys their
     review (``FILE:EVENT:GROUP:HANDLER``), with what ``[hooks.state]`` holds for each and
@@ -248,7 +264,7 @@ def _codex_hooks(
                 state = state if isinstance(state, dict) else {}
                 trusted = isinstance(state.get("trusted_hash"), str)
                 enabled = state.get("enabled") is not False
-                found.append(CodexHook(key, trusted, enabled, reviewed.get(key, "")))
+                found.append(CodexHook(key, trusted, enabled, reviewed(key)))
     return tuple(found)
 
 

@@ -77,7 +77,8 @@ class CodexHook:
     """One of memkeeper's handlers in ``.codex/hooks.json`` as Codex's ``[hooks.state]``
     knows it: its key, whether a review recorded a ``trusted_hash``, ``enabled``, and
     Codex's own verdict where Codex was asked (``trusted``, ``untrusted``, ``modified``;
-    "": not asked — the recorded hash cannot be checked without Codex)."""
+    ``unanswered``: asked, no answer; "": not asked — the recorded hash cannot be checked
+    without Codex)."""
 
     key: str
     trusted: bool
@@ -97,9 +98,10 @@ class Facts:
     login: str | None  # what `SHELL -lc 'command -v memkeeper'` finds
     shell: str  # that login shell
     mcp: frozenset[str]  # agents whose project MCP configuration runs memkeeper mcp
-    claude_user_gate: bool  # ~/.claude/settings.json runs memkeeper's user-level gate
+    user_gates: frozenset[str]  # agents whose user settings run memkeeper's user-level gate
     claude_hooks_off: bool  # disableAllHooks in ~/.claude/settings.json
-    claude_settings: str  # that file, for the messages
+    claude_settings: str  # ~/.claude/settings.json, for the messages
+    gemini_settings: str  # ~/.gemini/settings.json
     codex_config: str  # $CODEX_HOME/config.toml
     codex_trust: str | None  # its [projects."ROOT"] trust_level
     codex_hooks: tuple[CodexHook, ...]
@@ -182,23 +184,29 @@ def _claude(facts: Facts, agent: str) -> list[Finding]:
             where,
         )
         return [off]
-    if facts.claude_user_gate:
+    return [_subdirectory(facts, agent, where)]
+
+
+def _subdirectory(facts: Facts, agent: str, where: str) -> Finding:
+    """Claude Code and Gemini CLI read project settings from the directory a session starts
+    in only: elsewhere only a user-level gate runs."""
+    label = LABELS[agent]
+    if agent in facts.user_gates:
         ok = (
-            f"started in a subdirectory or above the repository, Claude Code reads no project "
+            f"started in a subdirectory or above the repository, {label} reads no project "
             f"hook; memkeeper's user-level gate in {where} runs there instead"
         )
-        return [Finding(agent, "subdirectory", "ok", ok, path=where)]
-    fail = Finding(
+        return Finding(agent, "subdirectory", "ok", ok, path=where)
+    return Finding(
         agent,
         "subdirectory",
         "fail",
-        "Claude Code started in a subdirectory of the repository or above it reads that "
-        "directory's .claude/ only: no project hook runs, and writes go ungated",
-        f"memkeeper doctor --fix claude-code (adds to {where} a gate that runs where the "
+        f"{label} started in a subdirectory of the repository or above it reads that "
+        "directory's settings only: no project hook runs, and writes go ungated",
+        f"memkeeper doctor --fix {agent} (adds to {where} a gate that runs where the "
         "project's does not, and leaves the project's to run where it does)",
         where,
     )
-    return [fail]
 
 
 def _codex(facts: Facts, agent: str) -> list[Finding]:
@@ -231,7 +239,7 @@ def _codex_hooks(facts: Facts, agent: str) -> list[Finding]:
         "review once interactively)"
     )
     for hook in facts.codex_hooks:
-        trusted = hook.status == "trusted" if hook.status else hook.trusted
+        trusted = hook.status == "trusted" if hook.status in _VERDICTS else hook.trusted
         if not hook.enabled:
             message = f"{hook.key} is disabled in {facts.codex_config}"
         elif hook.status == "modified":
@@ -244,35 +252,47 @@ def _codex_hooks(facts: Facts, agent: str) -> list[Finding]:
                 f"{hook.key} has not been reviewed: Codex skips hooks nobody trusted, silently"
             )
         else:
-            checked = "Codex says" if hook.status else "a review is recorded; a changed command"
-            message = f"{hook.key} is trusted ({checked}{_RECHECK if not hook.status else ''})"
+            message = f"{hook.key} is trusted ({_CHECKED.get(hook.status, 'Codex says')})"
             found.append(Finding(agent, "hook-trust", "ok", message, path=facts.codex_config))
             continue
         found.append(Finding(agent, "hook-trust", "fail", message, review, facts.codex_config))
     return found
 
 
-_RECHECK = " is not, and only Codex can tell: install Codex on PATH for doctor to ask it"
+_VERDICTS = frozenset({"trusted", "untrusted", "modified"})  # what Codex answers
+_CHECKED = {  # a review is recorded, but Codex did not say whether it still holds
+    "": "a review is recorded; a command changed since is not trusted, and only Codex can "
+    "tell: install Codex on PATH for doctor to ask it",
+    "unanswered": "a review is recorded; Codex did not answer within 20 s, so whether the "
+    "command changed since is unchecked: run doctor again",
+}
 
 
 def _gemini(facts: Facts, agent: str) -> list[Finding]:
+    return [_gemini_trust(facts, agent), _subdirectory(facts, agent, facts.gemini_settings)]
+
+
+def _gemini_trust(facts: Facts, agent: str) -> Finding:
     where = facts.gemini_trust_file
-    skip = "; never run it with --skip-trust, which turns project hooks off without a word"
+    skip = (
+        "; --skip-trust would run it there with project hooks off, without a word "
+        "(in a trusted folder it changes nothing)"
+    )
     if facts.gemini_trust_off:
-        return [Finding(agent, "folder-trust", "ok", facts.gemini_trust_off + skip, path=where)]
+        return Finding(agent, "folder-trust", "ok", facts.gemini_trust_off, path=where)
     if facts.gemini_trust:
-        return [Finding(agent, "folder-trust", "ok", f"{where} trusts this folder{skip}", where)]
+        return Finding(agent, "folder-trust", "ok", f"{where} trusts this folder", path=where)
     state = "marks this folder DO_NOT_TRUST" if facts.gemini_trust is False else "does not trust it"
-    fail = Finding(
+    return Finding(
         agent,
         "folder-trust",
         "fail",
-        f"{where} {state}: Gemini CLI ignores .gemini/settings.json, the gate with it{skip}",
+        f"{where} {state}: Gemini CLI ignores .gemini/settings.json, the gate with it (a "
+        f"headless run stops){skip}",
         f'add "{facts.root}": "TRUST_FOLDER" to {where} (or trust the folder when Gemini CLI '
         "asks); for a headless run, GEMINI_CLI_TRUST_WORKSPACE=true",
         where,
     )
-    return [fail]
 
 
 def _unseen(facts: Facts, agent: str) -> list[Finding]:

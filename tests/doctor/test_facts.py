@@ -10,8 +10,8 @@ from pathlib import Path
 
 from memkeeper.doctor.facts import collect
 from memkeeper.doctor.judge import CodexHook
+from memkeeper.doctor.userhook import command, spec
 from memkeeper.install.hooks import install
-from memkeeper.install.jsonhooks import json_hooks
 
 
 def fake_git(args: object, cwd: Path) -> tuple[int, bytes]:
@@ -76,16 +76,30 @@ def test_the_login_shell_is_asked_for_codex_when_memkeeper_is_on_path_only(tmp_p
     assert login.asked == 0  # Claude Code runs hooks with the caller's PATH
 
 
-def test_claude_codes_user_settings_are_read_as_jsonc(tmp_path: Path) -> None:
-    root, env = layout(tmp_path, "claude-code")
-    settings = Path(env["HOME"]) / ".claude" / "settings.json"
-    command = json_hooks("claude-code").command("PreToolUse")
-    entry = {"matcher": "Bash", "hooks": [{"type": "command", "command": command}]}
+def test_the_users_settings_are_read_as_jsonc(tmp_path: Path) -> None:
+    root, env = layout(tmp_path, "claude-code", "gemini")
+    home = Path(env["HOME"])
+    settings = home / ".claude" / "settings.json"
+    entry = {
+        "matcher": "Bash",
+        "hooks": [{"type": "command", "command": command("claude-code", None)}],
+    }
     text = json.dumps({"hooks": {"PreToolUse": [entry]}, "disableAllHooks": True})
     put(settings, "// mine\n" + text[:-1] + ",}\n")
     facts = collect(root, env=env, login=Login(None))
-    assert (facts.claude_user_gate, facts.claude_hooks_off) == (True, True)
+    assert (facts.user_gates, facts.claude_hooks_off) == (frozenset({"claude-code"}), True)
     assert facts.claude_settings == str(settings)
+    assert facts.gemini_settings == str(home / ".gemini" / "settings.json")
+
+
+def test_the_projects_gate_in_the_users_settings_is_not_the_user_gate(tmp_path: Path) -> None:
+    root, env = layout(tmp_path, "gemini")
+    project = (root / ".gemini" / "settings.json").read_text()
+    put(Path(env["HOME"]) / ".gemini" / "settings.json", project)
+    assert collect(root, env=env, login=Login(None)).user_gates == frozenset()
+    user = json.dumps({"hooks": {event: [entry] for event, entry in spec("gemini", None).events}})
+    put(Path(env["HOME"]) / ".gemini" / "settings.json", user)
+    assert collect(root, env=env, login=Login(None)).user_gates == {"gemini"}
 
 
 def test_codex_trust_is_read_as_codex_keys_it(tmp_path: Path) -> None:
@@ -134,7 +148,7 @@ def test_unreadable_user_files_count_as_absent(tmp_path: Path) -> None:
     put(home / ".claude" / "settings.json", "{not json")
     put(home / ".codex" / "config.toml", "[projects\n")
     facts = collect(root, env=env, login=Login(None), review=Review(None))
-    assert (facts.claude_user_gate, facts.codex_trust) == (False, None)
+    assert (facts.user_gates, facts.codex_trust) == (frozenset(), None)
     assert [hook.trusted for hook in facts.codex_hooks] == [False, False]
 
 
@@ -163,4 +177,4 @@ def test_codex_is_asked_for_its_verdict_where_it_is_installed(tmp_path: Path) ->
     collect(root, ["gemini"], env=env, login=Login(None), review=review)
     assert review.asked == 1  # not for another agent's gate
     silent = collect(root, env=env, login=Login(None), review=Review(None))
-    assert [hook.status for hook in silent.codex_hooks] == ["", ""]
+    assert [hook.status for hook in silent.codex_hooks] == ["unanswered", "unanswered"]

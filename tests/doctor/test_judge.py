@@ -30,9 +30,10 @@ def facts(**changes: Any) -> Facts:
         login="/usr/local/bin/memkeeper",
         shell="/bin/bash",
         mcp=frozenset({"claude-code", "codex", "gemini", "copilot", "cursor"}),
-        claude_user_gate=True,
+        user_gates=frozenset({"claude-code", "gemini"}),
         claude_hooks_off=False,
         claude_settings="/home/dev/.claude/settings.json",
+        gemini_settings="/home/dev/.gemini/settings.json",
         codex_config="/home/dev/.codex/config.toml",
         codex_trust="trusted",
         codex_hooks=(CodexHook(PRE, True, True), CodexHook(POST, True, True)),
@@ -71,7 +72,7 @@ def test_an_agent_named_without_a_gate_fails_with_the_install_command() -> None:
 
 def test_claude_code_without_the_user_gate_fails_in_a_subdirectory() -> None:
     found = by_check(
-        judge(facts(gates=CLAUDE, claude_user_gate=False)), "claude-code", "subdirectory"
+        judge(facts(gates=CLAUDE, user_gates=frozenset({"gemini"}))), "claude-code", "subdirectory"
     )
     assert found.status == "fail"
     assert "subdirectory" in found.message
@@ -116,6 +117,13 @@ def test_a_recorded_review_unchecked_by_codex_says_how_to_check_it() -> None:
     found = by_check(judge(facts(gates=CODEX)), "codex", "hook-trust")
     assert found.status == "ok"
     assert "install Codex on PATH for doctor to ask it" in found.message
+    silent = (CodexHook(PRE, True, True, "unanswered"),)
+    found = by_check(judge(facts(gates=CODEX, codex_hooks=silent)), "codex", "hook-trust")
+    assert found.status == "ok"
+    assert "Codex did not answer" in found.message
+    unreviewed = (CodexHook(PRE, False, True, "unanswered"),)
+    found = by_check(judge(facts(gates=CODEX, codex_hooks=unreviewed)), "codex", "hook-trust")
+    assert found.status == "fail"
 
 
 def test_a_login_shell_without_memkeeper_warns_for_codex_only() -> None:
@@ -146,7 +154,7 @@ def test_gemini_in_an_untrusted_folder_fails_and_warns_of_skip_trust() -> None:
         found = by_check(judge(facts(gates=GEMINI, gemini_trust=verdict)), "gemini", "folder-trust")
         assert found.status == "fail"
         assert said in found.message
-        assert "--skip-trust" in found.message
+        assert "--skip-trust would run it there with project hooks off" in found.message
         assert f'"{ROOT}": "TRUST_FOLDER"' in found.fix
         assert "GEMINI_CLI_TRUST_WORKSPACE=true" in found.fix
 
@@ -159,7 +167,16 @@ def test_gemini_with_folder_trust_off_runs_the_gate() -> None:
         "folder-trust",
     )
     assert found.status == "ok"
-    assert found.message.startswith(off)
+    assert found.message == off
+
+
+def test_gemini_without_the_user_gate_fails_in_a_subdirectory() -> None:
+    found = by_check(judge(facts(gates=GEMINI, user_gates=frozenset())), "gemini", "subdirectory")
+    assert found.status == "fail"
+    assert found.message.startswith("Gemini CLI started in a subdirectory")
+    assert found.fix.startswith(
+        "memkeeper doctor --fix gemini (adds to /home/dev/.gemini/settings.json"
+    )
 
 
 def test_a_missing_mcp_server_is_a_warning_with_its_install_command() -> None:

@@ -6,7 +6,8 @@ a gate's refusal, or the command's output).
 ``Anthropic``: the Messages API as Claude Code speaks it (``POST /v1/messages``, SSE when
 ``stream``), the call a ``Bash`` ``tool_use``. ``Responses``: OpenAI's Responses API as
 Codex speaks it (``POST /v1/responses``, SSE), the call an ``exec_command`` ``function_call``.
-Any other path gets a harmless empty answer.
+``Gemini``: ``generateContent`` / ``streamGenerateContent`` as Gemini CLI speaks it, the call
+a ``run_shell_command`` ``functionCall``. Any other path gets a harmless empty answer.
 """
 
 from __future__ import annotations
@@ -46,7 +47,13 @@ class Scripted:
                 owner.bodies.append(body)
                 answer = owner.answer(self.path, body)
                 if answer is None:
-                    self._send(200, "application/json", b'{"input_tokens": 1}')
+                    self._send(200, "application/json", b'{"input_tokens": 1, "totalTokens": 1}')
+                elif isinstance(answer, dict):
+                    if "streamGenerateContent" in self.path:
+                        data = b"data: " + json.dumps(answer).encode() + b"\r\n\r\n"
+                        self._send(200, "text/event-stream", data)
+                    else:
+                        self._send(200, "application/json", json.dumps(answer).encode())
                 else:
                     self._send(200, "text/event-stream", sse(answer))
 
@@ -60,7 +67,10 @@ class Scripted:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
-    def answer(self, path: str, body: dict[str, Any]) -> list[dict[str, Any]] | None:
+    def answer(
+        self, path: str, body: dict[str, Any]
+    ) -> list[dict[str, Any]] | dict[str, Any] | None:
+        """SSE events, one JSON object (Gemini's), or None for a harmless empty answer."""
         raise NotImplementedError
 
     def __enter__(self) -> Scripted:
@@ -140,3 +150,35 @@ class Responses(Scripted):
             {"type": "response.output_item.done", "output_index": 0, "item": item},
             {"type": "response.completed", "response": {"id": "resp_1", "usage": usage}},
         ]
+
+
+class Gemini(Scripted):
+    def answer(self, path: str, body: dict[str, Any]) -> dict[str, Any] | None:
+        if "generatecontent" not in path.lower():
+            return None
+        contents = body.get("contents") or [{}]
+        answered = any("functionResponse" in part for part in contents[-1].get("parts", []))
+        config = body.get("generationConfig") or {}
+        if body.get("tools") and not answered:
+            call = {"name": "run_shell_command", "args": {"command": self.command}}
+            parts: list[dict[str, Any]] = [{"functionCall": call}]
+        elif config.get("responseMimeType") == "application/json":
+            # a side call wanting JSON (Gemini CLI's model router): schema-shaped, else it retries
+            parts = [{"text": json.dumps(_shaped(config.get("responseJsonSchema") or {}))}]
+        else:
+            parts = [{"text": "done"}]
+        usage = {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2}
+        content = {"role": "model", "parts": parts}
+        return {
+            "candidates": [{"content": content, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": usage,
+        }
+
+
+def _shaped(schema: dict[str, Any]) -> Any:
+    """A value of the JSON schema's shape (the least one: 1, "x", false, [], each property)."""
+    kind = str(schema.get("type", "OBJECT")).upper()
+    if kind == "OBJECT":
+        properties = schema.get("properties") or {}
+        return {name: _shaped(sub) for name, sub in properties.items()}
+    return {"INTEGER": 1, "NUMBER": 1, "BOOLEAN": False, "ARRAY": []}.get(kind, "x")

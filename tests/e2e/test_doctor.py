@@ -36,7 +36,7 @@ def test_the_user_gate_defers_at_the_root_and_refuses_elsewhere(tmp_path: Path) 
     home = tmp_path / "home"
     home.mkdir()
     assert run_cli(root, "install-hooks", "claude-code").code == 0
-    line = userhook.command(MEMKEEPER)
+    line = userhook.command("claude-code", MEMKEEPER)
     system = "/usr/bin:/bin"  # memkeeper only by the path the command names
     assert user_gate(line, root, home, write_call(root, root), system) == ""
     for started in (root / "src", tmp_path):
@@ -44,7 +44,7 @@ def test_the_user_gate_defers_at_the_root_and_refuses_elsewhere(tmp_path: Path) 
         answer = json.loads(out)["hookSpecificOutput"]
         assert answer["permissionDecision"] == "deny", started
         assert "CLAUDE.md is section-owned" in answer["permissionDecisionReason"]
-    missing = userhook.command(str(tmp_path / "gone" / "memkeeper"))
+    missing = userhook.command("claude-code", str(tmp_path / "gone" / "memkeeper"))
     assert user_gate(missing, root / "src", home, write_call(root, root), system) == ""
 
 
@@ -64,7 +64,7 @@ def test_doctor_fix_then_doctor_again_as_processes(tmp_path: Path) -> None:
     assert fixed.code == 0, fixed.stderr
     assert run_cli(root, "doctor", env=env).code == 0
     line = json.loads((home / ".claude" / "settings.json").read_text())["hooks"]["PreToolUse"][0]
-    assert line["hooks"][0]["command"] == userhook.command(MEMKEEPER)
+    assert line["hooks"][0]["command"] == userhook.command("claude-code", MEMKEEPER)
 
 
 def test_a_login_shell_is_asked_where_it_finds_memkeeper(tmp_path: Path) -> None:

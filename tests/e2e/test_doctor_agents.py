@@ -8,7 +8,12 @@ subdirectory and above the repository, before and after ``doctor --fix``; Codex 
 untrusted project, then a trusted one whose hooks nobody reviewed (skipped silently), then
 with the hooks allowed as doctor says a headless ``codex exec`` must be.
 
-The CLIs come from npm (``@anthropic-ai/claude-code``, ``@openai/codex``): on PATH, or in
+Gemini CLI with ``--skip-trust`` in an untrusted folder (project hooks off, without a word),
+then in a folder trusted as doctor says, then started in a subdirectory, before and after
+``doctor --fix gemini``.
+
+The CLIs come from npm (``@anthropic-ai/claude-code``, ``@openai/codex``,
+``@google/gemini-cli``): on PATH, or in
 ``$MEMKEEPER_AGENT_BIN`` (e.g. ``npm install --prefix DIR …`` then ``DIR/node_modules/.bin``);
 without them these tests are skipped, saying so.
 """
@@ -26,12 +31,13 @@ import pytest
 
 from memkeeper.doctor.facts import codex_hooks_list
 from tests.conftest import MEMKEEPER, run_cli
-from tests.e2e.fakemodels import Anthropic, Responses
+from tests.e2e.fakemodels import Anthropic, Gemini, Responses
 from tests.e2e.hooktables import initialised
 
 SEARCH = os.pathsep.join([os.environ.get("MEMKEEPER_AGENT_BIN", ""), os.environ.get("PATH", "")])
 CLAUDE = shutil.which("claude", path=SEARCH)
 CODEX = shutil.which("codex", path=SEARCH)
+GEMINI = shutil.which("gemini", path=SEARCH)
 BASE_PATH = os.pathsep.join([str(Path(MEMKEEPER).parent), "/usr/local/bin", "/usr/bin", "/bin"])
 AGENT_PATH = os.pathsep.join([str(Path(CODEX).parent) if CODEX else "", BASE_PATH])
 REFUSED = "is section-owned: `>` would rewrite it"
@@ -162,7 +168,7 @@ def test_codex_runs_the_gate_only_once_project_and_hooks_are_trusted(
     )
     with (home / ".codex" / "config.toml").open("a") as config:
         config.write(state)
-    found = doctor(repo, home, PATH=AGENT_PATH)
+    found = asked_codex(repo, home)
     assert found["code"] == 0
     assert all(
         "(Codex says)" in c["message"] for c in found["checks"] if c["check"] == "hook-trust"
@@ -173,10 +179,19 @@ def test_codex_runs_the_gate_only_once_project_and_hooks_are_trusted(
     # A changed handler (here its timeout) is no longer trusted: Codex skips it, doctor says so.
     hooks = repo / ".codex" / "hooks.json"
     hooks.write_text(hooks.read_text().replace('"timeout": 30', '"timeout": 31'))
-    found = doctor(repo, home, PATH=AGENT_PATH)
+    found = asked_codex(repo, home)
     assert rules(found) == ["hook-trust", "hook-trust"]
     assert all("changed since it was reviewed" in v["message"] for v in found["violations"])
     assert run_codex(repo, home, repo)[0] is False
+
+
+def asked_codex(root: Path, home: Path) -> dict[str, Any]:
+    """doctor with Codex on PATH, again while Codex did not answer in time (a loaded machine)."""
+    for _ in range(3):
+        found = doctor(root, home, PATH=AGENT_PATH)
+        if "Codex did not answer" not in json.dumps(found):
+            return found
+    return found
 
 
 def current_hashes(root: Path, home: Path) -> dict[str, str]:
@@ -186,3 +201,51 @@ def current_hashes(root: Path, home: Path) -> dict[str, str]:
     listed = codex_hooks_list(CODEX, root, {"PATH": BASE_PATH, "HOME": str(home)})
     assert listed, "codex app-server gave no hooks/list answer"
     return {hook["key"]: hook["currentHash"] for hook in listed}
+
+
+# -- Gemini CLI -----------------------------------------------------------------------------------
+
+
+def run_gemini(start: Path, home: Path, root: Path, *flags: str) -> tuple[bool, str]:
+    before = (root / "CLAUDE.md").read_bytes()
+    with Gemini(rewrite(root)) as model:
+        env = {
+            "PATH": BASE_PATH,
+            "HOME": str(home),
+            "GEMINI_API_KEY": "x",
+            "GOOGLE_GEMINI_BASE_URL": model.url,
+        }
+        assert GEMINI is not None
+        args = [GEMINI, "--yolo", "-p", "rewrite CLAUDE.md", *flags]
+        subprocess.run(args, cwd=start, env=env, capture_output=True, timeout=180)
+        told = "\n".join(model.sent())
+    kept = (root / "CLAUDE.md").read_bytes() == before
+    (root / "CLAUDE.md").write_bytes(before)
+    return kept, told
+
+
+@pytest.mark.skipif(GEMINI is None, reason="Gemini CLI (npm @google/gemini-cli) not found")
+def test_gemini_runs_the_gate_in_a_trusted_folder_and_from_a_subdirectory_once_fixed(
+    repo: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    (home / ".gemini").mkdir(parents=True)
+    auth = '{\n  "security": {"auth": {"selectedType": "gemini-api-key"}}\n}\n'
+    (home / ".gemini" / "settings.json").write_text(auth)
+    assert run_cli(repo, "install-hooks", "gemini").code == 0
+    assert run_gemini(repo, home, repo, "--skip-trust")[0] is False  # hooks off, silently
+    found = doctor(repo, home)
+    assert found["code"] == 6
+    assert rules(found) == ["folder-trust", "subdirectory"]
+    trusted = json.dumps({str(repo): "TRUST_FOLDER"})
+    (home / ".gemini" / "trustedFolders.json").write_text(trusted)
+    kept, told = run_gemini(repo, home, repo, "--skip-trust")
+    assert kept
+    assert REFUSED in told
+    assert run_gemini(repo / "src", home, repo)[0] is False  # the subdirectory trap
+    assert doctor(repo, home, "--fix")["code"] == 0
+    assert (home / ".gemini" / "settings.json").read_text().startswith(auth[:-3])
+    for start in (repo / "src", repo):
+        kept, told = run_gemini(start, home, repo)
+        assert kept, start
+        assert REFUSED in told, start
