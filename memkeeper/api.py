@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from memkeeper.claims.decisions import Claim, Mode
     from memkeeper.clock import Clock
     from memkeeper.coordination import Proposal, Reconciliation
+    from memkeeper.identity.sessions import Session
+    from memkeeper.mailbox import Mailbox
     from memkeeper.ops.append import AppendResult
     from memkeeper.ops.claims import ClaimTable
     from memkeeper.ops.claimwaits import Cancel
@@ -35,9 +37,13 @@ class Memory:
     """Shared memory files under one root, seen by one agent."""
 
     def __init__(
-        self, root: str | os.PathLike[str], agent: str, clock: Clock | None = None
+        self,
+        root: str | os.PathLike[str],
+        agent: str,
+        clock: Clock | None = None,
+        session: Session | None = None,
     ) -> None:
-        self.workspace = Workspace(root, agent, clock)
+        self.workspace = Workspace(root, agent, clock, session)
 
     @classmethod
     def open(
@@ -46,9 +52,12 @@ class Memory:
         agent: str | None = None,
         clock: Clock | None = None,
     ) -> Memory:
-        """Find the root like the CLI does; the agent defaults to ``$MEMKEEPER_AGENT``."""
-        chosen = agent or os.environ.get(names.AGENT_ENV) or names.DEFAULT_AGENT
-        return cls(roots.find_root(root), chosen, clock)
+        """Find the root like the CLI does; the agent defaults to ``$MEMKEEPER_AGENT``, else
+        the agent session this process runs in (``identity.sessions``), else ``human``."""
+        from memkeeper.identity import sessions
+
+        chosen, session = sessions.chosen(agent, os.environ, names.DEFAULT_AGENT)
+        return cls(roots.find_root(root), chosen, clock, session)
 
     def close(self) -> None:
         self.workspace.close()
@@ -61,6 +70,13 @@ class Memory:
     @property
     def agent(self) -> str:
         return self.workspace.agent
+
+    @property
+    def mail(self) -> Mailbox:
+        """Messages to and from this identity (``memkeeper.mailbox``)."""
+        from memkeeper.mailbox import Mailbox
+
+        return Mailbox(self.workspace)
 
     @property
     def home(self) -> str:

@@ -176,3 +176,45 @@ class Proposal(Record):
         if body:
             out["body"] = self.text
         return out
+
+
+class Message(Record):
+    """A message to one identity, or to ``all``: kept until its recipient acknowledges it
+    (docs/reference.md §4.28). ``delivered_at`` and ``acked_at`` are one recipient's: when a
+    hook or ``memory_inbox`` gave it to that recipient's agent, and when it was acknowledged
+    (None: not yet, or listed without a recipient)."""
+
+    __slots__ = (
+        "id",
+        "sender",
+        "to",
+        "kind",
+        "about",
+        "text",
+        "sent_at",
+        "delivered_at",
+        "acked_at",
+    )
+    id: int
+    sender: str
+    to: str  # an identity (AGENT:SESSION, a name, human) or "all"
+    kind: str  # mail.KINDS: message, release-request, handoff, …
+    about: str | None  # what it concerns: a claim id, FILE#KEY, a work item
+    text: str
+    sent_at: str
+    delivered_at: str | None
+    acked_at: str | None
+
+    def __init__(
+        self,
+        id: int,
+        sender: str,
+        to: str,
+        kind: str,
+        about: str | None,
+        text: str,
+        sent_at: str,
+        delivered_at: str | None = None,
+        acked_at: str | None = None,
+    ) -> None:
+        self._fill(id, sender, to, kind, about, text, sent_at, delivered_at, acked_at)

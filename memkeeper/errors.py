@@ -17,7 +17,15 @@ if TYPE_CHECKING:
 
     ConflictReason = Literal["stale_revision", "stale_file_hash"]
     RefusalReason = Literal[
-        "unmanaged", "class", "structure", "owner", "claimed", "not_holder", "policy", "diverged"
+        "unmanaged",
+        "class",
+        "structure",
+        "owner",
+        "claimed",
+        "not_holder",
+        "policy",
+        "diverged",
+        "identity",
     ]
     BusyReason = Literal["held", "queued", "timeout", "deadlock", "expired", "abandoned"]
 

@@ -22,10 +22,13 @@ else:
     from _sha256 import sha256 as _small_sha256
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
     from typing import Any
 
+    Sign = Callable[[str], tuple[str, str]]  # a chain hash → (public key, signature)
+
 GENESIS = "sha256:" + "0" * 64
+CHAINED = Event.__slots__[:8]  # the fields an event's hash covers, with the one before it
 _SMALL = 256 * 1024
 
 
@@ -77,7 +80,7 @@ def chain_hash(
     """The hash of an event: over ``prev`` and the canonical JSON of every field but ``hash``
     (the fields of ``Event``, in its order)."""
     values = (id, ts, actor, type, path, section, data, prev)
-    body = dict(zip(Event.__slots__[:-1], values, strict=True))
+    body = dict(zip(CHAINED, values, strict=True))
     return digest(prev.encode() + canonical(body))
 
 
@@ -103,11 +106,14 @@ def next_event(
     path: str | None,
     section: str | None,
     data: dict[str, Any],
+    sign: Sign | None = None,
 ) -> Event:
-    """The next event after the one whose id and hash are ``tail`` (``None``: the first)."""
+    """The next event after the one whose id and hash are ``tail`` (``None``: the first),
+    its hash signed with ``sign`` (None: unsigned)."""
     event_id, prev = (1, GENESIS) if tail is None else (tail[0] + 1, tail[1])
     hashed = chain_hash(event_id, ts, actor, type, path, section, data, prev)
-    return Event(event_id, ts, actor, type, path, section, data, prev, hashed)
+    signer, sig = (None, None) if sign is None else sign(hashed)
+    return Event(event_id, ts, actor, type, path, section, data, prev, hashed, signer, sig)
 
 
 def chain_breaks(events: Iterable[Event]) -> list[tuple[int, str]]:
@@ -121,7 +127,7 @@ def chain_breaks(events: Iterable[Event]) -> list[tuple[int, str]]:
             )
         if event.prev != prev:
             problems.append((event.id, "its prev does not match the previous event's hash"))
-        if chain_hash(*event[:-1]) != event.hash:
+        if chain_hash(*event[: len(CHAINED)]) != event.hash:
             problems.append((event.id, "its hash does not match its content: the event was edited"))
         expected_id, prev = event.id + 1, event.hash
     return problems

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 POLICY_FILE = ".memkeeper.yaml"  # the policy, at the root, committed
+SIGNERS_FILE = ".memkeeper-signers"  # the trusted signers' public keys, at the root, committed
 HOME_DIR = ".memkeeper"  # the memory home, at the root, never committed
 STATE_DB = "state.db"  # the SQLite store, in the home
 # Beside it, the id of the store state.db holds: a store lost or replaced is told from a new one.

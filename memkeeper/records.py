@@ -185,9 +185,13 @@ class PatchResult(Record):
 
 
 class Event(Record):
-    """One entry of the hash-chained event log (docs/reference.md §8)."""
+    """One entry of the hash-chained event log (docs/reference.md §8): its chained fields, up
+    to ``hash``, and who signed that hash — ``signer`` (a public key, ``ed25519:…``) and
+    ``sig`` — or None, None (written without a key)."""
 
-    __slots__ = ("id", "ts", "actor", "type", "path", "section", "data", "prev", "hash")
+    __slots__ = (
+        "id", "ts", "actor", "type", "path", "section", "data", "prev", "hash", "signer", "sig"
+    )  # fmt: skip
     id: int
     ts: str
     actor: str
@@ -197,6 +201,8 @@ class Event(Record):
     data: dict[str, Any]
     prev: str
     hash: str
+    signer: str | None
+    sig: str | None
 
     def __init__(
         self,
@@ -209,8 +215,10 @@ class Event(Record):
         data: dict[str, Any],
         prev: str,
         hash: str,
+        signer: str | None = None,
+        sig: str | None = None,
     ) -> None:
-        self._fill(id, ts, actor, type, path, section, data, prev, hash)
+        self._fill(id, ts, actor, type, path, section, data, prev, hash, signer, sig)
 
 
 class Verdict(Record):

@@ -35,6 +35,13 @@ os.environ.setdefault(
 )
 MEMKEEPER = str(Path(sys.executable).parent / "memkeeper")
 
+# Who is acting must not depend on where the suite runs: no key of the user running it signs
+# the tests' events (keys live under $XDG_CONFIG_HOME: an empty one here, for every process the
+# tests start), and a suite started from inside an agent's session is not that session.
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="memkeeper-tests-config-")
+for _variable in ("CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID", "MEMKEEPER_KEY"):
+    os.environ.pop(_variable, None)
+
 # Hypothesis profiles, chosen with --hypothesis-profile NAME (or $HYPOTHESIS_PROFILE): ``ci``,
 # the default, is what CI and the README's command run; ``dev`` is the fast loop — a tenth of
 # the examples where a test does not pin its own number. Tests that pin theirs (the property

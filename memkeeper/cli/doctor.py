@@ -1,4 +1,4 @@
-"""The CLI verb ``doctor [AGENT...] [--fix]`` (docs/reference.md §4.27): whether each installed
+"""The CLI verb ``doctor [AGENT...] [--fix]`` (docs/reference.md §4.29): whether each installed
 gate runs as its agent runs it; exit 6 (``Failed``) when one would not, each with its fix.
 
 Cheap to import: the modules doing the work load only when the verb runs.

@@ -57,6 +57,19 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "mcp": ("memkeeper mcp",),
     "serve": ("memkeeper serve", "memkeeper serve --port 0"),
     "log": ("memkeeper log CLAUDE.md#build", "memkeeper log CLAUDE.md#build -p"),
+    "send": (
+        "memkeeper send --to claude-code:7f3c… --text 'the build moved to make wheel'",
+        "memkeeper send --to all --about CLAUDE.md#build --file note.md",
+    ),
+    "inbox": ("memkeeper inbox", "memkeeper inbox --all --json"),
+    "ack": ("memkeeper ack 12",),
+    "request-release": ("memkeeper request-release c-1a2b --text 'I need CLAUDE.md#build'",),
+    "keys": (
+        "memkeeper keys init",
+        "memkeeper keys trust alice human",
+        "memkeeper keys trust build-box ed25519:… --as '*:*'",
+        "memkeeper keys revoke old-laptop",
+    ),
     "revert": ("memkeeper revert CLAUDE.md#build --to-rev 3 --expect-rev 5",),
     "proposals": (
         "memkeeper proposals",

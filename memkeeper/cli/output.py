@@ -10,6 +10,10 @@ if TYPE_CHECKING:
 
 
 def render(command: str, payload: dict[str, Any]) -> str:
+    if command in ("send", "inbox", "ack", "request-release"):
+        from memkeeper.cli import mail
+
+        return mail.render(command, payload)
     renderer = _RENDERERS.get(command)
     if renderer is None:
         return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
@@ -297,7 +301,35 @@ def _log(p: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _keys(p: dict[str, Any]) -> str:
+    if p["action"] == "trust":
+        return f"trusted {p['name']} ({p['key']}) to sign as {', '.join(p['identities'])}\n"
+    if p["action"] == "revoke":
+        return f"revoked {p['name']}: verify names the events it signed\n"
+    if p["action"] == "init":
+        lines = []
+        for k in p["keys"]:
+            made = "made" if k["created"] else "kept"
+            lines.append(f"{made} your {k['role']} key {k['name']} {k['key']} ({k['path']})")
+            lines.append(
+                f"  trusted here as {k['trusted_as']}"
+                if k["trusted_as"]
+                else f"  to trust it here: {k['trust']}"
+            )
+        return "\n".join(lines) + "\n"
+    lines = [
+        f"{k['role']} key {k['key']}" + (" (signs here)" if k["signing"] else "") for k in p["keys"]
+    ]
+    lines.append(f"{p['file']}: {len(p['signers'])} signer(s)")
+    for s in p["signers"]:
+        state = " REVOKED" if s["revoked"] else ""
+        mine = f" (your {s['mine']} key)" if s["mine"] else ""
+        lines.append(f"  {s['name']}{state} signs as {','.join(s['identities'])}{mine}: {s['key']}")
+    return "\n".join(lines) + "\n"
+
+
 _RENDERERS = {
+    "keys": _keys,
     "claim": _claim,
     "renew": _renew,
     "release": _release,

@@ -33,6 +33,8 @@ VERB_GROUPS = {
     "memkeeper.cli.proposals": ("proposals",),
     "memkeeper.cli.history": ("log", "revert"),
     "memkeeper.cli.doctor": ("doctor",),
+    "memkeeper.cli.keys": ("keys",),
+    "memkeeper.cli.mail": ("send", "inbox", "ack", "request-release"),
 }
 
 

@@ -18,6 +18,7 @@ allows no inline script.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hmac
 import ipaddress
 import json
@@ -31,6 +32,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from memkeeper.api import Memories, Memory
+from memkeeper.dashboard.signatures import Marks
 from memkeeper.dashboard.stream import Broadcaster
 from memkeeper.errors import Busy, Conflict, Invalid, MemkeeperError, Refused
 
@@ -74,6 +76,7 @@ def build(
     memories = Memories(root, agent)
     stream_memory = Memory.open(root, agent=agent)
     broadcaster = Broadcaster(stream_memory, *(() if poll_s is None else (poll_s,)))
+    marks = Marks()
     page = _page()
 
     def guard(handler: Handler, *, post: bool = False, public: bool = False) -> Handler:
@@ -124,7 +127,7 @@ def build(
                 if await request.is_disconnected():
                     connected = False
                     break
-                data = json.dumps(event.to_json(), ensure_ascii=False)
+                data = json.dumps(marks.shown(stream_memory, [event])[0], ensure_ascii=False)
                 yield {"id": str(event.id), "data": data}
 
         return EventSourceResponse(messages(), ping=15, headers=dict(SECURITY_HEADERS))
@@ -145,7 +148,7 @@ def build(
         Route("/api/claims", guard(api(lambda m, r: m.waiters()))),
         Route("/api/files", guard(api(lambda m, r: {"files": m.files()}))),
         Route("/api/sections", guard(api(_sections))),
-        Route("/api/events", guard(api(_events))),
+        Route("/api/events", guard(api(functools.partial(_events, marks)))),
         Route(
             "/api/reconciliations",
             guard(api(lambda m, r: {"reconciliations": m.reconciliation_diffs()})),
@@ -202,14 +205,14 @@ def _metrics(memory: Memory, request: Request) -> dict[str, Any]:
     return {**memory.metrics(), "contention": memory.contention()}
 
 
-def _events(memory: Memory, request: Request) -> dict[str, Any]:
+def _events(marks: Marks, memory: Memory, request: Request) -> dict[str, Any]:
     since = _int(request.query_params.get("since"), "since")
     limit = min(_int(request.query_params.get("limit") or str(EVENTS_LIMIT), "limit"), 500)
     if limit <= 0:
         raise ApiError(400, "invalid", "limit must be a positive number")
     events = memory.events(since=since, limit=limit)
     return {
-        "events": [e.to_json() for e in events],
+        "events": marks.shown(memory, events),
         "next_since": events[-1].id if events else since,
     }
 

@@ -1,4 +1,4 @@
-"""``memkeeper doctor [AGENT...]`` (docs/reference.md §4.27): for each installed gate, whether
+"""``memkeeper doctor [AGENT...]`` (docs/reference.md §4.29): for each installed gate, whether
 it will run as its agent runs it, and the exact fix where it will not.
 
 ``facts`` collects what decides it (the configuration files of the project and of the user,

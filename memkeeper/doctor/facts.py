@@ -1,4 +1,4 @@
-"""What ``doctor`` judges, collected on this machine (docs/reference.md §4.27): the gates
+"""What ``doctor`` judges, collected on this machine (docs/reference.md §4.29): the gates
 installed in the project, where the gate commands and a login shell find memkeeper, and the
 user's own configuration each agent decides with — Claude Code's ``~/.claude/settings.json``,
 Codex's ``$CODEX_HOME/config.toml`` (project trust, hook trust), Gemini CLI's
@@ -31,8 +31,6 @@ if TYPE_CHECKING:
 
     LoginShell = Callable[[str, Path], str | None]
     CodexReview = Callable[[str, Path, Mapping[str, str]], dict[str, str] | None]
-
-_SNAKE = {"PreToolUse": "pre_tool_use", "PostToolUse": "post_tool_use"}
 
 
 def login_memkeeper(shell: str, where: Path) -> str | None:
@@ -255,9 +253,13 @@ def _codex_hooks(
     states = hooks.get("state") if isinstance(hooks, dict) else None
     states = states if isinstance(states, dict) else {}
     pattern = gate_pattern("codex")
+    settings = _json(source)
+    listed = settings.get("hooks")
+    events = listed if isinstance(listed, dict) else {}
     found = []
-    for event, snake in _SNAKE.items():
-        for g, h, cmd in _handlers(_json(source), event):
+    for event in events:
+        snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", event).lower()  # as Codex keys it
+        for g, h, cmd in _handlers(settings, event):
             if pattern.search(cmd):
                 key = f"{source}:{snake}:{g}:{h}"
                 state = states.get(key)

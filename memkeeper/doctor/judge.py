@@ -1,5 +1,5 @@
 """Whether each installed gate will run as its agent runs it, judged from collected facts
-(docs/reference.md §4.27). Pure: ``doctor.facts`` reads the files and asks the login shell.
+(docs/reference.md §4.29). Pure: ``doctor.facts`` reads the files and asks the login shell.
 
 Each finding is ``ok``, ``fail`` (the gate would not run: ``doctor`` exits 6), ``warn``
 (the gate runs, something around it does not: the MCP server) or ``unknown`` (the agent
@@ -232,6 +232,8 @@ def _codex_project(facts: Facts, agent: str) -> Finding:
 
 
 def _codex_hooks(facts: Facts, agent: str) -> list[Finding]:
+    """Each of memkeeper's Codex hooks: the gate (``pre_tool_use``) fails where Codex would
+    skip it; the others (indexing after a tool, the channel) warn."""
     found = []
     review = (
         f"start codex in {facts.root}, run /hooks and trust memkeeper's hooks (a headless "
@@ -255,7 +257,11 @@ def _codex_hooks(facts: Facts, agent: str) -> list[Finding]:
             message = f"{hook.key} is trusted ({_CHECKED.get(hook.status, 'Codex says')})"
             found.append(Finding(agent, "hook-trust", "ok", message, path=facts.codex_config))
             continue
-        found.append(Finding(agent, "hook-trust", "fail", message, review, facts.codex_config))
+        gate = ":pre_tool_use:" in hook.key
+        if not gate:
+            message += " (not the gate itself: what this hook does for memkeeper does not happen)"
+        status: Status = "fail" if gate else "warn"
+        found.append(Finding(agent, "hook-trust", status, message, review, facts.codex_config))
     return found
 
 

@@ -1,5 +1,5 @@
 """The user-level gates ``doctor --fix`` writes, for Claude Code and Gemini CLI
-(docs/reference.md §4.27).
+(docs/reference.md §4.29).
 
 Both read a project's settings — and its gate — from the directory a session starts in
 only: started in a subdirectory of the repository, or above it, the project's gate does not

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from typing import BinaryIO, TextIO
 
     from memkeeper.claims.decisions import Claim
-    from memkeeper.gate.agents.base import Answer, Phase
+    from memkeeper.gate.agents.base import Answer, HookInput, Phase
     from memkeeper.shell.effects import Effect
 
 
@@ -73,6 +73,8 @@ def run(
             for call in got.calls if phase == "post" else ():
                 _index(call, root, who)
             answer = adapter.allow(phase)
+            if adapter.tell is not None and phase in ("start", "prompt", "post"):
+                answer = _told(adapter.tell, phase, got, root, who, adapter.name) or answer
     except BadPayload as exc:
         stderr.write(
             f"memkeeper hook {adapter.name}: cannot read the hook input ({exc}); allowed\n"
@@ -84,6 +86,22 @@ def run(
         answer = _allowed(adapter.allow, phase)
     stdout.write(answer.stdout)
     return answer.code
+
+
+def _told(
+    tell: Callable[[Phase, str], Answer],
+    phase: Phase,
+    got: HookInput,
+    root: str | None,
+    who: str,
+    kind: str,
+) -> Answer | None:
+    """The channel's answer at ``phase`` (None: nothing to say)."""
+    from memkeeper.gate import channel
+
+    cwd = got.calls[0].cwd if got.calls else got.cwd
+    text = channel.said(phase, cwd, root, who, kind)
+    return tell(phase, text) if text else None
 
 
 def _allowed(allow: Callable[[Phase], Answer], phase: Phase) -> Answer:

@@ -5,9 +5,11 @@ Each tool is one function of ``memkeeper.mcpserver.tools`` with its input schema
 (the SDK derives the schema from the annotations, the output schema from the return type).
 The SDK runs a plain function in a worker thread; each thread keeps its own ``Memory`` (an
 SQLite connection belongs to one thread), opened on first use with the identity the session
-has: ``--agent``, else ``$MEMKEEPER_AGENT``, else ``mcp:`` plus the client's name from the
-initialization. ``memory_claim`` with ``wait`` runs in its own thread and gives its place in
-the queue up as soon as the client cancels the call. The transport is the SDK's stdio one
+has: ``--agent``, else ``$MEMKEEPER_AGENT``, else the agent session that started it (for Claude
+Code ``claude-code:$CLAUDE_CODE_SESSION_ID``: the same identity as its hook and its shell's
+commands), else ``mcp:`` plus the client's name from the initialization. ``memory_claim``
+with ``wait`` runs in its own thread and gives its place in the queue up as soon as the client
+cancels the call. The transport is the SDK's stdio one
 without its thread hops (``memkeeper.mcpserver.stdio``).
 
 No ``from __future__ import annotations`` here: the SDK reads these annotations at run time.
@@ -24,19 +26,23 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field, ValidationError
 
-from memkeeper import names
 from memkeeper.api import Memories, Memory
+from memkeeper.errors import MemkeeperError
+from memkeeper.identity import sessions
 from memkeeper.limits import MAX_INT
 from memkeeper.mcpserver import stdio, tools
 
 Payload = dict[str, Any]
+NOTICES_EVERY_S = 1.0  # a result looks for new messages at most this often
 INSTRUCTIONS = (
     "memkeeper guards this repository's shared memory files (CLAUDE.md, AGENTS.md, memory/…). "
     "Change a section with memory_read then memory_patch(ref, body, expect_rev); on "
     "status 'conflict' the result carries the section as it is now in 'current': merge your "
     "change into it and patch again with its rev (with merge=true memkeeper merges it for "
     "you when the two changes touch different lines). Add to append-only logs with "
-    "memory_append. Claim what you are about to work on with memory_claim and release it."
+    "memory_append. Claim what you are about to work on with memory_claim and release it. "
+    "Messages for you (a request to release a claim, a handoff) come in a result's 'notices' "
+    "and in memory_inbox; acknowledge them with memory_inbox(ack=[ids])."
 )
 
 Ref = Annotated[str, Field(description="a section: PATH#KEY, e.g. CLAUDE.md#build")]
@@ -92,11 +98,23 @@ def client_agent(ctx: Context | None) -> str:
 
 def build(root: str | None = None, agent: str | None = None) -> Server:
     """The server with every tool of §11 registered."""
-    memories = Memories(root, agent or os.environ.get(names.AGENT_ENV) or None)
+    named, _ = sessions.chosen(agent, os.environ, "")
+    memories = Memories(root, named or None)
     server = Server(memories, instructions=INSTRUCTIONS)
 
+    checked = [float("-inf")]  # when this session was last looked up for notices
+
     def run(ctx: Context | None, call: Callable[[Memory], Payload]) -> Payload:
-        return tools.answer(lambda: call(memories.get(lambda: client_agent(ctx))))
+        memory = memories.get(lambda: client_agent(ctx))
+        payload = tools.answer(lambda: call(memory))
+        now = memory.now()
+        if now - checked[0] < NOTICES_EVERY_S:
+            return payload
+        checked[0] = now
+        try:
+            return tools.with_notices(memory, payload)
+        except MemkeeperError:  # a notice never costs the call its answer
+            return payload
 
     # The reads and the patch run on the event loop, which saves the hop to a worker thread
     # and back (0.3-0.6 ms, two wake-ups: a tenth of a patch's round trip). A patch holds the
@@ -219,6 +237,18 @@ def build(root: str | None = None, agent: str | None = None) -> Server:
     ) -> Payload:
         """Validate memory files against the policy; status 'failed' lists violations."""
         return run(ctx, lambda m: tools.check(m, paths or []))
+
+    @server.tool()
+    async def memory_inbox(
+        ctx: Context,
+        ack: Annotated[
+            list[Annotated[int, Field(ge=0, le=MAX_INT)]] | None,
+            Field(description="ids of messages to acknowledge first"),
+        ] = None,
+    ) -> Payload:
+        """Messages for you not yet acknowledged (a request to release your claim, a
+        handoff…), oldest first, and notices (a claim of yours about to expire)."""
+        return run(ctx, lambda m: tools.inbox(m, ack or []))
 
     return server
 

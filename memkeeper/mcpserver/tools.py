@@ -166,3 +166,33 @@ def emit(memory: Memory, type: str, data: dict[str, Any] | None) -> Payload:
 
 def check(memory: Memory, paths: Sequence[str]) -> Payload:
     return memory.check(list(paths))
+
+
+def inbox(memory: Memory, ack: Sequence[int]) -> Payload:
+    """Acknowledge ``ack``, then what is waiting for this identity — each message marked
+    delivered — and the notices not given before (a claim of yours about to expire)."""
+    from memkeeper.ops import mail
+
+    ws = memory.workspace
+    for message_id in ack:
+        mail.ack(ws, message_id)
+    _, notices = mail.deliver(ws, "mcp")
+    waiting = mail.inbox(ws)
+    return {
+        "identity": memory.agent,
+        "messages": [m.to_json() for m in waiting],
+        "notices": notices,
+    }
+
+
+def with_notices(memory: Memory, payload: Payload) -> Payload:
+    """``payload`` with ``notices``: what has come for this identity since it was last told
+    (``ops.mail.deliver``: each thing once), when there is something."""
+    from memkeeper.mail.messages import line
+    from memkeeper.ops import mail
+
+    told, notices = mail.deliver(memory.workspace, "mcp")
+    said = [line(m) for m in told] + [f"- {text}" for text in notices]
+    if said:
+        return {**payload, "notices": [*said, "memory_inbox lists messages until you ack them"]}
+    return payload

@@ -13,6 +13,7 @@ import contextlib
 import os
 from typing import TYPE_CHECKING
 
+from memkeeper import names
 from memkeeper.errors import Failed, Invalid, PolicyInvalid
 from memkeeper.events import chain_breaks, digest
 from memkeeper.fs import files as fsio
@@ -73,12 +74,34 @@ def _problems(ws: Workspace, git: Git) -> tuple[list[Violation], int]:
             )
             for event_id, what in breaks
         ]
+        found += _signature_problems(ws, events)
         for path in store.indexed_paths():
             if not managed(path) or deleted(path):
                 continue
             found.extend(_file_problems(ws, path, git))
             judged += 1
     return found, judged
+
+
+def _signature_problems(ws: Workspace, events: list[Event]) -> list[Violation]:
+    """Events not signed by a key the signers file trusts for their actor — judged once the
+    repository has a signers file (before that, nobody is trusted and nothing is asked)."""
+    trusted = ws.trusted_signers()
+    if not trusted:
+        return []
+    from memkeeper.identity import attest
+
+    return [
+        violation(
+            names.SIGNERS_FILE,
+            None,
+            "signature",
+            f"event {event.id} ({event.type} by {event.actor}): {what}",
+            "find who wrote it (memkeeper events --json); trust its key with memkeeper keys "
+            "trust, or treat the event as not written by its actor",
+        )
+        for event, what in attest.problems(events, trusted)
+    ]
 
 
 def _managed(ws: Workspace) -> Callable[[str], bool]:

@@ -4,10 +4,11 @@ It holds what operations share and nothing they decide: the root and agent, the 
 store (opened on first use), the per-file locks, event recording and the transactions an
 operation changes files in (``editing``, ``writing``). Its parts have modules of their own,
 each a base class of ``Workspace``: the write-ahead replace (``ops.writeahead``), kept links
-(``ops.keptlinks``), indexing of changes memkeeper did not make (``ops.indexing``) and the
-policy's verdicts (``ops.verdicts``); with a shared store, the sync of this root's files
-with it (``ops.sharedsync``, imported only then). Operations live in their own modules
-(``ops.read``, ``ops.patch`` …); ``memkeeper.Memory`` is the public façade over them.
+(``ops.keptlinks``), indexing of changes memkeeper did not make (``ops.indexing``), the
+policy's verdicts (``ops.verdicts``) and who signs the events (``ops.signing``); with a
+shared store, the sync of this root's files with it (``ops.sharedsync``, imported only then).
+Operations live in their own modules (``ops.read``, ``ops.patch`` …); ``memkeeper.Memory`` is
+the public façade over them.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from memkeeper.events import digest, iso_utc
 from memkeeper.fs import files, root
 from memkeeper.ops.indexing import Indexing
 from memkeeper.ops.keptlinks import KeptLinks
+from memkeeper.ops.signing import Signing
 from memkeeper.ops.verdicts import Verdicts
 from memkeeper.ops.writeahead import WriteAhead
 from memkeeper.policy.storeurl import StoreUrl, parse_store_url, policy_store
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     from typing import Any, TypeVar
 
     from memkeeper.clock import Clock
+    from memkeeper.identity.sessions import Session
     from memkeeper.ops.sharedsync import SharedSync
     from memkeeper.records import Event, FileState
     from memkeeper.store.protocol import StateStore
@@ -59,14 +62,19 @@ def store_url(setting: str, source: str) -> StoreUrl:
         ) from None
 
 
-class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks):
+class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks, Signing):
     """Shared memory files under one root, seen by one agent: the operations' context."""
 
     def __init__(
-        self, root: str | os.PathLike[str], agent: str, clock: Clock | None = None
+        self,
+        root: str | os.PathLike[str],
+        agent: str,
+        clock: Clock | None = None,
+        session: Session | None = None,
     ) -> None:
         self.top = os.fspath(root)  # the root as a str: pathlib costs start-up time
         self.agent = agent
+        self.session = session
         self.home = names.home_of(self.top)
         self._clock = clock
         self._db: AnyStore | None = None
@@ -206,10 +214,11 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks):
         data: dict[str, Any],
         actor: str | None = None,
     ) -> Event:
-        """Append one event to the chain, by ``actor`` (default: this agent), now."""
-        return self.store.append_event(
-            iso_utc(self.now()), actor or self.agent, type, path, section, data
-        )
+        """Append one event to the chain, by ``actor`` (default: this agent), now, signed with
+        this process's key (``ops.signing``: ``Refused`` if it may not write as its agent)."""
+        actor = actor or self.agent
+        sign = self.sign_as(actor)
+        return self.store.append_event(iso_utc(self.now()), actor, type, path, section, data, sign)
 
     # -- the write path: every operation that replaces a managed file goes through these ------
 

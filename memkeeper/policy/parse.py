@@ -32,7 +32,8 @@ from memkeeper.policy.model import (
 from memkeeper.policy.storeurl import SPELLING, parse_store_url, policy_store
 from memkeeper.regions.templates import SOURCES, TemplateError, parse_template
 
-_TOP_KEYS = ("version", "files", "leases", "templates", "store")
+_TOP_KEYS = ("version", "files", "leases", "templates", "store", "signatures")
+_SIGNATURES = ("required", "optional")
 _RULE_KEYS = ("path", "class", "strict", "sections", "entry_template")
 _SECTION_KEYS = ("owners", "strict")
 _LEASE_KEYS = ("default_ttl", "max_ttl")
@@ -72,6 +73,7 @@ class _Parser:
         self.version(top)
         default_ttl, max_ttl = self.leases(top)
         store = self.store(top, data)
+        self.signatures(top)
         return Policy(self.files(top), default_ttl, max_ttl, self.templates(top), store)
 
     def store(self, top: CommentedMap, data: bytes) -> str | None:
@@ -94,6 +96,20 @@ class _Parser:
                 "write the URL on the key's line, plain or quoted",
             )
         return value
+
+    def signatures(self, top: CommentedMap) -> None:
+        """``signatures: required`` (every write needs a trusted key) or ``optional``; read
+        on the write path by ``identity.signers.required_by``, without this parser."""
+        if "signatures" not in top:
+            return
+        value = top["signatures"]
+        if value not in _SIGNATURES or top.lc.value("signatures")[0] != top.lc.key("signatures")[0]:
+            self.fail(
+                top.lc.value("signatures"),
+                f"'signatures' must be required or optional, on the key's line, not {_show(value)}",
+                "write signatures: required (writes need a key .memkeeper-signers trusts) or "
+                "remove the key",
+            )
 
     def document(self, data: bytes) -> CommentedMap:
         try:

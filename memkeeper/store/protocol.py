@@ -31,12 +31,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
     from contextlib import AbstractContextManager
 
     from memkeeper.claims.decisions import Claim
     from memkeeper.claims.waiters import WaiterRow
-    from memkeeper.coordination import Proposal, Reconciliation
+    from memkeeper.coordination import Message, Proposal, Reconciliation
+    from memkeeper.events import Sign
     from memkeeper.records import Event, FileState, PendingWrite, SectionRow
 
 
@@ -82,6 +83,7 @@ class EventStore(Protocol):
         path: str | None,
         section: str | None,
         data: dict[str, Any],
+        sign: Sign | None = None,
     ) -> Event: ...
 
     def events_head(self) -> tuple[int, str] | None: ...
@@ -179,6 +181,23 @@ class PendingStore(Protocol):
     def drop_pending(self, path: str) -> None: ...
 
 
+class MailStore(Protocol):
+    """Messages to identities (or to ``all``), and what each recipient was told and
+    acknowledged: a message's ``m:ID``, or a computed notice's key."""
+
+    def post_message(
+        self, sender: str, to: str, kind: str, about: str | None, text: str, at: str
+    ) -> Message: ...
+
+    def message(self, message_id: int) -> Message | None: ...
+
+    def messages_for(self, recipient: str, *, acked: bool = False) -> list[Message]: ...
+
+    def mark_delivered(self, recipient: str, marks: Sequence[str], at: str) -> list[str]: ...
+
+    def ack_message(self, recipient: str, message_id: int, at: str) -> bool: ...
+
+
 class StateStore(
     FileStore,
     EventStore,
@@ -186,6 +205,7 @@ class StateStore(
     ProposalStore,
     ReconciliationStore,
     PendingStore,
+    MailStore,
     Protocol,
 ):
     """A whole store: every domain, and the transactions, prefetches and cache they share."""
@@ -218,4 +238,5 @@ DOMAINS: dict[str, type[Any]] = {
     "proposals": ProposalStore,
     "reconciliations": ReconciliationStore,
     "pending": PendingStore,
+    "mail": MailStore,
 }

@@ -135,7 +135,13 @@ def test_install_hooks_with_claude_code_adds_the_gate_to_the_settings(
     assert done.code == 0, done.stderr
     assert "\nClaude Code gate added to " in done.stdout
     settings = json.loads((sample / ".claude/settings.json").read_text())
-    assert set(settings["hooks"]) == {"PreToolUse", "PostToolUse"}
+    assert set(settings["hooks"]) == {
+        "PreToolUse",
+        "PostToolUse",
+        "SessionStart",  # the channel: what the agent is told when its session starts
+        "UserPromptSubmit",  # and what has come for it since, before each prompt
+    }
+    assert "matcher" not in settings["hooks"]["SessionStart"][0]  # every start: no tool name
     assert "Claude Code gate already in " in cli("install-hooks", "--claude-code").stdout
 
 

@@ -59,6 +59,11 @@ MINIMAL: dict[str, tuple[str, ...]] = {
     "log": ("log", "CLAUDE.md#build"),
     "revert": ("revert", "CLAUDE.md#build", "--to-rev", "1", "--expect-rev", "2"),
     "doctor": ("doctor",),
+    "keys": ("keys", "list"),
+    "send": ("send", "--to", "all", "--text", "hi"),
+    "inbox": ("inbox",),
+    "ack": ("ack", "1"),
+    "request-release": ("request-release", "c1"),
 }
 EVERY_VERB = sorted([*BASE_VERBS, *(v for verbs in VERB_GROUPS.values() for v in verbs)])
 
@@ -311,6 +316,11 @@ LINES = [
     ["log", "CLAUDE.md#build", "-p"],
     ["revert", "CLAUDE.md#build", "--to-rev", "1", "--expect-rev", "3"],
     ["doctor", "codex", "gemini", "--fix"],
+    ["keys", "trust", "alice", "human", "--as", "human,reviewer"],
+    ["send", "--to", "claude-code:s1", "--about", "c1", "--file", "-"],
+    ["inbox", "--all", "--json"],
+    ["ack", "12"],
+    ["request-release", "c1", "--text", "I need it"],
     ["--agent", "a", "--root", "/r", "--json", "claim", "x"],
     ["--root", "read", "status"],
 ]

@@ -324,3 +324,29 @@ def test_a_reconciliation_id_past_64_bits_is_a_400(client: TestClient) -> None:
         f"/api/reconciliations/{2**64}/resolve", json={"how": "keep-human"}, headers=AUTH
     )
     assert answer.status_code == 400
+
+
+def test_events_the_signers_file_does_not_vouch_for_are_marked(
+    client: TestClient, root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "alice"))
+    assert run_main(root, "emit", "test.before").code == 0  # no signers file yet: not judged
+    before = client.get("/api/events?since=0", headers=AUTH).json()["events"]
+    assert all("signature_problem" not in e for e in before)
+    assert run_main(root, "keys", "init", "--human-name", "alice").code == 0
+    assert run_main(root, "keys", "trust", "alice", "human").code == 0
+    assert run_main(root, "emit", "test.signed").code == 0
+    assert run_main(root, "emit", "test.unsigned", env={"XDG_CONFIG_HOME": str(tmp_path)}).code == 0
+    assert run_main(root, "--agent", "bot", "emit", "test.as-another").code == 0
+    bob = {"XDG_CONFIG_HOME": str(tmp_path / "bob")}
+    assert run_main(root, "keys", "init", "--human-name", "bob", env=bob).code == 0
+    assert run_main(root, "emit", "test.by-bob", env=bob).code == 0
+    shown = {
+        e["type"]: e["signature_problem"]
+        for e in client.get("/api/events?since=0", headers=AUTH).json()["events"]
+    }
+    assert shown["test.signed"] is None
+    assert shown["test.unsigned"] == "it is not signed"
+    assert shown["test.as-another"] == "it is signed by alice, whose key may not sign as bot"
+    assert shown["test.before"] == "it is not signed"  # before alice had a key
+    assert shown["test.by-bob"].endswith("a key the signers file does not list")

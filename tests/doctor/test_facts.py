@@ -114,7 +114,13 @@ def test_codex_trust_is_read_as_codex_keys_it(tmp_path: Path) -> None:
     put(Path(env["HOME"]) / ".codex" / "config.toml", config)
     facts = collect(root, env=env, login=Login(None))
     assert facts.codex_trust == "trusted"
-    assert facts.codex_hooks == (CodexHook(pre, True, True), CodexHook(post, False, False))
+    start, prompt = f"{source}:session_start:0:0", f"{source}:user_prompt_submit:0:0"
+    assert facts.codex_hooks == (
+        CodexHook(pre, True, True),
+        CodexHook(post, False, False),
+        CodexHook(start, False, True),
+        CodexHook(prompt, False, True),
+    )
 
 
 def test_codex_home_moves_with_its_variable(tmp_path: Path) -> None:
@@ -149,7 +155,7 @@ def test_unreadable_user_files_count_as_absent(tmp_path: Path) -> None:
     put(home / ".codex" / "config.toml", "[projects\n")
     facts = collect(root, env=env, login=Login(None), review=Review(None))
     assert (facts.user_gates, facts.codex_trust) == (frozenset(), None)
-    assert [hook.trusted for hook in facts.codex_hooks] == [False, False]
+    assert [hook.trusted for hook in facts.codex_hooks] == [False] * 4
 
 
 class Review:
@@ -168,13 +174,13 @@ def test_codex_is_asked_for_its_verdict_where_it_is_installed(tmp_path: Path) ->
     pre = f"{root / '.codex' / 'hooks.json'}:pre_tool_use:0:0"
     review = Review({pre: "modified"})
     facts = collect(root, env=env, login=Login(None), review=review)
-    assert (review.asked, [hook.status for hook in facts.codex_hooks]) == (0, ["", ""])
+    assert (review.asked, [hook.status for hook in facts.codex_hooks]) == (0, [""] * 4)
     codex = tmp_path / "bin" / "codex"
     put(codex, "#!/bin/sh\n")
     codex.chmod(0o755)
     facts = collect(root, env=env, login=Login(None), review=review)
-    assert [hook.status for hook in facts.codex_hooks] == ["modified", ""]
+    assert [hook.status for hook in facts.codex_hooks] == ["modified", "", "", ""]
     collect(root, ["gemini"], env=env, login=Login(None), review=review)
     assert review.asked == 1  # not for another agent's gate
     silent = collect(root, env=env, login=Login(None), review=Review(None))
-    assert [hook.status for hook in silent.codex_hooks] == ["unanswered", "unanswered"]
+    assert [hook.status for hook in silent.codex_hooks] == ["unanswered"] * 4

@@ -149,14 +149,14 @@ def test_codex_runs_the_gate_only_once_project_and_hooks_are_trusted(
     assert run_codex(repo, home, repo)[0] is False  # untrusted project: .codex/ ignored
     found = doctor(repo, home)
     assert found["code"] == 6
-    assert rules(found) == ["project-trust", "hook-trust", "hook-trust"]
+    assert rules(found) == ["project-trust", "hook-trust"]  # the pre-tool hook: the gate
     (trust,) = [v for v in found["violations"] if v["rule"] == "project-trust"]
     table = [
         line for line in trust["fix"].splitlines() if line.startswith(("[projects.", "trust_"))
     ]
     (home / ".codex" / "config.toml").write_text("\n".join(table) + "\n")
     assert run_codex(repo, home, repo)[0] is False  # unreviewed hooks: skipped, silently
-    assert rules(doctor(repo, home)) == ["hook-trust", "hook-trust"]
+    assert rules(doctor(repo, home)) == ["hook-trust"]
     kept, told = run_codex(repo / "src", home, repo, "--dangerously-bypass-hook-trust")
     assert kept  # doctor's fix for a headless run
     assert "Command blocked by PreToolUse hook: " in told
@@ -180,7 +180,7 @@ def test_codex_runs_the_gate_only_once_project_and_hooks_are_trusted(
     hooks = repo / ".codex" / "hooks.json"
     hooks.write_text(hooks.read_text().replace('"timeout": 30', '"timeout": 31'))
     found = asked_codex(repo, home)
-    assert rules(found) == ["hook-trust", "hook-trust"]
+    assert rules(found) == ["hook-trust"]
     assert all("changed since it was reviewed" in v["message"] for v in found["violations"])
     assert run_codex(repo, home, repo)[0] is False
 

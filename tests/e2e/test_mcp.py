@@ -26,7 +26,7 @@ from mcp_types import Implementation
 TOOLS = {
     *("memory_sections", "memory_read", "memory_patch", "memory_append", "memory_claim"),
     *("memory_renew", "memory_release", "memory_claims", "memory_events", "memory_emit"),
-    "memory_check",
+    *("memory_check", "memory_inbox"),
 }
 
 

@@ -75,8 +75,8 @@ def test_merging_again_changes_nothing_and_removing_gives_the_text_back(agent: s
 @pytest.mark.parametrize(
     ("agent", "events", "command_key"),
     [
-        ("codex", {"PreToolUse", "PostToolUse"}, "command"),
-        ("gemini", {"BeforeTool", "AfterTool"}, "command"),
+        ("codex", {"PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit"}, "command"),
+        ("gemini", {"BeforeTool", "AfterTool", "SessionStart", "BeforeAgent"}, "command"),
         ("copilot", {"preToolUse", "postToolUse"}, "bash"),
         (
             "cursor",

@@ -96,6 +96,7 @@ SCHEMAS: dict[str, tuple[set[str], Json]] = {
     "memory_events": (set(), {"since": 0, "limit": tools.EVENTS_LIMIT}),
     "memory_emit": ({"type"}, {"data": None}),
     "memory_check": (set(), {"paths": None}),
+    "memory_inbox": (set(), {"ack": None}),
 }
 
 
@@ -182,6 +183,31 @@ def test_a_result_is_structured_with_status_ok_and_its_text_is_the_same_json(roo
             assert json.loads(text.text) == result.structured_content
 
     run(main)
+
+
+def test_a_message_comes_once_in_a_results_notices_and_stays_in_the_inbox_until_acked(
+    root: Path,
+) -> None:
+    sender = Memory(root, "human")
+    try:
+        sender.mail.send("mcp:tester", "the build moved to make wheel")
+    finally:
+        sender.close()
+
+    async def main() -> None:
+        async with connected(build(str(root))) as client:
+            first = await call(client, "memory_read", ref="CLAUDE.md#build")
+            assert first["notices"][0] == "- [1] message from human: the build moved to make wheel"
+            inbox = await call(client, "memory_inbox")
+            assert [m["id"] for m in inbox["messages"]] == [1]
+            assert inbox["messages"][0]["delivered_at"] is not None
+            acked = await call(client, "memory_inbox", ack=[1])
+            assert acked["messages"] == []
+            assert "notices" not in await call(client, "memory_read", ref="CLAUDE.md#build")
+
+    run(main)
+    assert ("message.delivered", "mcp:tester") in logged(root)
+    assert ("message.acked", "mcp:tester") in logged(root)
 
 
 # Errors memkeeper raises, on the event loop (read, patch) and in a worker thread (append,

@@ -332,7 +332,7 @@ def test_each_mistake_says_what_to_do(text: str, fix: str) -> None:
 def test_an_unknown_key_with_nothing_close_lists_the_valid_keys_only() -> None:
     error = mistake("version: 1\nzzz: 1\n")
     assert (error.line, error.column) == (2, 1)
-    assert error.fix == "valid keys are version, files, leases, templates, store"
+    assert error.fix == "valid keys are version, files, leases, templates, store, signatures"
 
 
 def test_an_unknown_key_in_a_section_rule_names_that_rule() -> None:
@@ -483,3 +483,15 @@ def test_any_unknown_top_level_key_is_refused_where_it_is_written(key: str) -> N
     error = mistake(f"version: 1\n{key}: 1\n")
     assert (error.line, error.column) == (2, 1)
     assert error.problem == f"unknown key '{key}' at the top level"
+
+
+@pytest.mark.parametrize("value", ["required", "optional"])
+def test_signatures_is_required_or_optional(value: str) -> None:
+    parse(f"version: 1\nsignatures: {value}\n".encode(), ".memkeeper.yaml")
+
+
+@pytest.mark.parametrize("text", ["signatures: yes\n", "signatures:\n  required\n"])
+def test_signatures_of_any_other_value_or_shape_says_what_to_write(text: str) -> None:
+    error = mistake("version: 1\n" + text)
+    assert error.problem.startswith("'signatures' must be required or optional")
+    assert "signatures: required" in error.fix

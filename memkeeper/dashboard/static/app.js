@@ -436,6 +436,13 @@
     return all.length > 240 ? `${all.slice(0, 239)}…` : all;
   }
 
+  /** A mark beside the actor when the signers file does not vouch for the event (verify names it too). */
+  function signatureMark(event) {
+    const problem = event.signature_problem;
+    if (typeof problem !== "string" || !problem) return "";
+    return el("span", { class: "unverified", title: `not attested: ${problem}` }, "unverified");
+  }
+
   function eventRow(event, fresh) {
     const target = eventTarget(event);
     let full = "";
@@ -449,7 +456,7 @@
       { class: `ev ev-${category(event.type)}${fresh ? " fresh" : ""}` },
       el("td", { class: "num muted" }, String(event.id)),
       el("td", { class: "nowrap" }, el("time", { datetime: event.ts, title: event.ts }, fmtTime(event.ts))),
-      el("td", null, el("span", { class: "agent" }, orDash(event.actor))),
+      el("td", null, el("span", { class: "agent" }, orDash(event.actor)), signatureMark(event)),
       el("td", null, el("span", { class: `type type-${category(event.type)}` }, orDash(event.type))),
       el("td", null, target ? el("code", null, target) : "—"),
       el("td", { class: "details", title: full.length > 2000 ? `${full.slice(0, 2000)}…` : full },
@@ -745,7 +752,7 @@
       null,
       el("td", { class: "num muted" }, orDash(event.id)),
       el("td", { class: "nowrap" }, el("time", { datetime: event.ts, title: event.ts }, fmtTime(event.ts))),
-      el("td", null, el("span", { class: "agent" }, orDash(event.actor))),
+      el("td", null, el("span", { class: "agent" }, orDash(event.actor)), signatureMark(event)),
       el("td", null, el("span", { class: `type type-${category(event.type)}` }, orDash(event.type))),
       el("td", { class: "num" }, orDash(event.data && (event.data.rev ?? event.data.new_rev))),
     ));

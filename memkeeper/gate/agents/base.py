@@ -27,19 +27,23 @@ if TYPE_CHECKING:
     from memkeeper.gate.facts import Decision
     from memkeeper.gate.payload import ToolCall
 
-    Phase = Literal["pre", "post", "other"]  # before a tool runs (judge it), after, else
+    # before a tool runs (judge it), after, a session starting, a prompt submitted, else
+    Phase = Literal["pre", "post", "start", "prompt", "other"]
 
 
 class HookInput(Record):
     """One hook call as the core sees it."""
 
-    __slots__ = ("phase", "calls", "session")
+    __slots__ = ("phase", "calls", "session", "cwd")
     phase: Phase
     calls: tuple[ToolCall, ...]
     session: str  # the agent id's suffix: the session id, "/" and a sub-agent's id
+    cwd: str  # the session's directory, for the phases without a tool call ("": unknown)
 
-    def __init__(self, phase: Phase, calls: tuple[ToolCall, ...] = (), session: str = "") -> None:
-        self._fill(phase, calls, session)
+    def __init__(
+        self, phase: Phase, calls: tuple[ToolCall, ...] = (), session: str = "", cwd: str = ""
+    ) -> None:
+        self._fill(phase, calls, session, cwd)
 
 
 class Answer(Record):
@@ -57,14 +61,17 @@ class Adapter(Record):
     """One agent's protocol: ``sniff`` (is this payload in my shape?), ``parse`` (payload,
     the event named on argv if any, the process's cwd), ``render`` (a PreToolUse decision),
     ``allow`` (the answer that lets the call through: the silent allow, a post-tool event,
-    and every failure of memkeeper's own)."""
+    and every failure of memkeeper's own), ``tell`` (the answer that adds text to the model's
+    context on a phase — session start, prompt, after a tool — where the agent has one; None:
+    it has none, and memkeeper's channel does not reach it through hooks)."""
 
-    __slots__ = ("name", "sniff", "parse", "render", "allow")
+    __slots__ = ("name", "sniff", "parse", "render", "allow", "tell")
     name: str
     sniff: Callable[[dict[str, Any]], bool]
     parse: Callable[[dict[str, Any], str | None, str], HookInput]
     render: Callable[[Decision], Answer]
     allow: Callable[[Phase], Answer]
+    tell: Callable[[Phase, str], Answer] | None
 
     def __init__(
         self,
@@ -73,8 +80,9 @@ class Adapter(Record):
         parse: Callable[[dict[str, Any], str | None, str], HookInput],
         render: Callable[[Decision], Answer],
         allow: Callable[[Phase], Answer],
+        tell: Callable[[Phase, str], Answer] | None = None,
     ) -> None:
-        self._fill(name, sniff, parse, render, allow)
+        self._fill(name, sniff, parse, render, allow, tell)
 
 
 class Scripts(Record):
@@ -203,6 +211,29 @@ def nested_entry(matcher: str, command: str, **extra: Any) -> dict[str, Any]:
 
 
 # -- what several adapters read the same way ------------------------------------------------
+
+# Claude Code's and Codex's events that carry no tool call, and the phase each is (memkeeper's
+# channel speaks on them, and after a tool call).
+CONTEXT_EVENTS: dict[str, Phase] = {"SessionStart": "start", "UserPromptSubmit": "prompt"}
+PHASE_EVENTS = {"start": "SessionStart", "prompt": "UserPromptSubmit", "post": "PostToolUse"}
+
+
+def context_input(payload: dict[str, Any], phase: Phase, cwd: str) -> HookInput:
+    """A SessionStart or UserPromptSubmit call: its session and directory, no tool call."""
+    session, where = payload.get("session_id"), payload.get("cwd")
+    return HookInput(
+        phase,
+        (),
+        session if isinstance(session, str) else "",
+        where if isinstance(where, str) and where else cwd,
+    )
+
+
+def tell(phase: Phase, text: str) -> Answer:
+    """``hookSpecificOutput.additionalContext`` on SessionStart, UserPromptSubmit and
+    PostToolUse (Claude Code's and Codex's): it reaches the model, and answers no permission."""
+    context = {"hookEventName": PHASE_EVENTS.get(phase, "PostToolUse"), "additionalContext": text}
+    return Answer(dumps({"hookSpecificOutput": context}))
 
 
 def absolute(cwd: str, path: str) -> str:

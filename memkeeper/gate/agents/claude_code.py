@@ -12,12 +12,15 @@ Installed in ``.claude/settings.json`` (both events, matching the tools the core
 from __future__ import annotations
 
 from memkeeper.gate.agents.base import (
+    CONTEXT_EVENTS,
     Adapter,
     Answer,
     HookInput,
     Setup,
+    context_input,
     dumps,
     nested_entry,
+    tell,
 )
 from memkeeper.gate.payload import TOOL_EVENTS, parse_payload
 
@@ -44,12 +47,16 @@ MATCHER = "Edit|MultiEdit|Write|Bash|PowerShell"
 
 
 def sniff(payload: dict[str, Any]) -> bool:
-    return payload.get("hook_event_name") in TOOL_EVENTS and not any(
+    event = payload.get("hook_event_name")
+    return (event in TOOL_EVENTS or event in CONTEXT_EVENTS) and not any(
         key in payload for key in _FOREIGN
     )
 
 
 def parse(payload: dict[str, Any], event: str | None, cwd: str) -> HookInput:
+    named = payload.get("hook_event_name")
+    if isinstance(named, str) and named in CONTEXT_EVENTS:
+        return context_input(payload, CONTEXT_EVENTS[named], cwd)
     call = parse_payload(payload, cwd)
     if call.tool == "PowerShell":
         call = call._replace(tool="Bash")
@@ -94,6 +101,8 @@ def allow(phase: Phase) -> Answer:
 
 
 def _entry(event: str, command: str) -> dict[str, Any]:
+    if event in CONTEXT_EVENTS:  # every session start (startup, resume, clear), every prompt
+        return {"hooks": [{"type": "command", "command": command}]}
     return nested_entry(MATCHER, command)
 
 
@@ -102,12 +111,12 @@ def _missing(why: str) -> dict[str, Any]:
     return {"hookSpecificOutput": _pre_tool("ask", why)}
 
 
-ADAPTER = Adapter(NAME, sniff, parse, render, allow)
+ADAPTER = Adapter(NAME, sniff, parse, render, allow, tell)
 SETUP = Setup(
     NAME,
     "Claude Code",
     (".claude/settings.json",),
-    ("PreToolUse", "PostToolUse"),
+    ("PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit"),
     ("PreToolUse",),
     _entry,
     _missing,

@@ -20,7 +20,9 @@ prints nothing, an advisory ``WAIT`` is ``additionalContext`` (shown to the mode
 goes ahead), and an ``ask`` — which no Codex hook can put to the user — is a deny saying
 that a human has to make the change.
 
-Installed in ``.codex/hooks.json`` (both events, for ``Bash`` and ``apply_patch``); the MCP
+``SessionStart`` and ``UserPromptSubmit`` carry memkeeper's channel (``gate.channel``): its
+``additionalContext`` becomes a developer message. Installed in ``.codex/hooks.json`` (the
+tool events for ``Bash`` and ``apply_patch``, the two others for every start and prompt); the MCP
 server in ``.codex/config.toml``'s ``[mcp_servers.memkeeper]`` table. Pure.
 """
 
@@ -31,13 +33,16 @@ import re
 import shlex
 
 from memkeeper.gate.agents.base import (
+    CONTEXT_EVENTS,
     Adapter,
     Answer,
     HookInput,
     Setup,
+    context_input,
     dumps,
     file_op_calls,
     nested_entry,
+    tell,
 )
 from memkeeper.gate.applypatch import BadPatch, is_patch, parse_patch
 from memkeeper.gate.payload import TOOL_EVENTS, BadPayload, ToolCall, parse_payload
@@ -74,7 +79,10 @@ ASK = (
 def sniff(payload: dict[str, Any]) -> bool:
     """Codex's tool events: Claude Code's event names with its own keys (``turn_id``, a
     ``model`` slug) or its ``apply_patch`` tool."""
-    if payload.get("hook_event_name") not in TOOL_EVENTS:
+    event = payload.get("hook_event_name")
+    if event in CONTEXT_EVENTS:  # Claude Code's too: Codex's carry its permission_mode
+        return isinstance(payload.get("model"), str) and "permission_mode" in payload
+    if event not in TOOL_EVENTS:
         return False
     if "turn_id" in payload:
         return True
@@ -84,6 +92,8 @@ def sniff(payload: dict[str, Any]) -> bool:
 
 def parse(payload: dict[str, Any], event: str | None, cwd: str) -> HookInput:
     name = payload.get("hook_event_name") or event
+    if isinstance(name, str) and name in CONTEXT_EVENTS:
+        return context_input(payload, CONTEXT_EVENTS[name], cwd)
     if name not in TOOL_EVENTS:
         return HookInput("other")
     phase: Phase = "pre" if name == "PreToolUse" else "post"
@@ -205,6 +215,8 @@ def _text(payload: dict[str, Any], key: str) -> str:
 
 
 def _entry(event: str, command: str) -> dict[str, Any]:
+    if event in CONTEXT_EVENTS:  # every session start and prompt: the channel
+        return {"hooks": [{"type": "command", "command": command, "timeout": 30}]}
     return nested_entry("^(Bash|apply_patch)$", command, timeout=30)
 
 
@@ -213,12 +225,12 @@ def _missing(why: str) -> dict[str, Any]:
     return {"hookSpecificOutput": _out(permissionDecision="deny", permissionDecisionReason=why)}
 
 
-ADAPTER = Adapter(NAME, sniff, parse, render, allow)
+ADAPTER = Adapter(NAME, sniff, parse, render, allow, tell)
 SETUP = Setup(
     NAME,
     "Codex",
     (".codex/hooks.json",),
-    ("PreToolUse", "PostToolUse"),
+    ("PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit"),
     ("PreToolUse",),
     _entry,
     _missing,

@@ -215,6 +215,12 @@ def allow(phase: Phase) -> Answer:
     return Answer(dumps({}))
 
 
+def tell(phase: Phase, text: str) -> Answer:
+    """postToolUse's top-level ``additionalContext``: memkeeper's channel after a tool call
+    (the only phase Copilot's hooks are installed for that can carry it)."""
+    return Answer(dumps({"additionalContext": text})) if phase == "post" else allow(phase)
+
+
 def _entry(event: str, command: str) -> dict[str, Any]:
     tools = "create|edit|apply_patch|bash"
     return {"type": "command", "matcher": tools, "bash": command, "timeoutSec": 30}
@@ -225,7 +231,7 @@ def _missing(why: str) -> dict[str, Any]:
     return {"permissionDecision": "ask", "permissionDecisionReason": why}
 
 
-ADAPTER = Adapter(NAME, sniff, parse, render, allow)
+ADAPTER = Adapter(NAME, sniff, parse, render, allow, tell)
 SETUP = Setup(
     NAME,
     "Copilot",

@@ -18,8 +18,10 @@ BeforeTool hook, so it is a deny saying that a human has to make the change; an 
 ``WAIT`` is a ``systemMessage`` (shown to the user: a BeforeTool hook has no channel to the
 model that lets the call through).
 
-Installed in ``.gemini/settings.json`` (both events, for the three tools judged), which
-also takes the MCP server. Pure.
+``SessionStart``, ``BeforeAgent`` (a prompt) and ``AfterTool`` carry memkeeper's channel
+(``gate.channel``) as ``hookSpecificOutput.additionalContext``. Installed in
+``.gemini/settings.json`` (the tool events for the three tools judged, the two others for
+every start and prompt), which also takes the MCP server. Pure.
 """
 
 from __future__ import annotations
@@ -27,7 +29,15 @@ from __future__ import annotations
 import os
 import shlex
 
-from memkeeper.gate.agents.base import Adapter, Answer, HookInput, Setup, dumps, nested_entry
+from memkeeper.gate.agents.base import (
+    Adapter,
+    Answer,
+    HookInput,
+    Setup,
+    context_input,
+    dumps,
+    nested_entry,
+)
 from memkeeper.gate.payload import BadPayload, ToolCall
 
 TYPE_CHECKING = False  # start-up idiom: agents run this path on every tool call
@@ -39,6 +49,10 @@ if TYPE_CHECKING:
 
 NAME = "gemini"
 EVENTS = {"BeforeTool": "PreToolUse", "AfterTool": "PostToolUse"}  # → the core's names
+# The events the channel speaks on without a tool call (packages/core/src/hooks/types.ts:
+# SessionStartOutput, BeforeAgentOutput), and each phase's event for the answer.
+CONTEXT_EVENTS: dict[str, Phase] = {"SessionStart": "start", "BeforeAgent": "prompt"}
+PHASE_EVENTS = {"start": "SessionStart", "prompt": "BeforeAgent", "post": "AfterTool"}
 ASK = (
     "A human has to approve this change, and a Gemini CLI hook cannot ask one, so memkeeper "
     "denied it: ask the user to make it. "
@@ -47,11 +61,14 @@ ALLOW = Answer(dumps({}))
 
 
 def sniff(payload: dict[str, Any]) -> bool:
-    return payload.get("hook_event_name") in EVENTS
+    event = payload.get("hook_event_name")
+    return event in EVENTS or (event in CONTEXT_EVENTS and "timestamp" in payload)
 
 
 def parse(payload: dict[str, Any], event: str | None, cwd: str) -> HookInput:
     name = payload.get("hook_event_name") or event
+    if isinstance(name, str) and name in CONTEXT_EVENTS:
+        return context_input(payload, CONTEXT_EVENTS[name], cwd)
     if name not in EVENTS:
         return HookInput("other")
     phase: Phase = "pre" if name == "BeforeTool" else "post"
@@ -113,6 +130,15 @@ def allow(phase: Phase) -> Answer:
     return ALLOW
 
 
+def tell(phase: Phase, text: str) -> Answer:
+    """``hookSpecificOutput.additionalContext`` on SessionStart, BeforeAgent and AfterTool:
+    Gemini adds it to the model's context (with ``<`` and ``>`` escaped); no decision."""
+    event = PHASE_EVENTS.get(phase, "AfterTool")
+    return Answer(
+        dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
+    )
+
+
 def _text(obj: dict[str, Any], key: str, where: str, required: bool = False) -> str:
     value = obj.get(key)
     if value is None and not required:
@@ -123,6 +149,9 @@ def _text(obj: dict[str, Any], key: str, where: str, required: bool = False) -> 
 
 
 def _entry(event: str, command: str) -> dict[str, Any]:
+    if event in CONTEXT_EVENTS:  # every session start and prompt: the channel
+        hook = {"name": f"memkeeper-{event}", "type": "command", "command": command}
+        return {"hooks": [{**hook, "timeout": 30000}]}
     tools = "^(write_file|replace|run_shell_command)$"
     return nested_entry(tools, command, name=f"memkeeper-{event}", timeout=30000)
 
@@ -132,12 +161,12 @@ def _missing(why: str) -> dict[str, Any]:
     return {"decision": "deny", "reason": why}
 
 
-ADAPTER = Adapter(NAME, sniff, parse, render, allow)
+ADAPTER = Adapter(NAME, sniff, parse, render, allow, tell)
 SETUP = Setup(
     NAME,
     "Gemini CLI",
     (".gemini/settings.json",),
-    ("BeforeTool", "AfterTool"),
+    ("BeforeTool", "AfterTool", "SessionStart", "BeforeAgent"),
     ("BeforeTool",),
     _entry,
     _missing,

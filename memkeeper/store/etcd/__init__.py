@@ -4,9 +4,9 @@
 ``EtcdStore`` is the core (``core``: the gateway, optimistic transactions on ``stm``, the
 format check, raw access to keys, the cache) with one mixin per domain: ``files`` (files,
 sections, bodies, versions), ``events`` (the chain, tallies), ``claims`` (claims held by etcd
-leases, waiters, counters), ``proposals``, ``reconciliations`` and ``pending``; ``keys`` is
-the key layout and its format version, ``codec`` the values, ``gateway`` the client of etcd's
-JSON gateway.
+leases, waiters, counters), ``proposals``, ``reconciliations``, ``pending`` and ``mail``;
+``keys`` is the key layout and its format version, ``codec`` the values, ``gateway`` the
+client of etcd's JSON gateway.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 from memkeeper.store.etcd.claims import ClaimKeys
 from memkeeper.store.etcd.events import EventKeys
 from memkeeper.store.etcd.files import FileKeys
+from memkeeper.store.etcd.mail import MailKeys
 from memkeeper.store.etcd.pending import PendingKeys
 from memkeeper.store.etcd.proposals import ProposalKeys
 from memkeeper.store.etcd.reconciliations import ReconciliationKeys
@@ -22,6 +23,8 @@ from memkeeper.store.retry import StoreRetry
 __all__ = ["EtcdStore", "StoreRetry"]
 
 
-class EtcdStore(FileKeys, EventKeys, ClaimKeys, ProposalKeys, ReconciliationKeys, PendingKeys):
+class EtcdStore(
+    FileKeys, EventKeys, ClaimKeys, ProposalKeys, ReconciliationKeys, PendingKeys, MailKeys
+):
     """The state of one memory home (or a fleet of them) under ``prefix`` on an etcd cluster,
     with every domain's keys."""

@@ -57,12 +57,13 @@ def row(key: str, v: list[Any]) -> SectionRow:
 def event_json(event: Event) -> bytes:
     """An event as ``P/ev/<id>`` holds it (its id is the key's)."""
     e = event
-    return encode([e.ts, e.actor, e.type, e.path, e.section, e.data, e.prev, e.hash])
+    values = [e.ts, e.actor, e.type, e.path, e.section, e.data, e.prev, e.hash]
+    return encode(values if e.signer is None else [*values, e.signer, e.sig])
 
 
 def event(key: bytes, raw: bytes) -> Event:
-    ts, actor, type_, path, section, data, prev, hash_ = json.loads(raw)
-    return Event(number_of(key), ts, actor, type_, path, section, data, prev, hash_)
+    """An event from its value: eight fields, or ten with its signer and signature."""
+    return Event(number_of(key), *json.loads(raw))
 
 
 def proposal_json(p: Proposal) -> bytes:

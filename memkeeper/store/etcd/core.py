@@ -48,7 +48,7 @@ from memkeeper.store.errors import StoreUnavailable
 from memkeeper.store.etcd import gateway as etcdgw
 from memkeeper.store.etcd import keys
 from memkeeper.store.etcd.gateway import Compare, Gateway
-from memkeeper.store.etcd.keys import CLAIMS, EVENTS_HEAD, FORMAT_VERSION
+from memkeeper.store.etcd.keys import CLAIMS, EVENTS_HEAD, FORMAT_VERSION, UPGRADES
 from memkeeper.store.etcd.stm import ReadChanged, Txn
 from memkeeper.store.retry import Retry, StoreRetry
 
@@ -105,6 +105,10 @@ class EtcdCore:
         key = keys.format_key(self.prefix)
         found = self.gateway.range(key)[1]
         ours = str(FORMAT_VERSION).encode()
+        for older in UPGRADES:  # a layout this one extends: mark the prefix as ours
+            if found and found[0].value == older:
+                self.gateway.txn([Compare(key, "VALUE", "EQUAL", older)], [etcdgw.put(key, ours)])
+                found = self.gateway.range(key)[1]
         if not found:
             done = self.gateway.txn(
                 [Compare(key, "VERSION", "EQUAL", 0)], [etcdgw.put(key, ours)], [etcdgw.get(key)]

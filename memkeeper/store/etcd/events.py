@@ -24,6 +24,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from memkeeper.events import Sign
     from memkeeper.records import Event
 
 _CLAIM_ENDS = ("claim.released", "claim.expired", "claim.aborted")
@@ -38,10 +39,11 @@ class EventKeys(EtcdCore):
         path: str | None,
         section: str | None,
         data: dict[str, Any],
+        sign: Sign | None = None,
     ) -> Event:
         """Chain a new event after the head (read in this transaction: concurrent appends
-        conflict on it). Call inside ``writing()``."""
-        result: Event = self._alone(self._append_event, ts, actor, type, path, section, data)
+        conflict on it), signed with ``sign`` (None: unsigned). Call inside ``writing()``."""
+        result: Event = self._alone(self._append_event, ts, actor, type, path, section, data, sign)
         return result
 
     def _append_event(
@@ -52,6 +54,7 @@ class EventKeys(EtcdCore):
         path: str | None,
         section: str | None,
         data: dict[str, Any],
+        sign: Sign | None,
     ) -> Event:
         head = self._key("cache", EVENTS_HEAD)
         raw = self._get(head)
@@ -59,7 +62,7 @@ class EventKeys(EtcdCore):
         if raw is not None:
             head_id, _, head_hash = raw.decode().partition(" ")
             tail = int(head_id), head_hash
-        event = ev.next_event(tail, ts, actor, type, path, section, data)
+        event = ev.next_event(tail, ts, actor, type, path, section, data, sign)
         number = keys.number(event.id)
         self._put(self._key("ev", number), codec.event_json(event))
         self._put(head, f"{event.id} {event.hash}".encode())

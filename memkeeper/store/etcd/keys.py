@@ -25,7 +25,11 @@ order is numeric order; values are compact JSON (``codec``):
 - ``P/ver/<path>\\0<file hash>``: the ``file_rev`` at which the file had those bytes (the
   last ``KEEP_VERSIONS``): how a root tells a version it is behind on from an edit;
 - ``P/pend/<path>\\0<seq>``: a pending write; ``P/gen/pend`` changes on every drop;
-- ``P/seq/<name>``: the last id handed out (``rec``, ``prop``, ``pend``);
+- ``P/msg/<id>``: a message, ``[id, sender, to, kind, about, text, sent_at]``;
+  ``P/to/<recipient>\\0<id>`` (empty): the messages to a recipient (``all`` is one);
+  ``P/dlv/<recipient>\\0<key>``: ``[delivered_at, acked_at]`` of a message (``m:ID``) or a
+  computed notice's key, for that recipient;
+- ``P/seq/<name>``: the last id handed out (``rec``, ``prop``, ``pend``, ``msg``);
 - ``P/lease/claim\\0<id>``: a claim, ``[token, agent, mode, targets, priority, strict,
   granted_at, expires_at, objective]``;
 - ``P/lease/wait\\0<id>``: a queued request and its wait, ``[arrival, agent, mode, targets,
@@ -46,7 +50,11 @@ A change of this layout that an older memkeeper would misread raises ``FORMAT_VE
 
 from __future__ import annotations
 
-FORMAT_VERSION = 1
+# 1: the layout; 2: an event's value may carry its signer and signature (ten fields). A prefix
+# of an older version this one only extends (``UPGRADES``) is marked as this one on first use,
+# so that a memkeeper too old to read it refuses the prefix instead of misreading it.
+FORMAT_VERSION = 2
+UPGRADES = (b"1",)
 EVENTS_HEAD = "events:head"  # as in SQLite's store: the cache key of the chain's head
 CLAIMS, WAITERS = "claim", "wait"  # the two tables under P/lease/
 _N = "{:020d}"

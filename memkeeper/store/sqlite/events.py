@@ -18,6 +18,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from memkeeper.events import Sign
+
 EVENTS_HEAD = "events:head"  # cache key: "ID HASH" of the last event appended
 
 
@@ -30,14 +32,16 @@ class EventRows(SqliteCore):
         path: str | None,
         section: str | None,
         data: dict[str, Any],
+        sign: Sign | None = None,
     ) -> Event:
-        """Chain a new event after the last one. Call inside ``writing()``."""
+        """Chain a new event after the last one, signed with ``sign`` (None: unsigned). Call
+        inside ``writing()``."""
         tail = self._db.execute("SELECT id, hash FROM events ORDER BY id DESC LIMIT 1").fetchone()
-        event = ev.next_event(tail, ts, actor, type, path, section, data)
+        event = ev.next_event(tail, ts, actor, type, path, section, data, sign)
         self._db.execute(
-            "INSERT INTO events (id, ts, actor, type, path, section, data, prev, hash) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (event.id, ts, actor, type, path, section, _DATA.encode(data), event.prev, event.hash),
+            "INSERT INTO events (id, ts, actor, type, path, section, data, prev, hash, signer, "
+            "sig) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (*event[:6], _DATA.encode(data), *event[7:]),
         )
         self._db.execute(  # inside writing(): cache() without its own transaction
             "INSERT OR REPLACE INTO cache (key, value) VALUES (?, ?)",
@@ -128,9 +132,9 @@ class EventRows(SqliteCore):
 
 # An event's data as stored.
 _DATA = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
-_EVENT_COLUMNS = "id, ts, actor, type, path, section, data, prev, hash"
+_EVENT_COLUMNS = "id, ts, actor, type, path, section, data, prev, hash, signer, sig"
 
 
 def _event(row: tuple[Any, ...]) -> Event:
-    id_, ts, actor, type_, path, section, data, prev, hash_ = row
-    return Event(id_, ts, actor, type_, path, section, json.loads(data), prev, hash_)
+    id_, ts, actor, type_, path, section, data, prev, hash_, signer, sig = row
+    return Event(id_, ts, actor, type_, path, section, json.loads(data), prev, hash_, signer, sig)

@@ -10,8 +10,9 @@ if TYPE_CHECKING:
     import sqlite3
 
 # 1: files, sections, events, cache; 2: + claims, waiters, counters, tallies, reconciliations;
-# 3: + bodies, proposals; 4: + events_by_path; 5: + pending.
-SCHEMA_VERSION = 5
+# 3: + bodies, proposals; 4: + events_by_path; 5: + pending; 6: + events.signer, events.sig;
+# 7: + messages, deliveries.
+SCHEMA_VERSION = 7
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -45,7 +46,9 @@ CREATE TABLE IF NOT EXISTS events (
     section TEXT,
     data TEXT NOT NULL,
     prev TEXT NOT NULL,
-    hash TEXT NOT NULL
+    hash TEXT NOT NULL,
+    signer TEXT,                   -- the public key that signed hash (NULL: unsigned)
+    sig TEXT
 );
 CREATE INDEX IF NOT EXISTS events_by_type ON events (type, id);
 CREATE INDEX IF NOT EXISTS events_by_path ON events (path, section, id);
@@ -137,6 +140,23 @@ CREATE TABLE IF NOT EXISTS pending (  -- file replaces committed before they hap
     at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS pending_by_path ON pending (path, seq);
+CREATE TABLE IF NOT EXISTS messages (  -- to an identity, or to all
+    id INTEGER PRIMARY KEY,
+    sender TEXT NOT NULL,
+    recipient TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    about TEXT,
+    text TEXT NOT NULL,
+    sent_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS messages_by_recipient ON messages (recipient, id);
+CREATE TABLE IF NOT EXISTS deliveries (  -- what each recipient was told (m:ID, a notice's key)
+    recipient TEXT NOT NULL,
+    key TEXT NOT NULL,
+    delivered_at TEXT,
+    acked_at TEXT,
+    PRIMARY KEY (recipient, key)
+) WITHOUT ROWID;
 """
 
 
@@ -148,6 +168,10 @@ def create_or_upgrade(db: sqlite3.Connection) -> None:
         for statement in SCHEMA.split(";"):
             if statement.strip():
                 db.execute(statement)
+        columns = {row[1] for row in db.execute("PRAGMA table_info(events)")}
+        for column in ("signer", "sig"):  # an events table made before events were signed
+            if column not in columns:
+                db.execute(f"ALTER TABLE events ADD COLUMN {column} TEXT")
         if version < 3:  # the bodies indexed so far are the bases merges can use
             db.execute(
                 "INSERT OR IGNORE INTO bodies (path, key, rev, body) "

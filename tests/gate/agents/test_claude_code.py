@@ -86,7 +86,7 @@ def test_a_payload_with_a_key_only_another_agent_sends_is_not_claude_codes(key: 
     assert not claude_code.sniff(payload("Write", WRITE, **{key: "x"}))
 
 
-@pytest.mark.parametrize("event", ["UserPromptSubmit", "BeforeTool", "preToolUse", None, 3])
+@pytest.mark.parametrize("event", ["BeforeTool", "preToolUse", None, 3])
 def test_other_events_are_not_claude_codes_tool_calls(event: object) -> None:
     body = payload("Write", WRITE)
     body["hook_event_name"] = event
@@ -119,10 +119,37 @@ def test_a_tool_event_is_one_call_in_its_phase(event: str, phase: str) -> None:
     )
 
 
-@pytest.mark.parametrize("event", ["SessionStart", "Stop", "UserPromptSubmit"])
+@pytest.mark.parametrize("event", ["Stop", "Notification"])
 def test_another_event_is_no_call_in_the_other_phase(event: str) -> None:
     got = claude_code.parse({"hook_event_name": event, "session_id": SESSION}, None, "/proc")
     assert (got.phase, got.calls) == ("other", ())
+
+
+@pytest.mark.parametrize(
+    ("event", "phase"), [("SessionStart", "start"), ("UserPromptSubmit", "prompt")]
+)
+def test_a_session_start_or_a_prompt_is_the_channels_phase(event: str, phase: str) -> None:
+    body = {"hook_event_name": event, "session_id": SESSION, "cwd": "/repo", "source": "startup"}
+    assert claude_code.sniff(body)
+    got = claude_code.parse(body, None, "/proc")
+    assert (got.phase, got.calls, got.session, got.cwd) == (phase, (), SESSION, "/repo")
+    assert claude_code.parse({"hook_event_name": event}, None, "/proc").cwd == "/proc"
+
+
+@pytest.mark.parametrize(
+    ("phase", "event"),
+    [("start", "SessionStart"), ("prompt", "UserPromptSubmit"), ("post", "PostToolUse")],
+)
+def test_what_the_channel_says_is_context_for_the_model_never_a_permission(
+    phase: str, event: str
+) -> None:
+    said = "memkeeper — for you: …"
+    assert claude_code.ADAPTER.tell is not None
+    answer = claude_code.ADAPTER.tell(phase, said)  # type: ignore[arg-type]
+    assert answer.code == 0
+    assert json.loads(answer.stdout) == {
+        "hookSpecificOutput": {"hookEventName": event, "additionalContext": said}
+    }
 
 
 def test_the_event_named_on_argv_does_not_override_the_payloads() -> None:

@@ -98,7 +98,7 @@ def test_the_phase_the_session_and_a_sub_agent() -> None:
     assert (pre.phase, pre.session) == ("pre", SESSION)
     assert (post.phase, post.session) == ("post", f"{SESSION}/a7")
     assert post.calls == (call("Bash", "PostToolUse", command="ls"),)
-    other = codex.parse({**payload("Bash", {}), "hook_event_name": "SessionStart"}, None, "/")
+    other = codex.parse({**payload("Bash", {}), "hook_event_name": "Stop"}, None, "/")
     assert other == codex.parse({}, None, "/") == codex.parse({}, "Stop", "/")
     assert other.phase == "other"
 
@@ -406,3 +406,28 @@ def test_whatever_the_payload_the_hook_exits_0_with_nothing_codex_cannot_read(
     body = payload(tool, tool_input, event, cwd=str(tmp_path))  # in no memory root
     code, stdout, _ = run_hook(json.dumps(body).encode())
     assert (code, stdout) == (0, "")
+
+
+@pytest.mark.parametrize(
+    ("event", "phase"), [("SessionStart", "start"), ("UserPromptSubmit", "prompt")]
+)
+def test_codexs_session_start_and_prompt_are_the_channels_phases(event: str, phase: str) -> None:
+    # codex-rs/hooks/src/schema.rs SessionStartCommandInput: session_id, transcript_path, cwd,
+    # hook_event_name, model, permission_mode, source (UserPromptSubmit: turn_id and prompt)
+    body = {
+        "session_id": SESSION,
+        "transcript_path": None,
+        "cwd": "/home/dev/repo",
+        "hook_event_name": event,
+        "model": "gpt-5.5",
+        "permission_mode": "default",
+        "source": "startup",
+    }
+    assert codex.sniff(body)
+    got = codex.parse(body, None, "/proc")
+    assert (got.phase, got.calls, got.session, got.cwd) == (phase, (), SESSION, "/home/dev/repo")
+    assert codex.ADAPTER.tell is not None
+    said = json.loads(codex.ADAPTER.tell(phase, "memkeeper — for you").stdout)  # type: ignore[arg-type]
+    assert said == {
+        "hookSpecificOutput": {"hookEventName": event, "additionalContext": "memkeeper — for you"}
+    }

@@ -404,3 +404,11 @@ def test_whatever_the_payload_the_hook_exits_0_with_a_json_object(
     code, stdout, _ = run_hook(json.dumps(payload).encode(), event)
     assert code == 0
     assert isinstance(json.loads(stdout), dict)
+
+
+def test_the_channel_reaches_copilot_after_a_tool_call_only() -> None:
+    assert copilot.ADAPTER.tell is not None
+    assert json.loads(copilot.ADAPTER.tell("post", "for you").stdout) == {
+        "additionalContext": "for you"
+    }
+    assert json.loads(copilot.ADAPTER.tell("pre", "x").stdout) == {}

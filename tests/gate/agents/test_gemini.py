@@ -61,7 +61,8 @@ def test_gemini_payloads_are_told_by_their_event_names() -> None:
     assert gemini.sniff(payload("write_file", {}))
     assert gemini.sniff(payload("write_file", {}, "AfterTool"))
     assert not gemini.sniff({**payload("write_file", {}), "hook_event_name": "PreToolUse"})
-    assert not gemini.sniff({**payload("write_file", {}), "hook_event_name": "BeforeAgent"})
+    assert not gemini.sniff({**payload("write_file", {}), "hook_event_name": "AfterAgent"})
+    assert gemini.sniff({**payload("write_file", {}), "hook_event_name": "BeforeAgent"})
     assert agents.detect(payload("replace", {}), agents.adapter("claude-code")).name == "gemini"
 
 
@@ -71,7 +72,7 @@ def test_the_phase_and_the_session() -> None:
     assert (got.phase, got.session) == ("post", SESSION)
     assert got.calls == (call("Bash", "PostToolUse", command="ls"),)
     assert gemini.parse(payload("run_shell_command", {"command": "ls"}), None, "/").phase == "pre"
-    for other in ({**body, "hook_event_name": "SessionStart"}, {}):
+    for other in ({**body, "hook_event_name": "SessionEnd"}, {}):
         assert gemini.parse(other, None, "/").phase == "other"
     named = {k: v for k, v in body.items() if k != "hook_event_name"}
     assert gemini.parse(named, "BeforeTool", "/").phase == "pre"  # an event on argv stands in
@@ -269,3 +270,26 @@ def test_whatever_the_payload_the_hook_exits_0_with_an_empty_object(
     body = {**payload(tool, tool_input, event), "cwd": str(tmp_path)}  # in no memory root
     code, stdout, _ = run_hook(json.dumps(body).encode())
     assert (code, stdout) == (0, "{}\n")
+
+
+@pytest.mark.parametrize(("event", "phase"), [("SessionStart", "start"), ("BeforeAgent", "prompt")])
+def test_geminis_session_start_and_prompt_are_the_channels_phases(event: str, phase: str) -> None:
+    # packages/core/src/hooks/types.ts: HookInput (session_id, transcript_path, cwd,
+    # hook_event_name, timestamp) with SessionStartInput.source / BeforeAgentInput.prompt
+    body = {
+        "session_id": "51124319-e155-440c-b950-09aeb2ea488f",
+        "transcript_path": "",
+        "cwd": "/home/dev/repo",
+        "hook_event_name": event,
+        "timestamp": "2026-10-05T10:00:03.789Z",
+        "source": "startup",
+        "prompt": "go on",
+    }
+    assert gemini.sniff(body)
+    got = gemini.parse(body, None, "/proc")
+    assert (got.phase, got.calls, got.cwd) == (phase, (), "/home/dev/repo")
+    assert gemini.ADAPTER.tell is not None
+    said = json.loads(gemini.ADAPTER.tell(phase, "for you").stdout)  # type: ignore[arg-type]
+    assert said == {"hookSpecificOutput": {"hookEventName": event, "additionalContext": "for you"}}
+    post = json.loads(gemini.ADAPTER.tell("post", "later").stdout)
+    assert post["hookSpecificOutput"]["hookEventName"] == "AfterTool"

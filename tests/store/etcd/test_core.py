@@ -210,7 +210,7 @@ def test_a_change_of_more_bytes_than_one_request_takes_is_refused_whole(
     assert caught.value.fields["reason"] == "store_too_large"
     assert "nothing was written" in caught.value.message
     assert [path for path, _ in sent(store)] == ["/v3/kv/range"]  # its rows' read: no commit
-    assert stored(store) == {b"format": b"1"}  # nothing but what its first request put
+    assert stored(store) == {b"format": b"2"}  # nothing but what its first request put
 
 
 # -- an endpoint nobody answers on ----------------------------------------------------------
@@ -282,8 +282,8 @@ def test_a_fresh_prefix_gets_the_format_version_with_the_first_request(
     try:
         fresh.gateway.delete(prefix, etcdgw.prefix_end(prefix))
         assert fresh.file_state("a.md") is None  # a read: the key is written all the same
-        assert fresh.gateway.range(prefix + b"format")[1][0].value == b"1"
-        assert str(keys.FORMAT_VERSION).encode() == b"1"
+        assert fresh.gateway.range(prefix + b"format")[1][0].value == b"2"
+        assert str(keys.FORMAT_VERSION).encode() == b"2"
     finally:
         fresh.close()
 
@@ -313,14 +313,29 @@ def test_a_prefix_an_older_memkeeper_wrote_is_adopted_and_nothing_else_changes(
     older = EtcdStore(Gateway(cluster.endpoints), prefix)
     try:
         assert older.file_state("a.md") == STATE
-        assert stored(store) == {**before, b"format": b"1"}
+        assert stored(store) == {**before, b"format": b"2"}
         assert [e.id for e in older.events()] == [1]
     finally:
         older.close()
 
 
 @etcd_only
-@pytest.mark.parametrize("version", [b"2", b"seven"])
+def test_a_prefix_of_the_format_before_signatures_is_marked_as_this_one(
+    cluster: Cluster, store: EtcdStore, prefix: bytes
+) -> None:
+    store.append_event(TS[0], "a", "file.indexed", "a.md", None, {})
+    store.gateway.put(prefix + b"format", b"1")  # as format 1 left it: eight-field events
+    before = stored(store)
+    newer = EtcdStore(Gateway(cluster.endpoints), prefix)
+    try:
+        assert [e.id for e in newer.events()] == [1]  # read as they are
+        assert stored(store) == {**before, b"format": b"2"}  # an older client now refuses it
+    finally:
+        newer.close()
+
+
+@etcd_only
+@pytest.mark.parametrize("version", [b"3", b"seven"])
 def test_a_prefix_of_another_format_is_refused_saying_what_to_do(
     cluster: Cluster, store: EtcdStore, prefix: bytes, version: bytes
 ) -> None:
@@ -337,7 +352,7 @@ def test_a_prefix_of_another_format_is_refused_saying_what_to_do(
             where = f"etcd://{cluster.spec}{prefix.decode().rstrip('/')}"
             assert caught.value.message == (
                 f"the shared store {where} has format version {version.decode()}, this memkeeper "
-                "knows 1 — upgrade memkeeper, or name another prefix (MEMKEEPER_STORE, or the "
+                "knows 2 — upgrade memkeeper, or name another prefix (MEMKEEPER_STORE, or the "
                 "policy's store:)"
             )
         with pytest.raises(EnvironmentFailure, match="format version"):
@@ -375,7 +390,7 @@ def test_two_first_users_of_a_prefix_agree_on_its_format(cluster: Cluster, prefi
     try:
         two.check_format()  # read no key; one put it meanwhile: its put-if-absent lost
         _, found = gateway.range(prefix + b"format")
-        assert [(kv.value, kv.version) for kv in found] == [(b"1", 1)]  # written once
+        assert [(kv.value, kv.version) for kv in found] == [(b"2", 1)]  # written once
         two.put_file("a.md", STATE)
         assert one.file_state("a.md") == STATE
     finally:

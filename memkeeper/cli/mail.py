@@ -1,0 +1,97 @@
+"""The CLI verbs of messages (docs/reference.md §4.28): ``send``, ``inbox``, ``ack`` and
+``request-release``, with their renderings for people."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memkeeper.cli.inputs import read_input, whole_number
+from memkeeper.errors import Invalid
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+    from typing import Any
+
+    from memkeeper.api import Memory
+
+    Verb = Callable[[str, str], argparse.ArgumentParser]
+
+
+def add_verbs(verb: Verb) -> None:
+    send = verb("send", "send a message to an agent's identity (or all): its channel delivers it")
+    send.add_argument("--to", required=True, metavar="ID", help="an identity, or all")
+    send.add_argument("--about", metavar="WHAT", help="what it concerns: a claim id, FILE#KEY")
+    given = send.add_mutually_exclusive_group(required=True)
+    given.add_argument("--text", metavar="T", help="the message")
+    given.add_argument("--file", metavar="F", help="the message from a file ('-': stdin)")
+    inbox = verb("inbox", "the messages for you not yet acknowledged, oldest first")
+    inbox.add_argument("--all", action="store_true", help="acknowledged ones too")
+    ack = verb("ack", "acknowledge a message: it leaves your inbox")
+    ack.add_argument("id", type=whole_number, metavar="ID")
+    ask = verb("request-release", "ask the holder of a live claim to release it")
+    ask.add_argument("id", metavar="CLAIM_ID")
+    ask.add_argument("--text", default="", metavar="T", help="why (default: what you wait for)")
+
+
+def cmd_send(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
+    from memkeeper.ops import mail
+
+    if args.file is not None:
+        raw = read_input(args.file)
+        try:
+            text = raw.decode()
+        except UnicodeDecodeError:
+            raise Invalid(f"{args.file}: not UTF-8 text — send text", path=args.file) from None
+    else:
+        text = args.text
+    sent = mail.send(memory.workspace, args.to, text, about=args.about)
+    return {"message": sent.to_json()}
+
+
+def cmd_inbox(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
+    from memkeeper.ops import mail
+
+    found = mail.inbox(memory.workspace, acked=args.all)
+    return {"identity": memory.agent, "messages": [m.to_json() for m in found]}
+
+
+def cmd_ack(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
+    from memkeeper.ops import mail
+
+    return {"message": mail.ack(memory.workspace, args.id).to_json()}
+
+
+def cmd_request_release(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
+    from memkeeper.ops import mail
+
+    return {"message": mail.request_release(memory.workspace, args.id, args.text).to_json()}
+
+
+def _line(m: dict[str, Any]) -> str:
+    about = f" about {m['about']}" if m["about"] else ""
+    state = " (acked)" if m["acked_at"] else "" if m["delivered_at"] else " (new)"
+    return f"[{m['id']}] {m['sent_at']} {m['kind']} from {m['sender']}{about}{state}"
+
+
+def render(verb: str, p: dict[str, Any]) -> str:
+    if verb == "inbox":
+        if not p["messages"]:
+            return f"no messages for {p['identity']}\n"
+        lines = []
+        for m in p["messages"]:
+            lines += [_line(m), *(f"    {t}" for t in m["text"].splitlines())]
+        return "\n".join(lines) + "\n"
+    m = p["message"]
+    if verb == "ack":
+        return f"acknowledged message {m['id']} from {m['sender']}\n"
+    what = "asked " if verb == "request-release" else "sent "
+    return f"{what}{m['to']} (message {m['id']}{', about ' + m['about'] if m['about'] else ''})\n"
+
+
+COMMANDS: dict[str, Callable[[Memory, argparse.Namespace], dict[str, Any]]] = {
+    "send": cmd_send,
+    "inbox": cmd_inbox,
+    "ack": cmd_ack,
+    "request-release": cmd_request_release,
+}

@@ -1,0 +1,1 @@
+"""Messages to agents and what the channel back to an agent says (pure)."""

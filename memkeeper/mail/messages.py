@@ -1,0 +1,110 @@
+"""Messages to agents: who may be written to, what a message may hold, and how the notices a
+hook or an MCP result carries read to the model (docs/reference.md §4.28). Pure.
+
+A notice is said once: a message is marked delivered to its recipient when a hook or
+``memory_inbox`` gives it to the recipient's agent; a computed notice (a claim about to
+expire) is remembered by its key, so the same expiry is never announced twice.
+"""
+
+from __future__ import annotations
+
+from memkeeper import limits
+from memkeeper.errors import Invalid
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from memkeeper.claims.decisions import Claim
+    from memkeeper.coordination import Message
+
+ALL = "all"  # the recipient that is every identity (but the sender)
+KINDS = ("message", "release-request", "handoff", "overlap", "changed", "expiring")
+MAX_TEXT_CHARS = 16 * 1024
+MAX_RECIPIENT_CHARS = 256
+MAX_SHOWN = 20  # messages one notice carries; the rest wait for the next
+# A claim is "about to expire" when less than this share of its TTL (and at most this many
+# seconds) is left: told once, so its holder renews or releases it in time.
+EXPIRING_SHARE = 0.25
+EXPIRING_MAX_S = 300.0
+
+
+def recipient(to: str) -> str:
+    """``to`` if it names someone a message can reach: an identity or ``all``."""
+    to = limits.text(to.strip(), "the recipient (--to)", limit=MAX_RECIPIENT_CHARS)
+    if not to or not to.isprintable() or any(c.isspace() for c in to):
+        raise Invalid(
+            f"the recipient {to!r} is not an identity: name one as memkeeper claims shows it "
+            "(e.g. claude-code:SESSION, human), or all"
+        )
+    return to
+
+
+def text(body: str) -> str:
+    """``body`` if it is a message's text: not empty, at most ``MAX_TEXT_CHARS``."""
+    body = limits.text(body, "the message", limit=MAX_TEXT_CHARS)
+    if not body.strip():
+        raise Invalid("the message is empty — give its text (--text T, or --file F)")
+    return body
+
+
+def kind(name: str) -> str:
+    if name not in KINDS:
+        raise Invalid(f"unknown message kind {name!r}: one of {', '.join(KINDS)}")
+    return name
+
+
+def addressed_to(message: Message, identity: str) -> bool:
+    """Whether ``identity`` receives ``message``: named, or ``all`` and not its sender."""
+    if message.to == ALL:
+        return message.sender != identity
+    return message.to == identity
+
+
+def expiring(claims: Iterable[Claim], now: float) -> list[tuple[str, str]]:
+    """``(key, notice)`` for each of ``claims`` about to expire: less than a quarter of the
+    time it was granted for (and at most five minutes) left."""
+    out = []
+    for claim in claims:
+        left = claim.expires_at - now
+        window = min(EXPIRING_MAX_S, (claim.expires_at - claim.granted_at) * EXPIRING_SHARE)
+        if 0 < left <= window:
+            key = f"expiring:{claim.id}:{claim.expires_at:.3f}"
+            targets = ", ".join(claim.targets)
+            out.append(
+                (
+                    key,
+                    f"your claim {claim.id} on {targets} expires in {left:.0f} s: renew it "
+                    f"(memkeeper renew {claim.id}) or release it (memkeeper release {claim.id})",
+                )
+            )
+    return out
+
+
+def line(message: Message) -> str:
+    """One message as a notice's line: who, what it is about, its text, how to answer."""
+    about = f" about {message.about}" if message.about else ""
+    head = {
+        "release-request": f"{message.sender} asks you to release your claim{about}",
+        "handoff": f"{message.sender} hands you{about or ' work'}",
+    }.get(message.kind, f"{message.kind} from {message.sender}{about}")
+    return f"- [{message.id}] {head}: {message.text.strip()}"
+
+
+def notice(messages: Sequence[Message], computed: Sequence[str]) -> str:
+    """What a hook adds to the agent's context: new messages and computed notices, or "" when
+    there is nothing to say."""
+    if not messages and not computed:
+        return ""
+    lines = ["memkeeper — for you:"]
+    lines += [line(m) for m in messages[:MAX_SHOWN]]
+    lines += [f"- {text}" for text in computed]
+    if len(messages) > MAX_SHOWN:
+        lines.append(f"- … and {len(messages) - MAX_SHOWN} more: memkeeper inbox")
+    if any(m.kind == "release-request" for m in messages):
+        lines.append(
+            "Answer a release request by releasing the claim (memkeeper release ID), or tell "
+            "the requester why not and when: memkeeper send --to THEM --about ID --text '…'."
+        )
+    lines.append("These were delivered once; memkeeper inbox lists them until you ack them.")
+    return "\n".join(lines)

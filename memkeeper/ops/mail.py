@@ -1,0 +1,123 @@
+"""Messages to agents and their delivery (docs/reference.md §4.28): ``send`` posts one (event
+``message.sent``), ``inbox`` lists what is waiting for this identity, ``ack`` acknowledges one
+(``message.acked``), ``request_release`` asks a claim's holder to release it; ``start`` is what
+an agent is told when its session starts, and ``deliver`` the channel's step — what a hook or
+an MCP result tells the agent now: messages not yet delivered and claims of its own about to
+expire, each marked delivered in the same transaction, so two hooks at once never tell one
+thing twice (``message.delivered``).
+"""
+
+from __future__ import annotations
+
+from memkeeper import limits
+from memkeeper.errors import Invalid
+from memkeeper.events import iso_utc
+from memkeeper.mail import messages
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memkeeper.coordination import Message
+    from memkeeper.ops.workspace import Workspace
+
+
+def send(
+    ws: Workspace, to: str, text: str, *, kind: str = "message", about: str | None = None
+) -> Message:
+    """Post a message from this identity to ``to`` (an identity, or ``all``)."""
+    to, text, kind = messages.recipient(to), messages.text(text), messages.kind(kind)
+    if about is not None:
+        about = limits.text(about.strip(), "--about", limit=limits.MAX_TARGET_CHARS) or None
+
+    def once() -> Message:
+        with ws.store.writing():
+            posted = ws.store.post_message(ws.agent, to, kind, about, text, iso_utc(ws.now()))
+            data = {"message": posted.id, "to": to, "kind": kind, "about": about}
+            ws.record("message.sent", None, None, data)
+        return posted
+
+    sent: Message = ws.again(once)
+    return sent
+
+
+def inbox(ws: Workspace, *, acked: bool = False) -> list[Message]:
+    """What is waiting for this identity, oldest first (acknowledged ones too with ``acked``)."""
+    if not ws.has_store:
+        return []
+    return ws.store.messages_for(ws.agent, acked=acked)
+
+
+def ack(ws: Workspace, message_id: int) -> Message:
+    """Acknowledge a message sent to this identity: it leaves the inbox."""
+    found = ws.store.message(message_id) if ws.has_store else None
+    if found is None or not messages.addressed_to(found, ws.agent):
+        raise Invalid(
+            f"there is no message {message_id} for {ws.agent} — list yours with: memkeeper inbox"
+        )
+
+    def once() -> bool:
+        with ws.store.writing():
+            fresh = ws.store.ack_message(ws.agent, message_id, iso_utc(ws.now()))
+            if fresh:
+                ws.record("message.acked", None, None, {"message": message_id})
+        return fresh
+
+    ws.again(once)
+    return next(m for m in ws.store.messages_for(ws.agent, acked=True) if m.id == message_id)
+
+
+def request_release(ws: Workspace, claim_id: str, text: str = "") -> Message:
+    """Ask the holder of a live claim to release it: a ``release-request`` message to it."""
+    now = ws.now()
+    held = next((c for c in ws.store.claim_rows() if c.id == claim_id), None)
+    if held is None or not held.is_live(now):
+        raise Invalid(f"there is no live claim {claim_id} — list them with: memkeeper claims")
+    if held.agent == ws.agent:
+        raise Invalid(
+            f"claim {claim_id} is your own — release it with: memkeeper release {claim_id}"
+        )
+    reason = text.strip() or f"{ws.agent} is waiting for {', '.join(held.targets)}"
+    return send(ws, held.agent, reason, kind="release-request", about=claim_id)
+
+
+def deliver(ws: Workspace, via: str) -> tuple[list[Message], list[str]]:
+    """What to tell this identity's agent now, each thing once: ``(messages, notices)``."""
+    if not ws.has_store:
+        return [], []
+    me, now = ws.agent, ws.now()
+    waiting = [m for m in ws.store.messages_for(me) if m.delivered_at is None]
+    mine = [c for c in ws.store.claim_rows() if c.agent == me and c.is_live(now)]
+    computed = messages.expiring(mine, now)
+    marks = [f"m:{m.id}" for m in waiting] + [key for key, _ in computed]
+    if not marks:  # the common case: no write, no lock
+        return [], []
+
+    def once() -> tuple[list[Message], list[str]]:
+        with ws.store.writing():
+            fresh = set(ws.store.mark_delivered(me, marks, iso_utc(now)))
+            told = [m for m in waiting if f"m:{m.id}" in fresh]
+            if told:
+                data = {"messages": [m.id for m in told], "via": via}
+                ws.record("message.delivered", None, None, data)
+        return told, [text for key, text in computed if key in fresh]
+
+    result: tuple[list[Message], list[str]] = ws.again(once)
+    return result
+
+
+def start(ws: Workspace, program: str, mcp: bool, via: str) -> str:
+    """The session-start context for this identity's agent (``mail.briefing``), delivering
+    what is waiting for it; ``program``: how its shell runs memkeeper; ``mcp``: whether it has
+    memkeeper's MCP server."""
+    from memkeeper.fs.walk import managed_files
+    from memkeeper.mail.briefing import briefing
+    from memkeeper.policy.loader import parse_policy, policy_bytes
+
+    files: dict[str, list[str]] = {}
+    for rel, rule in managed_files(parse_policy(policy_bytes(ws.top)), ws.top):
+        files.setdefault(rule.file_class, []).append(rel)
+    now = ws.now()
+    others = []
+    if ws.has_store:
+        others = [c for c in ws.store.claim_rows() if c.agent != ws.agent and c.is_live(now)]
+    told, notices = deliver(ws, via)
+    return briefing(ws.agent, program, mcp, files, others, now, told, notices)

@@ -1,0 +1,90 @@
+"""Messages in the etcd store (``keys``: ``P/msg/<id>``, ids from ``P/seq/msg``; the index
+``P/to/<recipient>\\0<id>``, ``all`` being a recipient; what each recipient was told and
+acknowledged, ``P/dlv/<recipient>\\0<key>``). A mixin of ``EtcdStore``."""
+
+from __future__ import annotations
+
+import json
+
+from memkeeper.coordination import Message
+from memkeeper.store.etcd import codec, keys
+from memkeeper.store.etcd.core import EtcdCore
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+
+class MailKeys(EtcdCore):
+    def post_message(
+        self, sender: str, to: str, kind: str, about: str | None, text: str, at: str
+    ) -> Message:
+        result: Message = self._alone(self._post_message, sender, to, kind, about, text, at)
+        return result
+
+    def _post_message(
+        self, sender: str, to: str, kind: str, about: str | None, text: str, at: str
+    ) -> Message:
+        message_id = self._next_id("msg")
+        message = Message(message_id, sender, to, kind, about, text, at)
+        self._put(self._key("msg", keys.number(message_id)), codec.encode(list(message)[:7]))
+        self._put(self._key("to", to, keys.number(message_id)), b"")
+        return message
+
+    def message(self, message_id: int) -> Message | None:
+        raw = self._get(self._key("msg", keys.number(message_id)))
+        return None if raw is None else Message(*json.loads(raw))
+
+    def messages_for(self, recipient: str, *, acked: bool = False) -> list[Message]:
+        """The messages ``recipient`` receives (named, or ``all`` from someone else), oldest
+        first, with its delivery and acknowledgement; the acknowledged ones only with
+        ``acked``."""
+        ids = sorted(
+            keys.number_of(key)
+            for to in dict.fromkeys((recipient, "all"))
+            for key, _ in self._scan_prefix(self._key("to", to, ""))
+        )
+        told = {
+            key.rsplit(b"\0", 1)[1].decode(): json.loads(value)
+            for key, value in self._scan_prefix(self._key("dlv", recipient, ""))
+        }
+        out = []
+        for message_id in ids:
+            message = self.message(message_id)
+            if message is None or (message.to == "all" and message.sender == recipient):
+                continue
+            delivered_at, acked_at = told.get(f"m:{message_id}", (None, None))
+            if acked_at is None or acked:
+                out.append(message._replace(delivered_at=delivered_at, acked_at=acked_at))
+        return out
+
+    def mark_delivered(self, recipient: str, marks: Sequence[str], at: str) -> list[str]:
+        """Mark ``marks`` delivered to ``recipient``: those that were not yet, in order."""
+        result: list[str] = self._alone(self._mark_delivered, recipient, marks, at)
+        return result
+
+    def _mark_delivered(self, recipient: str, marks: Sequence[str], at: str) -> list[str]:
+        fresh = []
+        for key in marks:
+            where = self._key("dlv", recipient, key)
+            raw = self._get(where)
+            acked_at = None if raw is None else json.loads(raw)[1]
+            if raw is None or json.loads(raw)[0] is None:
+                self._put(where, codec.encode([at, acked_at]))
+                fresh.append(key)
+        return fresh
+
+    def ack_message(self, recipient: str, message_id: int, at: str) -> bool:
+        """Acknowledge a message for ``recipient`` (delivered too, if it was not): False when
+        it already was."""
+        result: bool = self._alone(self._ack_message, recipient, message_id, at)
+        return result
+
+    def _ack_message(self, recipient: str, message_id: int, at: str) -> bool:
+        where = self._key("dlv", recipient, f"m:{message_id}")
+        raw = self._get(where)
+        delivered_at, acked_at = (None, None) if raw is None else json.loads(raw)
+        if acked_at is not None:
+            return False
+        self._put(where, codec.encode([delivered_at or at, at]))
+        return True

@@ -1,0 +1,72 @@
+"""The messages of the SQLite store, and what each recipient was told (``deliveries``: a
+message's ``m:ID``, or a computed notice's key) and acknowledged.
+
+A mixin of ``Store`` (it shares the one connection and its transactions). Call the writing
+methods inside ``Store.writing()``.
+"""
+
+from __future__ import annotations
+
+from memkeeper.coordination import Message
+from memkeeper.store.sqlite.core import SqliteCore
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+_COLUMNS = "m.id, m.sender, m.recipient, m.kind, m.about, m.text, m.sent_at"
+
+
+class MailRows(SqliteCore):
+    def post_message(
+        self, sender: str, to: str, kind: str, about: str | None, text: str, at: str
+    ) -> Message:
+        cursor = self._db.execute(
+            "INSERT INTO messages (sender, recipient, kind, about, text, sent_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (sender, to, kind, about, text, at),
+        )
+        assert cursor.lastrowid is not None
+        return Message(cursor.lastrowid, sender, to, kind, about, text, at)
+
+    def message(self, message_id: int) -> Message | None:
+        sql = f"SELECT {_COLUMNS} FROM messages m WHERE m.id = ?"
+        row = self._db.execute(sql, (message_id,)).fetchone()
+        return None if row is None else Message(*row)
+
+    def messages_for(self, recipient: str, *, acked: bool = False) -> list[Message]:
+        """The messages ``recipient`` receives (named, or ``all`` from someone else), oldest
+        first, with its delivery and acknowledgement; the acknowledged ones only with
+        ``acked``."""
+        sql = (
+            f"SELECT {_COLUMNS}, d.delivered_at, d.acked_at FROM messages m "
+            "LEFT JOIN deliveries d ON d.recipient = ?1 AND d.key = 'm:' || m.id "
+            "WHERE (m.recipient = ?1 OR (m.recipient = 'all' AND m.sender != ?1))"
+            f"{'' if acked else ' AND d.acked_at IS NULL'} ORDER BY m.id"
+        )
+        return [Message(*row) for row in self._db.execute(sql, (recipient,)).fetchall()]
+
+    def mark_delivered(self, recipient: str, marks: Sequence[str], at: str) -> list[str]:
+        """Mark ``marks`` delivered to ``recipient``: those that were not yet, in order."""
+        fresh = []
+        for key in marks:
+            cursor = self._db.execute(
+                "INSERT INTO deliveries (recipient, key, delivered_at) VALUES (?, ?, ?) "
+                "ON CONFLICT (recipient, key) DO UPDATE SET delivered_at = excluded.delivered_at "
+                "WHERE delivered_at IS NULL",
+                (recipient, key, at),
+            )
+            if cursor.rowcount:
+                fresh.append(key)
+        return fresh
+
+    def ack_message(self, recipient: str, message_id: int, at: str) -> bool:
+        """Acknowledge a message for ``recipient`` (delivered too, if it was not): False when
+        it already was."""
+        cursor = self._db.execute(
+            "INSERT INTO deliveries (recipient, key, delivered_at, acked_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (recipient, key) DO UPDATE SET acked_at = excluded.acked_at, "
+            "delivered_at = coalesce(delivered_at, excluded.delivered_at) WHERE acked_at IS NULL",
+            (recipient, f"m:{message_id}", at, at),
+        )
+        return bool(cursor.rowcount)

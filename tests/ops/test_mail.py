@@ -1,0 +1,134 @@
+"""Messages as operations on a workspace: sent and recorded, listed for their recipient,
+acknowledged once, a release request to a claim's holder, and delivery — each thing once,
+even when two hooks deliver at the same moment."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+import pytest
+
+from memkeeper.errors import Invalid
+from memkeeper.ops import mail
+
+if TYPE_CHECKING:
+    from memkeeper.clock import FakeClock
+    from tests.ops.conftest import Agents
+
+ME, THEM = "claude-code:s1", "codex:t2"
+
+
+def test_a_message_is_sent_recorded_listed_and_acknowledged(agents: Agents) -> None:
+    human, me = agents("human"), agents(ME)
+    sent = mail.send(human.workspace, ME, "the build moved", about="CLAUDE.md#build")
+    assert (sent.sender, sent.to, sent.about) == ("human", ME, "CLAUDE.md#build")
+    assert sent.kind == "message"
+    assert [m.id for m in mail.inbox(me.workspace)] == [sent.id]
+    assert mail.inbox(agents(THEM).workspace) == []
+    done = mail.ack(me.workspace, sent.id)
+    assert done.acked_at is not None
+    assert mail.inbox(me.workspace) == []
+    kinds = [(e.type, e.actor) for e in human.events() if e.type.startswith("message.")]
+    assert kinds == [("message.sent", "human"), ("message.acked", ME)]
+
+
+def test_only_its_recipient_acknowledges_a_message(agents: Agents) -> None:
+    sent = mail.send(agents("human").workspace, ME, "for you")
+    with pytest.raises(Invalid, match=f"there is no message {sent.id} for {THEM}"):
+        mail.ack(agents(THEM).workspace, sent.id)
+    with pytest.raises(Invalid, match="there is no message 99"):
+        mail.ack(agents(ME).workspace, 99)
+
+
+def test_bad_input_changes_nothing(agents: Agents) -> None:
+    human = agents("human")
+    before = len(human.events())
+    for to, text in (("two words", "x"), (ME, " "), (ME, "\x00")):
+        with pytest.raises(Invalid):
+            mail.send(human.workspace, to, text)
+    with pytest.raises(Invalid, match="unknown message kind"):
+        mail.send(human.workspace, ME, "x", kind="gossip")
+    assert len(human.events()) == before
+
+
+def test_a_release_request_reaches_the_claims_holder(agents: Agents) -> None:
+    me, them = agents(ME), agents(THEM)
+    held = me.claim(["CLAUDE.md#build"], ttl=120)
+    asked = mail.request_release(them.workspace, held.id)
+    assert (asked.to, asked.kind, asked.about) == (ME, "release-request", held.id)
+    assert asked.text == f"{THEM} is waiting for {', '.join(held.targets)}"
+    with pytest.raises(Invalid, match="is your own"):
+        mail.request_release(me.workspace, held.id)
+    with pytest.raises(Invalid, match="there is no live claim nope"):
+        mail.request_release(them.workspace, "nope")
+
+
+def test_delivery_tells_each_message_once(agents: Agents) -> None:
+    human, me = agents("human"), agents(ME)
+    mail.send(human.workspace, ME, "one")
+    mail.send(human.workspace, "all", "to all")
+    told, notices = mail.deliver(me.workspace, "hook:claude-code")
+    assert ([m.text for m in told], notices) == (["one", "to all"], [])
+    assert mail.deliver(me.workspace, "hook:claude-code") == ([], [])
+    assert [m.text for m in mail.inbox(me.workspace)] == ["one", "to all"]  # until acked
+    delivered = [e for e in me.events() if e.type == "message.delivered"]
+    assert [(e.actor, e.data) for e in delivered] == [
+        (ME, {"messages": [1, 2], "via": "hook:claude-code"})
+    ]
+
+
+def test_a_claim_about_to_expire_is_told_once_per_expiry(agents: Agents, clock: FakeClock) -> None:
+    me = agents(ME)
+    held = me.claim(["memory/decisions.md"], ttl=100)
+    assert mail.deliver(me.workspace, "hook") == ([], [])
+    clock.advance(80)
+    _, notices = mail.deliver(me.workspace, "hook")
+    assert notices == [
+        f"your claim {held.id} on memory/decisions.md expires in 20 s: renew it "
+        f"(memkeeper renew {held.id}) or release it (memkeeper release {held.id})"
+    ]
+    assert mail.deliver(me.workspace, "hook") == ([], [])
+    me.renew(held.id, ttl=100)
+    clock.advance(80)
+    assert len(mail.deliver(me.workspace, "hook")[1]) == 1  # a new expiry: told again
+
+
+def test_two_deliveries_at_once_never_tell_one_message_twice(agents: Agents) -> None:
+    human = agents("human")
+    for n in range(20):
+        mail.send(human.workspace, ME, f"m{n}")
+    told: list[list[int]] = []
+    start = threading.Barrier(4)
+
+    def deliver() -> None:
+        from memkeeper import Memory
+
+        memory = Memory.open(human.root, agent=ME)
+        try:
+            start.wait()
+            told.append([m.id for m in mail.deliver(memory.workspace, "hook")[0]])
+        finally:
+            memory.close()
+
+    threads = [threading.Thread(target=deliver) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    every = sorted(i for ids in told for i in ids)
+    assert every == list(range(1, 21))
+
+
+def test_the_session_start_lists_the_classes_others_claims_and_delivers_what_waits(
+    agents: Agents,
+) -> None:
+    me, them = agents(ME), agents(THEM)
+    them.claim(["memory/decisions.md"], ttl=120, objective="log the release")
+    mail.send(them.workspace, ME, "I am on the decision log")
+    said = mail.start(me.workspace, "memkeeper", False, "hook:claude-code")
+    assert f"You act here as {ME}." in said
+    assert "- append-only: memory/decisions.md, memory/risks.md" in said
+    assert f"- {THEM} holds memory/decisions.md" in said
+    assert f"- [1] message from {THEM}: I am on the decision log" in said
+    assert mail.deliver(me.workspace, "hook") == ([], [])  # the start delivered it

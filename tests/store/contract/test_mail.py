@@ -1,0 +1,66 @@
+"""The contract of messages: posted with rising ids, received by the identity named (and by
+everyone but the sender for ``all``), delivered once, acknowledged once, listed until
+acknowledged unless asked."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memkeeper.coordination import Message
+from tests.store.contract.conftest import TS
+
+if TYPE_CHECKING:
+    from memkeeper.store.protocol import StateStore
+
+ALICE, BOB = "claude-code:s1", "codex:t2"
+
+
+def test_messages_reach_whom_they_name(store: StateStore) -> None:
+    with store.writing():
+        first = store.post_message("human", ALICE, "message", None, "hello", TS[0])
+        store.post_message("human", BOB, "message", None, "not yours", TS[1])
+        third = store.post_message(BOB, "all", "overlap", "CLAUDE.md#build", "me too", TS[2])
+    assert first == Message(1, "human", ALICE, "message", None, "hello", TS[0])
+    assert third.id == 3
+    assert [m.id for m in store.messages_for(ALICE)] == [1, 3]
+    assert [m.id for m in store.messages_for(BOB)] == [2]  # not its own message to all
+    assert store.message(3) == third
+    assert store.message(99) is None
+    assert store.messages_for("nobody") == [third]
+
+
+def test_delivered_once_acked_once(store: StateStore) -> None:
+    with store.writing():
+        store.post_message("human", ALICE, "release-request", "c1", "please", TS[0])
+        store.post_message("human", "all", "message", None, "all hands", TS[1])
+    with store.writing():
+        assert store.mark_delivered(ALICE, ["m:1", "m:2", "expiring:c1:9"], TS[2]) == [
+            "m:1",
+            "m:2",
+            "expiring:c1:9",
+        ]
+    with store.writing():
+        assert store.mark_delivered(ALICE, ["m:1", "expiring:c1:9"], TS[3]) == []
+        assert store.mark_delivered(BOB, ["m:2"], TS[3]) == ["m:2"]  # each recipient once
+    listed = store.messages_for(ALICE)
+    assert [(m.id, m.delivered_at, m.acked_at) for m in listed] == [
+        (1, TS[2], None),
+        (2, TS[2], None),
+    ]
+    with store.writing():
+        assert store.ack_message(ALICE, 1, TS[4])
+        assert not store.ack_message(ALICE, 1, TS[5])
+    assert [m.id for m in store.messages_for(ALICE)] == [2]
+    assert [(m.id, m.acked_at) for m in store.messages_for(ALICE, acked=True)] == [
+        (1, TS[4]),
+        (2, None),
+    ]
+    assert [m.id for m in store.messages_for(BOB)] == [2]  # Alice's ack is hers alone
+
+
+def test_an_ack_before_delivery_counts_as_delivered(store: StateStore) -> None:
+    with store.writing():
+        store.post_message("human", ALICE, "message", None, "hi", TS[0])
+        assert store.ack_message(ALICE, 1, TS[1])
+        assert store.mark_delivered(ALICE, ["m:1"], TS[2]) == []
+    assert store.messages_for(ALICE, acked=True)[0].delivered_at == TS[1]
