@@ -60,7 +60,8 @@ def cmd_doctor(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
         violations = [Violation(f.path, None, f.check, f.message, f.fix) for f in failing]
         gates = len({f.agent for f in failing})
         raise Failed(
-            f"{gates} agent(s) would run without the gate here — each fix follows",
+            f"{gates} agent(s) would run without the gate here — each fix follows "
+            "(doctor --json lists every check, the passing ones too)",
             violations=violations,
             **payload,
         )

@@ -288,7 +288,11 @@ def _gemini_trust(facts: Facts, agent: str) -> Finding:
         return Finding(agent, "folder-trust", "ok", facts.gemini_trust_off, path=where)
     if facts.gemini_trust:
         return Finding(agent, "folder-trust", "ok", f"{where} trusts this folder", path=where)
-    state = "marks this folder DO_NOT_TRUST" if facts.gemini_trust is False else "does not trust it"
+    state = (
+        "marks this folder DO_NOT_TRUST"
+        if facts.gemini_trust is False
+        else "does not trust this folder"
+    )
     return Finding(
         agent,
         "folder-trust",

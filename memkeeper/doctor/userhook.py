@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from memkeeper.errors import EnvironmentFailure, Invalid
 from memkeeper.gate.agents import setup as setup_of
 from memkeeper.install.jsonhooks import JsonHooks, add_hooks
 from memkeeper.install.plan import Plan, report
@@ -94,7 +95,12 @@ def install(home: Path, agent: str, program: str | None) -> dict[str, Any]:
     """Add (or bring up to date) the user-level gate in ``home``'s settings of ``agent``."""
     plan = Plan(home)
     wanted = spec(agent, program)
-    plan.edit(wanted.rel, "hooks", lambda text: add_hooks(text, wanted))
-    plan.apply()
+    try:
+        plan.edit(wanted.rel, "hooks", lambda text: add_hooks(text, wanted))
+        plan.apply()
+    except (Invalid, EnvironmentFailure) as exc:  # named as the user knows it, not home-relative
+        where = str(home / wanted.rel)
+        fields = {**exc.fields, "path": where}
+        raise type(exc)(exc.message.replace(wanted.rel, where, 1), **fields) from None
     label = setup_of(agent).label
     return {**report(plan, wanted.rel, "hooks"), "path": str(home / wanted.rel), "label": label}

@@ -151,7 +151,7 @@ def test_memkeeper_missing_fails_every_gate() -> None:
 
 
 def test_gemini_in_an_untrusted_folder_fails_and_warns_of_skip_trust() -> None:
-    for verdict, said in ((None, "does not trust it"), (False, "DO_NOT_TRUST")):
+    for verdict, said in ((None, "does not trust this folder"), (False, "DO_NOT_TRUST")):
         found = by_check(judge(facts(gates=GEMINI, gemini_trust=verdict)), "gemini", "folder-trust")
         assert found.status == "fail"
         assert said in found.message

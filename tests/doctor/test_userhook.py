@@ -60,9 +60,22 @@ def test_a_symlinked_settings_file_is_refused_unchanged(tmp_path: Path) -> None:
     real.write_text("{}\n")
     settings(tmp_path).parent.mkdir()
     settings(tmp_path).symlink_to(real)
-    with pytest.raises(Invalid, match="symlink"):
+    with pytest.raises(Invalid, match="symlink") as caught:
         userhook.install(tmp_path, "claude-code", PROGRAM)
     assert real.read_text() == "{}\n"
+    assert caught.value.message.startswith(f"{settings(tmp_path)}: is a symlink")
+
+
+def test_a_settings_file_that_is_not_json_is_named_by_its_path_and_left_alone(
+    tmp_path: Path,
+) -> None:
+    settings(tmp_path).parent.mkdir()
+    settings(tmp_path).write_text('{"model": "opus",\n')
+    with pytest.raises(Invalid) as caught:
+        userhook.install(tmp_path, "claude-code", PROGRAM)
+    assert caught.value.message.startswith(f"{settings(tmp_path)}:2:1: not valid JSON")
+    assert caught.value.fields["path"] == str(settings(tmp_path))
+    assert settings(tmp_path).read_text() == '{"model": "opus",\n'
 
 
 def test_the_command_runs_the_gate_and_defers_to_the_projects() -> None:
