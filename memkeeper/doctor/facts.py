@@ -176,6 +176,7 @@ def collect(
             if _runs_user_gate(settings, event)
         ),
         claude_hooks_off=claude.get("disableAllHooks") is True,
+        gemini_hooks_off=_member(gemini, "hooksConfig", "enabled") is False,
         claude_settings=str(home / ".claude" / "settings.json"),
         gemini_settings=str(home / ".gemini" / "settings.json"),
         codex_config=str(codex_home / "config.toml"),
@@ -185,6 +186,14 @@ def collect(
         gemini_trust_file=str(trust_file),
         gemini_trust_off=_gemini_off(env, home),
     )
+
+
+def _member(settings: dict[str, Any], *keys: str) -> Any:
+    """``settings[k1][k2]…``, or None where an object on the way is missing."""
+    found: Any = settings
+    for key in keys:
+        found = found.get(key) if isinstance(found, dict) else None
+    return found
 
 
 def _json(path: Path) -> dict[str, Any]:

@@ -100,6 +100,7 @@ class Facts:
     mcp: frozenset[str]  # agents whose project MCP configuration runs memkeeper mcp
     user_gates: frozenset[str]  # agents whose user settings run memkeeper's user-level gate
     claude_hooks_off: bool  # disableAllHooks in ~/.claude/settings.json
+    gemini_hooks_off: bool  # hooksConfig.enabled false in ~/.gemini/settings.json
     claude_settings: str  # ~/.claude/settings.json, for the messages
     gemini_settings: str  # ~/.gemini/settings.json
     codex_config: str  # $CODEX_HOME/config.toml
@@ -275,7 +276,12 @@ _CHECKED = {  # a review is recorded, but Codex did not say whether it still hol
 
 
 def _gemini(facts: Facts, agent: str) -> list[Finding]:
-    return [_gemini_trust(facts, agent), _subdirectory(facts, agent, facts.gemini_settings)]
+    where = facts.gemini_settings
+    if facts.gemini_hooks_off:
+        told = f"{where} sets hooksConfig.enabled to false: Gemini CLI runs no hook at all"
+        fix = f'remove "enabled": false from "hooksConfig" in {where}'
+        return [Finding(agent, "hooks-off", "fail", told, fix, where)]
+    return [_gemini_trust(facts, agent), _subdirectory(facts, agent, where)]
 
 
 def _gemini_trust(facts: Facts, agent: str) -> Finding:

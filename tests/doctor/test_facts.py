@@ -146,6 +146,9 @@ def test_gemini_trust_comes_from_its_file_and_its_switches(tmp_path: Path) -> No
     )
     put(home / ".gemini" / "settings.json", '{"security": {"folderTrust": {"enabled": false}}}')
     assert "folder trust is off" in collect(root, env=env, login=Login(None)).gemini_trust_off
+    assert collect(root, env=env, login=Login(None)).gemini_hooks_off is False
+    put(home / ".gemini" / "settings.json", '{"hooksConfig": {"enabled": false}}')
+    assert collect(root, env=env, login=Login(None)).gemini_hooks_off is True
 
 
 def test_unreadable_user_files_count_as_absent(tmp_path: Path) -> None:

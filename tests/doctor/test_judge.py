@@ -32,6 +32,7 @@ def facts(**changes: Any) -> Facts:
         mcp=frozenset({"claude-code", "codex", "gemini", "copilot", "cursor"}),
         user_gates=frozenset({"claude-code", "gemini"}),
         claude_hooks_off=False,
+        gemini_hooks_off=False,
         claude_settings="/home/dev/.claude/settings.json",
         gemini_settings="/home/dev/.gemini/settings.json",
         codex_config="/home/dev/.codex/config.toml",
@@ -85,6 +86,12 @@ def test_claude_code_with_every_hook_disabled_fails_whatever_else_is_there() -> 
     (off,) = failed(found)
     assert off.check == "hooks-off"
     assert "disableAllHooks" in off.fix
+
+
+def test_gemini_with_hooks_switched_off_fails_whatever_else_is_there() -> None:
+    (off,) = failed(judge(facts(gates=GEMINI, gemini_hooks_off=True, gemini_trust=None)))
+    assert off.check == "hooks-off"
+    assert "hooksConfig" in off.fix
 
 
 def test_codex_in_an_untrusted_project_fails_with_the_table_to_add() -> None:
