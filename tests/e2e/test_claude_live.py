@@ -175,6 +175,7 @@ def test_a_session_is_told_who_it_is_and_what_waits_for_it_once(repo: Path, tmp_
     to_it = run_cli(repo, "send", "--to", one.identity, "--text", "Tests are red on main.")
     assert to_it.code == 0, to_it.stderr
     later = one.run([bash("true"), Text("Done.")], "--resume", one.id)
+    assert f"You act here as {one.identity}." in later.sent(0)  # told again on resuming
     assert later.sent(0).count("Tests are red on main.") == 1
     assert later.sent(1).count("Tests are red on main.") == 1
     assert later.sent(1).count("Freeze the build section, please.") <= 1
@@ -184,8 +185,10 @@ def test_a_session_is_told_who_it_is_and_what_waits_for_it_once(repo: Path, tmp_
     ]
 
 
+# The next tool call succeeds, or fails (a command's non-zero exit: PostToolUseFailure).
+@pytest.mark.parametrize("command", ["echo next", "false"])
 def test_a_release_request_reaches_the_holder_after_its_next_tool_call_once(
-    repo: Path, tmp_path: Path
+    repo: Path, tmp_path: Path, command: str
 ) -> None:
     holder = session(repo, tmp_path)
     asked: list[str] = []
@@ -197,7 +200,7 @@ def test_a_release_request_reaches_the_holder_after_its_next_tool_call_once(
             repo, "--agent", "reviewer", "request-release", granted["id"], "--text", "I need build."
         )
         assert request.code == 0, request.stderr
-        return bash("echo next")
+        return bash(command)
 
     steps: list[Step] = [
         bash("memkeeper claim CLAUDE.md#build --strict --json"),
