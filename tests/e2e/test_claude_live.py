@@ -58,6 +58,7 @@ pytestmark = pytest.mark.skipif(
     "@anthropic-ai/claude-code (or set MEMKEEPER_TEST_CLAUDE to its path)",
 )
 TIMEOUT = 120  # seconds for one `claude -p` run (about 5 s here, plus the script's tools)
+MCP_WAIT = 30  # seconds a script waits for memkeeper's MCP tools to be offered
 BUILD_LINE = "- `make build` produces the wheel in `dist/`."
 TEST_LINE = "- Run `make test` before every commit."
 
@@ -150,9 +151,13 @@ def mcp(tool: str, **arguments: Any) -> Step:
     """A call of memkeeper's MCP tool: ``claude -p`` does not wait for MCP servers, so until
     the request offers it, the model waits a second with Bash and asks again."""
     name = f"mcp__memkeeper__{tool}"
+    waited: list[int] = []
 
     def call(body: Body) -> Reply | Again:
-        return Tool(name, arguments) if offers(body, name) else Again(bash("sleep 1"))
+        if offers(body, name) or len(waited) >= MCP_WAIT:
+            return Tool(name, arguments)
+        waited.append(1)
+        return Again(bash("sleep 1"))
 
     return call
 
@@ -222,6 +227,8 @@ def test_a_release_request_reaches_the_holder_after_its_next_tool_call_once(
 def test_two_sessions_at_once_are_two_identities_and_never_their_own_obstacle(
     repo: Path, tmp_path: Path
 ) -> None:
+    sent = run_cli(repo, "send", "--to", "all", "--text", "Both of you: CLAUDE.md is busy.")
+    assert sent.code == 0, sent.stderr
     sessions = [session(repo, tmp_path), session(repo, tmp_path)]
     together = threading.Barrier(2, timeout=60)
     claude_md = str(repo / "CLAUDE.md")
@@ -267,7 +274,11 @@ def test_two_sessions_at_once_are_two_identities_and_never_their_own_obstacle(
     assert f"({holder.id})" in text
     assert f"({other.id})" not in text
 
+    for model in models:  # each session is told once, as itself
+        assert model.sent(0).count("Both of you: CLAUDE.md is busy.") == 1
     actors = {(e["type"], e["actor"]) for e in events(repo)}
+    assert ("message.delivered", holder.identity) in actors  # through its hooks
+    assert ("message.delivered", other.identity) in actors
     assert ("claim.granted", holder.identity) in actors  # through its Bash tool
     assert ("section.external_edit", holder.identity) in actors  # its hook
     for each, made in zip(sessions, calls, strict=True):  # through its MCP server
