@@ -1,5 +1,5 @@
 """A scripted Anthropic Messages API on 127.0.0.1, for driving the real Claude Code CLI offline:
-``POST /v1/messages`` answers the next step of a script (a tool call, or a final text) — as
+``POST /v1/messages`` answers the next step of a script (tool calls, or a final text) — as
 server-sent events when the request says ``stream: true``, else as one JSON message — and
 every request body is kept, so a test can assert what the model was sent (a hook's
 ``additionalContext``, a tool's result, a deny reason). Other paths get a harmless ``{}``.
@@ -55,7 +55,14 @@ class Call:
     error: bool
 
 
-Reply = Text | Tool
+@dataclass(frozen=True)
+class Tools:
+    """Several tool calls in one message: Claude Code may run them at once."""
+
+    tools: tuple[Tool, ...]
+
+
+Reply = Text | Tool | Tools
 # A step of a script: a reply, or a function of the request (its body) that makes one.
 Step = Reply | Callable[[Body], Reply | Again]
 _ids = itertools.count(1)
@@ -186,8 +193,8 @@ def last_tool_result(body: Body) -> str:
     return ""
 
 
-def _message(body: Body, reply: Reply) -> tuple[Body, dict[str, Any], str]:
-    """The message's envelope, its one content block, and the stop reason."""
+def _message(body: Body, reply: Reply) -> tuple[Body, list[dict[str, Any]], str]:
+    """The message's envelope, its content blocks, and the stop reason."""
     envelope = {
         "id": f"msg_fake{next(_ids)}",
         "type": "message",
@@ -198,38 +205,43 @@ def _message(body: Body, reply: Reply) -> tuple[Body, dict[str, Any], str]:
         "stop_sequence": None,
         "usage": {"input_tokens": 1, "output_tokens": 1},
     }
-    if isinstance(reply, Tool):
-        block = {"type": "tool_use", "id": f"toolu_fake{next(_ids)}", "name": reply.name}
-        return envelope, {**block, "input": reply.input}, "tool_use"
-    return envelope, {"type": "text", "text": reply.text}, "end_turn"
+    if isinstance(reply, Text):
+        return envelope, [{"type": "text", "text": reply.text}], "end_turn"
+    tools = reply.tools if isinstance(reply, Tools) else (reply,)
+    blocks = [
+        {"type": "tool_use", "id": f"toolu_fake{next(_ids)}", "name": t.name, "input": t.input}
+        for t in tools
+    ]
+    return envelope, blocks, "tool_use"
 
 
-def _answer(handler: http.server.BaseHTTPRequestHandler, body: Body, reply: Reply) -> None:
-    envelope, block, stop = _message(body, reply)
-    if not body.get("stream"):
-        _json(handler, {**envelope, "content": [block], "stop_reason": stop})
-        return
+def _block_events(index: int, block: dict[str, Any]) -> list[tuple[str, Body]]:
+    """One content block streamed: its start, one delta with all of it, its stop."""
     if block["type"] == "tool_use":
         start = {**block, "input": {}}
         delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
     else:
         start, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block["text"]}
-    events = [
-        ("message_start", {"type": "message_start", "message": envelope}),
+    return [
         (
             "content_block_start",
-            {"type": "content_block_start", "index": 0, "content_block": start},
+            {"type": "content_block_start", "index": index, "content_block": start},
         ),
-        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
-        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        (
-            "message_delta",
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": stop, "stop_sequence": None},
-                "usage": {"output_tokens": 1},
-            },
-        ),
+        ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}),
+        ("content_block_stop", {"type": "content_block_stop", "index": index}),
+    ]
+
+
+def _answer(handler: http.server.BaseHTTPRequestHandler, body: Body, reply: Reply) -> None:
+    envelope, blocks, stop = _message(body, reply)
+    if not body.get("stream"):
+        _json(handler, {**envelope, "content": blocks, "stop_reason": stop})
+        return
+    end = {"stop_reason": stop, "stop_sequence": None}
+    events = [
+        ("message_start", {"type": "message_start", "message": envelope}),
+        *(event for index, block in enumerate(blocks) for event in _block_events(index, block)),
+        ("message_delta", {"type": "message_delta", "delta": end, "usage": {"output_tokens": 1}}),
         ("message_stop", {"type": "message_stop"}),
     ]
     stream = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)

@@ -39,6 +39,7 @@ from tests.e2e.fakemodel import (
     Step,
     Text,
     Tool,
+    Tools,
     last_tool_result,
     offers,
 )
@@ -192,11 +193,16 @@ def test_a_session_is_told_who_it_is_and_what_waits_for_it_once(repo: Path, tmp_
 
 
 # The holder's next tool call: a command that succeeds (PostToolUse), one that fails
-# (PostToolUseFailure), or one of memkeeper's MCP tools (its result's notices; the hooks do
-# not see MCP calls, and the next Bash call's hook must not tell it again).
-FOLLOW_UPS: dict[str, tuple[Tool, str]] = {
+# (PostToolUseFailure), four at once (Claude Code runs them together: four hooks race to tell
+# it), or one of memkeeper's MCP tools (its result's notices; the hooks do not see MCP calls,
+# and the next Bash call's hook must not tell it again).
+FOLLOW_UPS: dict[str, tuple[Reply, str]] = {
     "bash": (bash("echo next"), "hook:claude-code"),
     "bash-failed": (bash("false"), "hook:claude-code"),
+    "bash-4-at-once": (
+        Tools(tuple(bash(f"sleep 0.3; echo {n}") for n in range(4))),
+        "hook:claude-code",
+    ),
     "mcp": (Tool("mcp__memkeeper__memory_claims", {}), "mcp"),
 }
 
