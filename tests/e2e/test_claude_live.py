@@ -304,22 +304,33 @@ def test_two_sessions_at_once_are_two_identities_and_never_their_own_obstacle(
     assert all(f"Edited CLAUDE.md as {s.id}." in appended for s in sessions)
 
 
-def test_an_agents_bash_cannot_change_a_humans_section(repo: Path, tmp_path: Path) -> None:
-    ref = "CLAUDE.md#release-process"
+# The gate answers an Edit of a human's section with an ask (approve only if you speak for
+# the owners), which a headless `claude -p` takes as a refusal, even with bypassPermissions.
+def test_an_agent_cannot_change_a_humans_section_by_its_bash_or_its_edit_tool(
+    repo: Path, tmp_path: Path
+) -> None:
+    ref = "CLAUDE.md#release-process"  # owners: [human] in the sample policy
     rev = run_cli(repo, "read", ref, "--json").json["rev"]
     before = (repo / "CLAUDE.md").read_bytes()
     agent = session(repo, tmp_path)
     patch = f"echo 'Ship on Fridays.' | memkeeper patch {ref} --expect-rev {rev} --body-file -"
+    claude_md = str(repo / "CLAUDE.md")
+    edit = {"old_string": "Only humans cut releases.", "new_string": "Agents cut releases."}
     steps: list[Step] = [
         bash(patch),
         bash(patch.replace(" patch ", " --agent human patch ")),
+        Tool("Read", {"file_path": claude_md}),
+        Tool("Edit", {"file_path": claude_md, **edit}),
         Text("Done."),
     ]
     model = agent.run(steps, "--session-id", agent.id)
 
-    as_itself, as_human = (c.result for c in model.calls())
-    assert [c.error for c in model.calls()] == [True, True]
-    assert as_itself.startswith("Exit code 4"), as_itself  # memkeeper's own refusal
-    assert f"you are '{agent.identity}'" in as_itself, as_itself
-    assert "acting as human needs a key .memkeeper-signers trusts for human" in as_human, as_human
+    as_itself, as_human, _, edited = model.calls()
+    assert as_itself.result.startswith("Exit code 4"), as_itself  # memkeeper's own refusal
+    assert f"you are '{agent.identity}'" in as_itself.result
+    assert as_human.error
+    assert "acting as human needs a key .memkeeper-signers trusts for human" in as_human.result
+    assert edited.error  # the gate's refusal
+    assert "release-process" in edited.result, edited
+    assert "Approve it only if you are, or speak for, human." in edited.result
     assert (repo / "CLAUDE.md").read_bytes() == before
