@@ -4,63 +4,31 @@ it starts and while it works reaches the model once; two sessions at once are tw
 in the events, their strict claims exclude each other and neither is blocked by its own; an
 agent's own ``memkeeper`` call cannot change a human's section.
 
-Each session runs ``claude -p`` in an initialised copy of sample-repo with
-``memkeeper install-hooks claude-code --mcp``, a fresh HOME and CLAUDE_CONFIG_DIR (no user
-configuration leaks in), and this checkout's ``memkeeper`` first on PATH (what its hooks,
-its Bash tool and its MCP server run). The CLI is found at ``$MEMKEEPER_TEST_CLAUDE``, else
-``.cache/agents/node_modules/.bin/claude`` (``npm install --prefix .cache/agents
-@anthropic-ai/claude-code``, which ``.ci/run`` does), else ``claude`` on PATH; without it
-these tests are skipped.
+Each session runs ``claude -p`` (``claudecli``) in an initialised copy of sample-repo with
+``memkeeper install-hooks claude-code --mcp``; without the CLI these tests are skipped.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
-import shutil
-import subprocess
 import threading
 import time
-import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.conftest import MEMKEEPER, run_cli
-from tests.e2e.fakemodel import (
-    Again,
-    Body,
-    FakeModel,
-    Reply,
-    Step,
-    Text,
-    Tool,
-    Tools,
-    last_tool_result,
-    offers,
-)
+from tests.conftest import run_cli
+from tests.e2e.claudecli import CLAUDE, Conversation, Session, bash, finish, mcp, session
+from tests.e2e.fakemodel import Body, FakeModel, Reply, Step, Text, Tool, Tools, last_tool_result
 from tests.e2e.hooktables import events, initialised
 
-CHECKOUT = Path(__file__).resolve().parents[2]
-CLAUDE = (
-    os.environ.get("MEMKEEPER_TEST_CLAUDE")
-    or next(
-        (str(p) for p in [CHECKOUT / ".cache/agents/node_modules/.bin/claude"] if p.exists()),
-        None,
-    )
-    or shutil.which("claude")
-)
 pytestmark = pytest.mark.skipif(
     CLAUDE is None,
     reason="the Claude Code CLI is not installed: npm install --prefix .cache/agents "
     "@anthropic-ai/claude-code (or set MEMKEEPER_TEST_CLAUDE to its path)",
 )
-TIMEOUT = 120  # seconds for one `claude -p` run (about 5 s here, plus the script's tools)
-MCP_WAIT = 30  # seconds a script waits for memkeeper's MCP tools to be offered
+
 BUILD_LINE = "- `make build` produces the wheel in `dist/`."
 TEST_LINE = "- Run `make test` before every commit."
 
@@ -74,122 +42,42 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
-@dataclass(frozen=True)
-class Session:
-    """One Claude Code session: its id, and where its configuration lives."""
-
-    root: Path
-    home: Path
-    id: str
-
-    @property
-    def identity(self) -> str:
-        return f"claude-code:{self.id}"
-
-    def start(self, model: FakeModel, *more: str) -> Any:
-        """``claude -p`` as this session, against ``model``: the running process."""
-        assert CLAUDE is not None
-        drop = ("ANTHROPIC_", "CLAUDE", "MEMKEEPER_", "CODEX_")
-        env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
-        env |= {
-            "PATH": f"{Path(MEMKEEPER).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-            "HOME": str(self.home),
-            "CLAUDE_CONFIG_DIR": str(self.home / ".claude"),
-            "ANTHROPIC_BASE_URL": model.url,
-            "ANTHROPIC_API_KEY": "dummy",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "IS_SANDBOX": "1",  # bypassPermissions as root
-        }
-        how = ["--output-format", "stream-json", "--verbose"]
-        how += ["--permission-mode", "bypassPermissions", *more]
-        return subprocess.Popen(
-            [CLAUDE, "-p", "Follow the script.", *how],
-            cwd=self.root,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-
-    def run(self, steps: Sequence[Step], *more: str) -> FakeModel:
-        """One ``claude -p`` run to its end, the model following ``steps``: the model, with
-        every request it was sent."""
-        with FakeModel(steps) as model:
-            finish(self.start(model, *more))
-        return model
-
-
-def session(root: Path, tmp_path: Path) -> Session:
-    """A new session in ``root`` with a fresh HOME of its own (its id given on the command
-    line with ``--session-id``, so the test knows it before the session starts)."""
-    sid = str(uuid.uuid4())
-    home = tmp_path / f"home-{sid[:8]}"
-    home.mkdir()
-    return Session(root, home, sid)
-
-
-def finish(process: Any) -> list[dict[str, Any]]:
-    """Wait for a ``claude -p`` run; its stream-json lines. It must end well."""
-    try:
-        out, err = process.communicate(timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        out, err = process.communicate()
-        pytest.fail(f"claude -p did not finish in {TIMEOUT} s:\n{out[-2000:]}\n{err[-2000:]}")
-    assert process.returncode == 0, f"claude -p exit {process.returncode}:\n{out[-3000:]}\n{err}"
-    lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-    assert lines, out[-3000:]
-    assert lines[-1].get("subtype") == "success", out[-3000:]
-    return lines
-
-
-def bash(command: str) -> Tool:
-    return Tool("Bash", {"command": command, "description": "as the script says"})
-
-
-def mcp(tool: str, **arguments: Any) -> Step:
-    """A call of memkeeper's MCP tool: ``claude -p`` does not wait for MCP servers, so until
-    the request offers it, the model waits a second with Bash and asks again."""
-    name = f"mcp__memkeeper__{tool}"
-    waited: list[int] = []
-
-    def call(body: Body) -> Reply | Again:
-        if offers(body, name) or len(waited) >= MCP_WAIT:
-            return Tool(name, arguments)
-        waited.append(1)
-        return Again(bash("sleep 1"))
-
-    return call
-
-
 def test_a_session_is_told_who_it_is_and_what_waits_for_it_once(repo: Path, tmp_path: Path) -> None:
     sent = run_cli(repo, "send", "--to", "all", "--text", "Freeze the build section, please.")
     assert sent.code == 0, sent.stderr
     one = session(repo, tmp_path)
-    model = one.run([bash("true"), Text("Done.")], "--session-id", one.id)
+    steps: list[Step] = [bash("true"), Text("Done."), Text("Done again.")]
+    with (
+        FakeModel(steps) as model,
+        Conversation(one.start(model, "--session-id", one.id, prompt=None)) as talk,
+    ):
+        talk.say("Run true.")
+        # a message sent between two prompts arrives with the next one
+        to_it = run_cli(repo, "send", "--to", one.identity, "--text", "Tests are red on main.")
+        assert to_it.code == 0, to_it.stderr
+        talk.say("And now?")
 
-    first, second = model.sent(0), model.sent(1)
+    first, second, third = (model.sent(n) for n in range(3))
     assert f"You act here as {one.identity}." in first
     assert "memkeeper read FILE#KEY" in first  # how section-owned files are changed
     assert "MCP: memory_read, memory_patch" in first  # its MCP server is registered
     assert "message from human: Freeze the build section, please." in first
-    # the next request carries the conversation so far, and nothing told twice
-    assert second.count("Freeze the build section, please.") == 1
-
-    # a message sent between two prompts arrives with the next prompt, once
-    to_it = run_cli(repo, "send", "--to", one.identity, "--text", "Tests are red on main.")
-    assert to_it.code == 0, to_it.stderr
-    later = one.run([bash("true"), Text("Done.")], "--resume", one.id)
-    assert f"You act here as {one.identity}." in later.sent(0)  # told again on resuming
-    assert later.sent(0).count("Tests are red on main.") == 1
-    assert later.sent(1).count("Tests are red on main.") == 1
-    assert later.sent(1).count("Freeze the build section, please.") <= 1
+    # each request carries the conversation so far, and nothing is told twice
+    assert [second.count("Freeze the build section"), third.count("Freeze the build section")] == [
+        1,
+        1,
+    ]
+    assert [second.count("Tests are red on main."), third.count("Tests are red on main.")] == [0, 1]
+    assert "UserPromptSubmit hook additional context: memkeeper — for you:" in third
     delivered = [e for e in events(repo) if e["type"] == "message.delivered"]
     assert [(e["actor"], e["data"]["via"]) for e in delivered] == 2 * [
         (one.identity, "hook:claude-code")
     ]
+
+    # a session resumed later is told again who it is, and only what has come since
+    again = one.run([Text("Back.")], "--resume", one.id)
+    assert f"You act here as {one.identity}." in again.sent(0)
+    assert again.sent(0).count("Tests are red on main.") == 1  # in the conversation, once
 
 
 # The holder's next tool call: a command that succeeds (PostToolUse), one that fails
