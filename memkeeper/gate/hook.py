@@ -70,10 +70,10 @@ def run(
             decisions = [_decision(call, root, who, named, adapter.name) for call in got.calls]
             answer = adapter.render(gate.combine(decisions))
         else:
-            for call in got.calls if phase == "post" else ():
+            for call in got.calls if phase in ("post", "failed") else ():
                 _index(call, root, who)
             answer = adapter.allow(phase)
-            if adapter.tell is not None and phase in ("start", "prompt", "post"):
+            if adapter.tell is not None and phase in ("start", "prompt", "post", "failed"):
                 answer = _told(adapter.tell, phase, got, root, who, adapter.name) or answer
     except BadPayload as exc:
         stderr.write(
