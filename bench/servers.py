@@ -36,10 +36,18 @@ class Server:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
+        self.launch()
+        self.wait_ready()
+
+    def launch(self) -> None:
+        """Start the process without waiting for it (a cluster's members wait for each other)."""
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
                 self.argv, cwd=self.home, stdout=log, stderr=log, start_new_session=True
             )
+
+    def wait_ready(self) -> None:
+        assert self.process is not None
         deadline = time.monotonic() + READY_TIMEOUT_S
         while not _answers(self.ready, self.port):
             if self.process.poll() is not None or time.monotonic() > deadline:
@@ -52,6 +60,7 @@ class Server:
         if self.process is None:
             return
         if self.process.poll() is None:
+            self.process.send_signal(signal.SIGCONT)  # (a frozen one ends too)
             self.process.terminate()
             try:
                 self.process.wait(10)
@@ -124,6 +133,30 @@ def etcd(work: str, name: str = "etcd", exe: str = "etcd") -> Server:
         "--initial-cluster", f"bench={peer_url}", "--logger", "zap", "--log-outputs", "stderr",
     ]  # fmt: skip
     return Server(name, argv, home, port, _etcd_ready)
+
+
+def etcd_cluster(work: str, size: int, exe: str = "etcd") -> list[Server]:
+    """``size`` etcd members of one cluster, started, each with its defaults but the test
+    clusters' short heartbeat (50 ms) and election timeout (500 ms)."""
+    ports = [(free_port(), free_port()) for _ in range(size)]
+    peers = ",".join(f"m{n}=http://127.0.0.1:{peer}" for n, (_, peer) in enumerate(ports))
+    members = []
+    for n, (port, peer) in enumerate(ports):
+        home = _home(work, f"etcd-m{n}")
+        client, peer_url = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{peer}"
+        argv = [
+            exe, "--name", f"m{n}", "--data-dir", os.path.join(home, "data"),
+            "--listen-client-urls", client, "--advertise-client-urls", client,
+            "--listen-peer-urls", peer_url, "--initial-advertise-peer-urls", peer_url,
+            "--initial-cluster", peers, "--initial-cluster-state", "new",
+            "--heartbeat-interval", "50", "--election-timeout", "500", "--log-level", "error",
+        ]  # fmt: skip
+        members.append(Server(f"etcd m{n}", argv, home, port, _etcd_ready))
+    for member in members:
+        member.launch()
+    for member in members:
+        member.wait_ready()
+    return members
 
 
 def _etcd_ready(port: int) -> bool:

@@ -87,6 +87,11 @@ class Memory:
         """The time on this memory's clock (seconds since the epoch)."""
         return self.workspace.now()
 
+    def claim_now(self) -> float:
+        """The time claims are judged by (``expires_at``, ``seconds_left``): see reference §4
+        "Expiry"."""
+        return self.workspace.claim_now()
+
     # -- reading ---------------------------------------------------------------------------
 
     def sections(self, path: str) -> list[SectionInfo]:

@@ -28,6 +28,13 @@ SHARED_REGION = "store:"  # the region of a root's reconciliation with a shared 
 AGENT_ENV = "MEMKEEPER_AGENT"  # who is acting, when --agent is not given
 ROOT_ENV = "MEMKEEPER_ROOT"  # the root, when --root is not given
 STORE_ENV = "MEMKEEPER_STORE"  # a shared store for a fleet (etcd://…), over the policy's store:
+# How to reach a guarded etcd (reference §12; never in the policy file, which is committed):
+ETCD_CACERT_ENV = "MEMKEEPER_ETCD_CACERT"  # the CA that signed the members' certificates
+ETCD_CERT_ENV = "MEMKEEPER_ETCD_CERT"  # memkeeper's client certificate (mutual TLS)
+ETCD_KEY_ENV = "MEMKEEPER_ETCD_KEY"  # and its private key
+ETCD_USER_ENV = "MEMKEEPER_ETCD_USER"  # etcd's own authentication: the user
+ETCD_PASSWORD_FILE_ENV = "MEMKEEPER_ETCD_PASSWORD_FILE"  # a file holding its password
+ETCD_PASSWORD_ENV = "MEMKEEPER_ETCD_PASSWORD"  # or the password itself
 CRASH_ENV = "MEMKEEPER_CRASH_AT"  # tests only: the named crash point a process dies at
 DEFAULT_AGENT = "human"
 

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import settings
 
 from memkeeper import Memory
-from tests.etcd_cluster import Cluster, binary
+from tests.etcd_cluster import Cluster, binary, secure_wanted
 from tests.tiers import RECORD_ENV, spawn_guard, suspended
 
 SAMPLE_REPO = Path(__file__).resolve().parent.parent / "sample-repo"
@@ -125,12 +125,18 @@ def run_main(
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     """One single-member etcd per test process, for every test that works under a prefix of
     its own; skipped, saying why, where no etcd binary can be had. A test that kills, stops
-    or compacts members' data past others' use starts a cluster of its own."""
+    or compacts members' data past others' use starts a cluster of its own. With
+    ``MEMKEEPER_TESTS_ETCD=secure``, a cluster with TLS and authentication on (the tests that
+    reach it through ``cluster.gateway()`` or ``cluster.access`` run as they would in a
+    hardened fleet: the store contract does)."""
     exe, why = binary()
     if exe is None:
         pytest.skip(why)
     with suspended("the session's etcd"):
-        started = Cluster(tmp_path_factory.mktemp("etcd")).start()
+        work = tmp_path_factory.mktemp("etcd")
+        # secure: its user's role may read and write every key under "/" (the tests' prefixes);
+        # tests/e2e/test_etcd_secure.py checks a role limited to one prefix
+        started = Cluster(work, secure=secure_wanted(), granted=b"/").start()
     yield started
     started.stop()
 

@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ops",),  # one module per operation, on a Workspace
     ("api", "mailbox"),  # Memory, the public façade, and its sub-façades
     # the long-running and per-agent shells, and the installer of the agents' configuration
-    ("daemon", "gate", "install", "mcpserver", "dashboard"),
+    ("daemon", "gate", "install", "mcpserver", "dashboard", "doctor"),
     ("cli",),  # argparse and the exit boundary
     ("__init__", "__main__"),  # the package's own entry points
 )
@@ -60,6 +60,7 @@ PURE_MODULES = frozenset(
         "memkeeper.install.command",
         "memkeeper.daemon.plan",
         "memkeeper.fs.indexfile",
+        "memkeeper.doctor.judge",
     }
 )
 PURE_LAYERS = 2  # the first two entries of LAYERS

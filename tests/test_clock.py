@@ -77,3 +77,49 @@ def test_a_fake_clock_never_runs_backwards_on_its_own(steps: list[float]) -> Non
         expected += step
         assert clock.advance(step) == clock.now() == expected
         assert clock.now() >= before
+
+
+# -- the uptime: what claims expire by on one machine (issue 22 item 6) -----------------------
+
+
+def test_a_fake_clocks_uptime_moves_with_time_passing_and_not_with_a_step() -> None:
+    clock = FakeClock(NOW)
+    assert clock.since_boot() == ("fake-boot-1", 0.0)
+    clock.advance(30)
+    clock.set(NOW - 3600)  # the wall clock stepped back an hour: the uptime does not move
+    assert clock.since_boot() == ("fake-boot-1", 30.0)
+    clock.set(NOW + 3600)
+    assert clock.since_boot() == ("fake-boot-1", 30.0)
+
+
+def test_a_fake_reboot_is_a_new_boot_counting_from_zero() -> None:
+    clock = FakeClock(NOW)
+    clock.advance(100)
+    clock.reboot(down=20)
+    assert clock.since_boot() == ("fake-boot-2", 0.0)
+    assert clock.now() == NOW + 120
+    clock.advance(5)
+    assert clock.since_boot() == ("fake-boot-2", 5.0)
+
+
+def test_the_system_uptime_is_the_kernels_whatever_the_wall_clock_says(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Read from /proc, not from a libc clock: a process whose wall clock (or libc's clocks,
+    under libfaketime) is set a minute ahead reads the same uptime as every other."""
+    with open("/proc/sys/kernel/random/boot_id") as handle:
+        boot = handle.read().strip()
+    with open("/proc/uptime") as handle:
+        before = float(handle.read().split()[0])
+    monkeypatch.setattr("memkeeper.clock.time.time", lambda: NOW + 60)
+    monkeypatch.setattr("memkeeper.clock.time.clock_gettime", lambda _: NOW + 60)
+    found, uptime = SystemClock().since_boot()
+    assert found == boot
+    assert before <= uptime < before + 5
+
+
+def test_without_proc_the_system_uptime_is_the_wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Elsewhere than Linux: each process's wall clock, as before (and the epoch 0)."""
+    monkeypatch.setattr("memkeeper.clock.UPTIME_FILE", "/nonexistent/uptime")
+    monkeypatch.setattr("memkeeper.clock.time.time", lambda: 1234.5)
+    assert SystemClock().since_boot() == ("", 1234.5)

@@ -26,7 +26,9 @@ Mode = Literal["read", "write"]
 
 @dataclass(frozen=True, slots=True)
 class Claim:
-    """A granted claim; live while ``now < expires_at``."""
+    """A granted claim; live while ``now < expires_at`` on the claims' clock — or, where the
+    store judges expiry itself (etcd: whether the claim's lease still holds its key), while
+    the store says so (``alive``), whatever any clock says."""
 
     id: str
     token: int
@@ -41,9 +43,11 @@ class Claim:
     # what the answer that granted or renewed it warns of (a TTL capped at ``max_ttl``); not
     # stored, and no part of the claim's identity
     warnings: tuple[str, ...] = field(default=(), compare=False)
+    # the store's own verdict where it keeps one (None: the clock's); no part of the identity
+    alive: bool | None = field(default=None, compare=False)
 
     def is_live(self, now: float) -> bool:
-        return now < self.expires_at
+        return self.alive if self.alive is not None else now < self.expires_at
 
     def seconds_left(self, now: float) -> int:
         return math.ceil(max(0.0, self.expires_at - now))

@@ -55,17 +55,17 @@ def cmd_claim(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
         wait=args.wait,
         objective=args.objective,
     )
-    return {**claim_json(claim, memory.now()), "warnings": list(claim.warnings)}
+    return {**claim_json(claim, memory.claim_now()), "warnings": list(claim.warnings)}
 
 
 def cmd_renew(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
     claim = memory.renew(args.id, args.ttl)
-    return {**claim_json(claim, memory.now()), "warnings": list(claim.warnings)}
+    return {**claim_json(claim, memory.claim_now()), "warnings": list(claim.warnings)}
 
 
 def cmd_release(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
-    return {**claim_json(memory.release(args.id), memory.now()), "seconds_left": 0}
+    return {**claim_json(memory.release(args.id), memory.claim_now()), "seconds_left": 0}
 
 
 def cmd_claims(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:

@@ -57,6 +57,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "git config filter.memkeeper.clean 'memkeeper filter clean %f'  (install-hooks does it)",
         "memkeeper filter clean memory/status.md < memory/status.md",
     ),
+    "doctor": ("memkeeper doctor", "memkeeper doctor codex --json", "memkeeper doctor --fix"),
     "mcp": ("memkeeper mcp",),
     "serve": ("memkeeper serve", "memkeeper serve --port 0"),
     "log": ("memkeeper log CLAUDE.md#build", "memkeeper log CLAUDE.md#build -p"),

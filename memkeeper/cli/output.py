@@ -212,6 +212,20 @@ def _uninstall_hooks(p: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _doctor(p: dict[str, Any]) -> str:
+    lines = [
+        f"{f['label']} user-level gate: {'added to' if f['changed'] else 'already in'} {f['path']}"
+        for f in p["fixed"]
+    ]
+    for c in p["checks"]:
+        lines.append(f"{c['status']:<7} {c['agent']}: {c['message']}")
+        if c["fix"]:
+            lines.append(f"        fix: {c['fix']}")
+    if not p["checks"]:
+        lines.append("no agent's gate is installed here (memkeeper install-hooks AGENT...)")
+    return "\n".join(lines) + "\n"
+
+
 def _verify(p: dict[str, Any]) -> str:
     return f"ok: event chain of {p['events']} event(s) intact, {p['files']} indexed file(s) match\n"
 
@@ -356,6 +370,7 @@ _RENDERERS = {
     "check": _check,
     "install-hooks": _install_hooks,
     "uninstall-hooks": _uninstall_hooks,
+    "doctor": _doctor,
     "watch": _watch,
     "emit": _emitted,
     "proposals": _proposals,

@@ -32,6 +32,7 @@ VERB_GROUPS = {
     "memkeeper.cli.servers": ("mcp", "serve"),
     "memkeeper.cli.proposals": ("proposals",),
     "memkeeper.cli.history": ("log", "revert"),
+    "memkeeper.cli.doctor": ("doctor",),
     "memkeeper.cli.keys": ("keys",),
     "memkeeper.cli.mail": ("send", "inbox", "ack", "request-release"),
 }

@@ -100,7 +100,7 @@ class Known:
 
     dirs: frozenset[str]  # watched directories ("" is the root)
     files: frozenset[str]  # managed files present at the last look
-    next_expiry: float | None = None  # the earliest expiry of a live claim
+    next_expiry: float | None = None  # the earliest expiry of a live claim (claims' clock)
     next_rescan: float = float("inf")
 
 
@@ -186,9 +186,17 @@ def prep_changes(raw: Iterable[tuple[int, str]], root: str, git_dir: str | None 
     return Batch(frozenset(paths), policy, store, git)
 
 
-def plan(batch: Batch, looks: Sequence[Look], known: Known, now: float) -> tuple[Action, ...]:
-    """The actions for one batch: a reload or rescan covers every file; else each dirty file."""
-    due: tuple[Action, ...] = (Sweep(),) if expiry_due(known.next_expiry, now) else ()
+def plan(
+    batch: Batch,
+    looks: Sequence[Look],
+    known: Known,
+    now: float,
+    claim_now: float | None = None,
+) -> tuple[Action, ...]:
+    """The actions for one batch: a reload or rescan covers every file; else each dirty file.
+    ``claim_now``: the time claims are judged by, which ``next_expiry`` is on (else ``now``)."""
+    claims = now if claim_now is None else claim_now
+    due: tuple[Action, ...] = (Sweep(),) if expiry_due(known.next_expiry, claims) else ()
     if batch.policy:
         return (Reload(), *due)
     if now >= known.next_rescan or any(_dirs_changed(look, known) for look in looks):

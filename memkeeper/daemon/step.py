@@ -159,7 +159,8 @@ class Daemon(Following, GitAware):
         for look in looks:  # changed back, deleted or no longer managed: nothing to wait for
             if look.kind != "file" or look.disk == look.indexed or look.file_class is None:
                 self.pending.pop(look.path, None)
-        for action in plan(batch, looks, self.known, self.ws.now()):
+        claims = None if self.known.next_expiry is None else self.ws.claim_now()
+        for action in plan(batch, looks, self.known, self.ws.now(), claims):
             done += self._run(action)
         back = {k.path for k in looks if k.kind == "file" and k.file_class not in (None, "private")}
         self.known = replace(self.known, files=self.known.files | back)
@@ -303,7 +304,7 @@ class Daemon(Following, GitAware):
         if fresh:
             self.last_event = fresh[-1].id
         if fresh or force or not self.expiry_asked:  # (a new claim comes with its event)
-            expiry = self.ws.store.earliest_expiry(self.now())
+            expiry = self.ws.store.earliest_expiry(self.ws.claim_now())
             self.known = replace(self.known, next_expiry=expiry)
             self.expiry_asked = True
         return done

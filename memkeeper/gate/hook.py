@@ -70,10 +70,10 @@ def run(
             decisions = [_decision(call, root, who, named, adapter.name) for call in got.calls]
             answer = adapter.render(gate.combine(decisions))
         else:
-            for call in got.calls if phase == "post" else ():
+            for call in got.calls if phase in ("post", "failed") else ():
                 _index(call, root, who)
             answer = adapter.allow(phase)
-            if adapter.tell is not None and phase in ("start", "prompt", "post"):
+            if adapter.tell is not None and phase in ("start", "prompt", "post", "failed"):
                 answer = _told(adapter.tell, phase, got, root, who, adapter.name) or answer
     except BadPayload as exc:
         stderr.write(
@@ -190,10 +190,10 @@ def gather(
     sweeps = _sweeps(ws, effects)
     tree = _tree(ws, sweeps.values())
     paths.update(_tree_facts(tree, sweeps.values(), paths))
-    now = ws.now()
+    now = 0.0
     claims: tuple[Claim, ...] = ()
     try:
-        if (paths or entries) and ws.store.any_live_claim(now):
+        if (paths or entries) and ws.store.any_live_claim(now := ws.claim_now()):
             claims = tuple(ws.store.claim_rows())
     # A shared store down: the policy still decides, without the claims nobody can read now.
     except StoreUnavailable:

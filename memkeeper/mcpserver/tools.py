@@ -131,16 +131,16 @@ def claim(
         objective=objective,
         cancel=cancel,
     )
-    return {**claim_json(got, memory.now()), "warnings": list(got.warnings)}
+    return {**claim_json(got, memory.claim_now()), "warnings": list(got.warnings)}
 
 
 def renew(memory: Memory, id: str, ttl: float | None) -> Payload:
     got = memory.renew(id, ttl)
-    return {**claim_json(got, memory.now()), "warnings": list(got.warnings)}
+    return {**claim_json(got, memory.claim_now()), "warnings": list(got.warnings)}
 
 
 def release(memory: Memory, id: str) -> Payload:
-    return {**claim_json(memory.release(id), memory.now()), "seconds_left": 0}
+    return {**claim_json(memory.release(id), memory.claim_now()), "seconds_left": 0}
 
 
 def claims(memory: Memory) -> Payload:

@@ -71,7 +71,7 @@ def _attempt(ws: Workspace, rel: str, entry: str, title: str) -> AppendResult:
 def _check_claims(ws: Workspace, rel: str) -> tuple[str, ...]:
     """Warnings for other agents' advisory claims on the file; ``Refused`` (reason
     ``claimed``) under another agent's strict claim or a ``strict: true`` rule."""
-    now = ws.now()
+    now = ws.claim_now()
     if not ws.store.any_live_claim(now):
         return ()
     from memkeeper.claims.wording import holder_json

@@ -101,7 +101,7 @@ class ClaimTable:
         self.changed, failure = False, None
         with self.store.writing(durable=durable):
             self.store.prefetch_claims()
-            now = self.ws.now()
+            now = self.ws.claim_now()
             self._sweep(now)
             if self.changed:  # else the queue is as the last transaction's serve left it
                 self._serve(now)
@@ -213,8 +213,9 @@ class ClaimTable:
 
     @_again
     def metrics(self) -> dict[str, Any]:
-        with self.transaction() as now:
-            since, count = iso_utc(now - METRICS_WINDOW_S), self.store.count_events
+        with self.transaction():
+            wall = self.ws.now()  # events and tallies are dated by the wall clock
+            since, count = iso_utc(wall - METRICS_WINDOW_S), self.store.count_events
             return {
                 "window_s": int(METRICS_WINDOW_S),
                 "claims_held": len(self.held),
@@ -222,7 +223,7 @@ class ClaimTable:
                 "claims_granted": count("claim.granted", since),
                 "deadlocks_broken": count("claim.aborted", since, "deadlock"),
                 "ttl_expirations": count("claim.expired", since),
-                "conflicts": self.store.tally_count("conflict", now - METRICS_WINDOW_S),
+                "conflicts": self.store.tally_count("conflict", wall - METRICS_WINDOW_S),
             }
 
     # -- the queue ---------------------------------------------------------------------------

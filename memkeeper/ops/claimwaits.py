@@ -64,8 +64,9 @@ def wait_for(
 
 def next_look(deadline: float, held: Iterable[Claim], now: float, *, shared: bool) -> float:
     """How long a waiter sleeps before looking again: until its deadline, the soonest expiry
-    of the live claims ``held`` or the cap, whichever comes first (just after it)."""
-    soonest = min((c.expires_at for c in held), default=float("inf"))
+    of the live claims ``held`` or the cap, whichever comes first (just after it). A claim
+    still live past its expiry (etcd's lease has not ended it yet) is left to the cap."""
+    soonest = min((c.expires_at for c in held if c.expires_at > now), default=float("inf"))
     cap = SHARED_POLL_S if shared else WAKE_CAP_S
     return min(deadline, soonest, now + cap) - now + _SLACK_S
 

@@ -57,7 +57,11 @@ def check_write(ws: Workspace, rel: str, key: str, claim_id: str | None) -> tupl
     """Warnings for a write of ``rel#key``; ``Refused`` (reason ``claimed``) when a strict
     claim (or a ``strict: true`` policy rule) of another agent covers it, or ``claim_id``
     is not a live write claim of this agent that covers it."""
-    now, target = ws.now(), f"{rel}#{key}"
+    now, target = ws.claim_now(), f"{rel}#{key}"
+    if claim_id is not None:
+        # Read alone too, so that a shared store compares its key at the commit: a claim
+        # whose etcd lease ends before the write commits fails the commit (``claim_row``).
+        ws.store.claim_row(claim_id)
     decision = write_decision(ws, rel, key, claim_id, now)
     if decision.refusal is None:
         return decision.warnings
@@ -67,3 +71,22 @@ def check_write(ws: Workspace, rel: str, key: str, claim_id: str | None) -> tupl
         message = f"{target}: {strict} — wait for its release or expiry, then re-read"
     holders = [holder_json(c, now) for c in decision.holders]
     raise Refused(message, reason="claimed", holders=holders)
+
+
+def recheck_fence(ws: Workspace, rel: str, key: str, claim_id: str) -> None:
+    """The last step of a write fenced by ``claim_id``, just before its commit, after its
+    slow parts (the merge, the staged file): the claim, live when the write began, must be
+    live still. Nobody else can write the table meanwhile (the write holds the store's
+    transaction), but time passes: a write that stalled past the claim's expiry is refused
+    (reason ``claimed``) and its transaction rolled back — nothing lands."""
+    now, target = ws.claim_now(), f"{rel}#{key}"
+    decision = write_decision(ws, rel, key, claim_id, now)
+    if decision.refusal is None:
+        return
+    holders = [holder_json(c, now) for c in decision.holders]
+    raise Refused(
+        f"{target}: {decision.refusal} (it expired while this write was under way: nothing "
+        "was written)",
+        reason="claimed",
+        holders=holders,
+    )

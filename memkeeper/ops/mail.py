@@ -67,7 +67,7 @@ def ack(ws: Workspace, message_id: int) -> Message:
 
 def request_release(ws: Workspace, claim_id: str, text: str = "") -> Message:
     """Ask the holder of a live claim to release it: a ``release-request`` message to it."""
-    now = ws.now()
+    now = ws.claim_now()
     held = next((c for c in ws.store.claim_rows() if c.id == claim_id), None)
     if held is None or not held.is_live(now):
         raise Invalid(f"there is no live claim {claim_id} — list them with: memkeeper claims")
@@ -83,10 +83,10 @@ def deliver(ws: Workspace, via: str) -> tuple[list[Message], list[str]]:
     """What to tell this identity's agent now, each thing once: ``(messages, notices)``."""
     if not ws.has_store:
         return [], []
-    me, now = ws.agent, ws.now()
+    me, now, claims_now = ws.agent, ws.now(), ws.claim_now()
     waiting = [m for m in ws.store.messages_for(me) if m.delivered_at is None]
-    mine = [c for c in ws.store.claim_rows() if c.agent == me and c.is_live(now)]
-    computed = messages.expiring(mine, now)
+    mine = [c for c in ws.store.claim_rows() if c.agent == me and c.is_live(claims_now)]
+    computed = messages.expiring(mine, claims_now)
     marks = [f"m:{m.id}" for m in waiting] + [key for key, _ in computed]
     if not marks:  # the common case: no write, no lock
         return [], []
@@ -115,9 +115,10 @@ def start(ws: Workspace, program: str, mcp: bool, via: str) -> str:
     files: dict[str, list[str]] = {}
     for rel, rule in managed_files(parse_policy(policy_bytes(ws.top)), ws.top):
         files.setdefault(rule.file_class, []).append(rel)
-    now = ws.now()
+    now = ws.now()  # the claims' clock (reference §4 "Expiry") where there are claims
     others = []
     if ws.has_store:
+        now = ws.claim_now()
         others = [c for c in ws.store.claim_rows() if c.agent != ws.agent and c.is_live(now)]
     told, notices = deliver(ws, via)
     return briefing(ws.agent, program, mcp, files, others, now, told, notices)

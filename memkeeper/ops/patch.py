@@ -131,6 +131,10 @@ def _attempt(ws: Workspace, rel: str, ref_key: str, want: _Want) -> PatchResult:
                 done = _apply(ws, rel, data, row, state, new_body, dmp, base_rev)
                 if want.proposal is not None:
                     _close_proposal(ws, rel, row.key, want.proposal, done)
+                if want.claim is not None:  # the last step before the commit
+                    from memkeeper.ops.claimwrites import recheck_fence
+
+                    recheck_fence(ws, rel, row.key, want.claim)
             else:
                 ws.store.tally("conflict", ws.now())  # committed: the metrics count lost races
         if lost is not None:
@@ -326,7 +330,7 @@ def _check_owner(ws: Workspace, rel: str, key: str) -> None:
 def _check_claims(ws: Workspace, rel: str, key: str, claim: str | None) -> tuple[str, ...]:
     """Warnings from advisory claims; ``Refused`` for strict ones or a failed fence.
     One cheap query when nobody holds a claim and the write names none."""
-    if claim is None and not ws.store.any_live_claim(ws.now()):
+    if claim is None and not ws.store.any_live_claim(ws.claim_now()):
         return ()
     from memkeeper.ops.claimwrites import check_write
 

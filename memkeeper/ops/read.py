@@ -14,7 +14,7 @@ from memkeeper.events import digest
 from memkeeper.fs import files
 from memkeeper.markdown import refs
 from memkeeper.records import SectionInfo, SectionText
-from memkeeper.store.errors import StoreUnavailable
+from memkeeper.store.errors import StoreRefused, StoreUnavailable
 from memkeeper.store.retry import Retry
 
 TYPE_CHECKING = False
@@ -68,6 +68,8 @@ def read(ws: Workspace, ref: str) -> SectionText:
         return _read(ws, rel, key)
     try:
         return ws.again(lambda: _read(ws, rel, key))  # (a snapshot another writer moved on)
+    except StoreRefused:
+        raise  # a setting to fix (a password, a certificate): said, not answered around
     except StoreUnavailable:
         return _read_unstored(ws, rel, key, None)._replace(stale=True)
 

@@ -31,7 +31,14 @@ from memkeeper.policy.model import (
     Policy,
     SectionRule,
 )
-from memkeeper.policy.storeurl import SPELLING, parse_store_url, policy_store
+from memkeeper.policy.storeurl import (
+    CREDENTIAL_KEY,
+    CREDENTIALS_TODO,
+    SPELLING,
+    STORE_TODO,
+    parse_store_url,
+    policy_store,
+)
 from memkeeper.regions.templates import SOURCES, TemplateError, parse_template
 
 _TOP_KEYS = ("version", "files", "leases", "templates", "store", "signatures")
@@ -39,10 +46,6 @@ _SIGNATURES = ("required", "optional")
 _RULE_KEYS = ("path", "class", "strict", "sections", "entry_template", "git")
 _SECTION_KEYS = ("owners", "strict")
 _LEASE_KEYS = ("default_ttl", "max_ttl")
-_STORE_TODO = (
-    "write e.g. store: etcd://127.0.0.1:2379/myrepo, or remove the key to keep the state in "
-    "the local SQLite store (.memkeeper/state.db)"
-)
 
 
 def round_trip_yaml() -> YAML:
@@ -71,6 +74,7 @@ class _Parser:
 
     def policy(self, data: bytes) -> Policy:
         top = self.document(data)
+        self.no_credentials(top)
         self.known_keys(top, _TOP_KEYS, "at the top level")
         self.version(top)
         default_ttl, max_ttl = self.leases(top)
@@ -86,11 +90,11 @@ class _Parser:
         value = top["store"]
         pos = top.lc.value("store")
         if not isinstance(value, str):
-            self.fail(pos, f"'store' must be {SPELLING}, not {_show(value)}", _STORE_TODO)
+            self.fail(pos, f"'store' must be {SPELLING}, not {_show(value)}", STORE_TODO)
         try:
             parse_store_url(value)
         except ValueError as err:
-            self.fail(pos, f"'store': {err}", _STORE_TODO)
+            self.fail(pos, f"'store': {err}", STORE_TODO)
         if policy_store(data) != value:
             self.fail(
                 pos,
@@ -133,6 +137,20 @@ class _Parser:
         pos = (mark.line, mark.column) if mark is not None else (0, 0)
         problem = " ".join(part for part in (err.context, err.problem) if part)
         self.fail(pos, f"bad YAML: {problem}", "fix the YAML syntax")
+
+    def no_credentials(self, top: CommentedMap) -> None:
+        """A top-level key (or a key of ``store:``) that would hold a password, a user or a
+        certificate: refused, by its name alone (the value is never repeated)."""
+        store = top.get("store")
+        for node in (top, store) if isinstance(store, CommentedMap) else (top,):
+            for key in node:
+                if key not in _TOP_KEYS and CREDENTIAL_KEY.search(str(key)):
+                    self.fail(
+                        node.lc.key(key),
+                        f"{_show(key)}: the policy file never holds etcd credentials (it is "
+                        "committed)",
+                        CREDENTIALS_TODO + " (reference §12)",
+                    )
 
     def known_keys(self, node: CommentedMap, allowed: tuple[str, ...], where: str) -> None:
         for key in node:
@@ -370,14 +388,11 @@ def _show(value: object) -> str:
         return "true" if value else "false"
     if value is None:
         return "null"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
+    if isinstance(value, Mapping | list):
+        return "a mapping" if isinstance(value, Mapping) else "a list"
     return str(value)
 
 
 def _did_you_mean(key: object, allowed: tuple[str, ...]) -> str:
-
     close = difflib.get_close_matches(str(key), allowed, n=1)
     return f"did you mean '{close[0]}'? " if close else ""

@@ -1,6 +1,11 @@
 """Which store a root's state lives in (reference §12): ``MEMKEEPER_STORE`` or the policy's
-``store:``, spelled ``etcd://HOST:PORT[,HOST:PORT…]/PREFIX``; neither means the local SQLite
-store. Pure: the text in, a ``StoreUrl`` or a ``ValueError`` saying what is wrong out.
+``store:``, spelled ``etcd://HOST:PORT[,HOST:PORT…]/PREFIX`` (``etcds://`` for members that
+serve TLS); neither means the local SQLite store. Pure: the text in, a ``StoreUrl`` or a
+``ValueError`` saying what is wrong out.
+
+A name never carries credentials (``USER:PASSWORD@``): the policy file that may hold it is
+committed. The user, the password and the client certificate come from the environment
+(``store.etcd.access``); a name that holds some is refused without being repeated.
 
 The policy's key is found by ``policy_store`` with one regular expression rather than by the
 YAML parser: every command looks for it before it touches the store, and the parser costs more
@@ -17,7 +22,21 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 SCHEME = "etcd://"
-SPELLING = "etcd://HOST:PORT[,HOST:PORT…]/PREFIX"
+TLS_SCHEME = "etcds://"
+SPELLING = "etcd[s]://HOST:PORT[,HOST:PORT…]/PREFIX"
+CREDENTIALS_TODO = (
+    "set MEMKEEPER_ETCD_USER and MEMKEEPER_ETCD_PASSWORD_FILE in the environment instead"
+)
+# Keys that would hold credentials: the policy is committed, so they are refused by name.
+CREDENTIAL_KEY = re.compile(
+    r"(?:^|[_.-])(?:pass(?:word|wd)?|secrets?|token|user(?:name)?|ca_?cert|cert|key|auth|"
+    r"credentials?)(?:$|[_.-])",
+    re.I,
+)
+STORE_TODO = (
+    "write e.g. store: etcd://127.0.0.1:2379/myrepo, or remove the key to keep the state in "
+    "the local SQLite store (.memkeeper/state.db)"
+)
 _PREFIX = re.compile(r"[A-Za-z0-9._~/-]+")  # what a prefix may hold: no spaces, no NUL
 STORE_LINE = re.compile(
     rb"^store:[ \t]*(?P<value>[^\s#'\"][^\s#]*|'[^'\r\n]*'|\"[^\"\r\n]*\")?[ \t]*(#[^\r\n]*)?\r?$",
@@ -26,18 +45,22 @@ STORE_LINE = re.compile(
 
 
 class StoreUrl:
-    """An etcd store: its members' client endpoints and the key prefix the state lives under
-    (``/PREFIX/``: roots that name the same cluster and prefix share one state)."""
+    """An etcd store: its members' client endpoints, the key prefix the state lives under
+    (``/PREFIX/``: roots that name the same cluster and prefix share one state), and whether
+    the members are spoken to over TLS (``etcds://``)."""
 
-    __slots__ = ("endpoints", "prefix", "text")
+    __slots__ = ("endpoints", "prefix", "text", "tls")
 
-    def __init__(self, endpoints: Sequence[tuple[str, int]], prefix: str, text: str) -> None:
-        self.endpoints, self.prefix, self.text = tuple(endpoints), prefix, text
+    def __init__(
+        self, endpoints: Sequence[tuple[str, int]], prefix: str, text: str, tls: bool = False
+    ) -> None:
+        self.endpoints, self.prefix, self.text, self.tls = tuple(endpoints), prefix, text, tls
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, StoreUrl) and (self.endpoints, self.prefix) == (
+        return isinstance(other, StoreUrl) and (self.endpoints, self.prefix, self.tls) == (
             other.endpoints,
             other.prefix,
+            other.tls,
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -50,11 +73,17 @@ class StoreUrl:
 
 
 def parse_store_url(text: str) -> StoreUrl:
-    """``etcd://HOST:PORT[,HOST:PORT…]/PREFIX`` as a ``StoreUrl`` (``ValueError`` saying what
-    is wrong with it). The prefix is kept with a leading and a trailing ``/``."""
-    if not text.startswith(SCHEME):
-        raise ValueError(f"{text!r} is not {SPELLING} (the only shared store is etcd)")
-    rest = text[len(SCHEME) :]
+    """``etcd[s]://HOST:PORT[,HOST:PORT…]/PREFIX`` as a ``StoreUrl`` (``ValueError`` saying
+    what is wrong with it). The prefix is kept with a leading and a trailing ``/``."""
+    tls = text.startswith(TLS_SCHEME)
+    if not tls and not text.startswith(SCHEME):
+        raise ValueError(f"{_hidden(text)!r} is not {SPELLING} (the only shared store is etcd)")
+    rest = text[len(TLS_SCHEME if tls else SCHEME) :]
+    if "@" in rest:
+        raise ValueError(
+            f"{_hidden(text)!r} names credentials (USER[:PASSWORD]@): a store's name never "
+            f"holds them, the policy file is committed — {CREDENTIALS_TODO}"
+        )
     hosts, slash, prefix = rest.partition("/")
     if not slash or not prefix.strip("/"):
         raise ValueError(
@@ -75,7 +104,16 @@ def parse_store_url(text: str) -> StoreUrl:
         ):
             raise ValueError(f"{text!r}: {part.strip()!r} is not HOST:PORT")
         endpoints.append((host, int(port)))
-    return StoreUrl(endpoints, "/" + prefix.strip("/") + "/", text)
+    return StoreUrl(endpoints, "/" + prefix.strip("/") + "/", text, tls)
+
+
+def _hidden(text: str) -> str:
+    """``text`` with whatever stands before its last ``@`` masked (a password is never
+    repeated in a message; a PREFIX holds no ``@``)."""
+    scheme, sep, rest = text.partition("://")
+    if not sep or "@" not in rest:
+        return text
+    return f"{scheme}://***@{rest.rpartition('@')[2]}"
 
 
 def policy_store(policy: bytes | None) -> str | None:

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
     from memkeeper.claims.decisions import Claim
     from memkeeper.claims.waiters import WaiterRow
+    from memkeeper.clock import Clock
     from memkeeper.coordination import Message, Proposal, Reconciliation
     from memkeeper.events import Sign
     from memkeeper.records import Event, FileState, PendingWrite, SectionRow
@@ -108,7 +109,10 @@ class EventStore(Protocol):
 
 
 class ClaimStore(Protocol):
-    """Claims, queued requests (waiters) and counters (fencing tokens, arrivals)."""
+    """Claims, queued requests (waiters) and counters (fencing tokens, arrivals), and the
+    clock claims are judged by."""
+
+    def claim_time(self, clock: Clock) -> float: ...
 
     def bump(self, counter: str) -> int: ...
 

@@ -138,11 +138,19 @@ def test_install_hooks_with_claude_code_adds_the_gate_to_the_settings(
     assert set(settings["hooks"]) == {
         "PreToolUse",
         "PostToolUse",
+        "PostToolUseFailure",  # after a call that failed, in place of PostToolUse
         "SessionStart",  # the channel: what the agent is told when its session starts
         "UserPromptSubmit",  # and what has come for it since, before each prompt
     }
     assert "matcher" not in settings["hooks"]["SessionStart"][0]  # every start: no tool name
     assert "Claude Code gate already in " in cli("install-hooks", "--claude-code").stdout
+
+    # settings an earlier memkeeper wrote, without PostToolUseFailure, get it on the next run
+    del settings["hooks"]["PostToolUseFailure"]
+    (sample / ".claude/settings.json").write_text(json.dumps(settings))
+    assert "Claude Code gate added to " in cli("install-hooks", "--claude-code").stdout
+    settings = json.loads((sample / ".claude/settings.json").read_text())
+    assert "PostToolUseFailure" in settings["hooks"]
 
 
 def test_the_help_names_every_agent_install_hooks_sets_up() -> None:

@@ -63,8 +63,8 @@ def pair(
     tmp_path: Path, cluster: Cluster, monkeypatch: pytest.MonkeyPatch, clock: FakeClock
 ) -> Iterator[tuple[Memory, Memory]]:
     """Roots a and b on one etcd prefix, both agreeing with the store; b is the watcher's."""
-    host, port = cluster.endpoints[0]
-    monkeypatch.setenv("MEMKEEPER_STORE", f"etcd://{host}:{port}/review{next(_prefixes)}")
+    for name, value in cluster.store_env(f"review{next(_prefixes)}").items():
+        monkeypatch.setenv(name, value)
     roots = []
     for name in ("a", "b"):
         shutil.copytree(SAMPLE_REPO, tmp_path / name)

@@ -8,13 +8,14 @@ import itertools
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from memkeeper import events as ev
 from memkeeper.daemon.storewatch import StoreWatch
 from memkeeper.store.etcd import EtcdStore
-from memkeeper.store.etcd.gateway import Gateway
+from memkeeper.store.etcd import gateway as etcdgw
 from tests.etcd_cluster import Cluster, binary
 
 EXE, WHY = binary()
@@ -24,7 +25,7 @@ _prefixes = itertools.count(1)
 
 @pytest.fixture
 def store(cluster: Cluster) -> Iterator[EtcdStore]:
-    opened = EtcdStore(Gateway(cluster.endpoints), f"/watch{next(_prefixes)}/".encode())
+    opened = EtcdStore(cluster.gateway(), f"/watch{next(_prefixes)}/".encode())
     yield opened
     opened.close()
 
@@ -50,6 +51,25 @@ def test_the_watch_wakes_the_daemon_for_new_events_only(store: EtcdStore) -> Non
     time.sleep(0.3)
     assert not watch.moved.is_set()
     record(store, 1)
+    wait(watch.moved.is_set)
+
+
+class SlowGateway(etcdgw.Gateway):
+    """The watch thread's gateway, whose first connection takes long (a TLS handshake and a
+    login to a guarded etcd)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        time.sleep(0.5)
+        super().__init__(*args, **kwargs)
+
+
+def test_an_event_recorded_while_the_watch_thread_connects_still_wakes_the_daemon(
+    store: EtcdStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(etcdgw, "Gateway", SlowGateway)  # the module storewatch makes it from
+    watch = StoreWatch(store)
+    watch.moved.clear()  # the daemon's first tick read everything up to here
+    record(store, 1)  # before the thread's gateway is even made
     wait(watch.moved.is_set)
 
 

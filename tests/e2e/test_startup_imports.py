@@ -232,6 +232,16 @@ def test_a_read_uses_no_random_nor_threads_to_retry() -> None:
     assert done.stdout.strip() == "[]"
 
 
+def test_the_etcd_client_and_its_access_load_without_dataclasses() -> None:
+    """Every command on an etcd store imports the client, its TLS and its login."""
+    code = (
+        "import sys, memkeeper.store.etcd, memkeeper.store.etcd.access, "
+        "memkeeper.store.etcd.tokens; print('dataclasses' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+
+
 def test_records_load_without_dataclasses_or_typing() -> None:
     probe = (
         "import sys, memkeeper.records; print(sorted({'dataclasses', 'typing'} & set(sys.modules)))"

@@ -62,6 +62,17 @@ def test_a_release_request_reaches_the_session_after_its_next_tool_call(root: Pa
     assert f"codex:t2 asks you to release your claim about {claim_id}" in said
 
 
+def test_a_tool_call_that_failed_delivers_too(root: Path) -> None:
+    # a command's non-zero exit is PostToolUseFailure, not PostToolUse: a session whose
+    # commands fail must hear of a release request all the same
+    took = run_main(root, "--agent", ME, "claim", "CLAUDE.md#build", "--json")
+    assert run_main(root, "--agent", "codex:t2", "request-release", took.json["id"]).code == 0
+    failed = {"tool_name": "Bash", "tool_input": {"command": "false"}, "error": "Exit code 1"}
+    said = context(hook(root, "PostToolUseFailure", **failed), "PostToolUseFailure")
+    assert "codex:t2 asks you to release your claim" in said
+    assert hook(root, "PostToolUseFailure", **failed) is None  # once
+
+
 def test_nothing_is_said_or_made_outside_a_memory_root(tmp_path: Path) -> None:
     assert channel.said("start", str(tmp_path), None, ME, "claude-code") == ""
     assert not (tmp_path / ".memkeeper").exists()

@@ -62,8 +62,8 @@ def memory(
     """A ``Memory`` on the sample copy, as agent ``agent-a``, on the test's store."""
     if store_kind == "etcd":
         cluster: Cluster = request.getfixturevalue("cluster")
-        host, port = cluster.endpoints[0]
-        monkeypatch.setenv("MEMKEEPER_STORE", f"etcd://{host}:{port}/ops{next(_prefixes)}")
+        for name, value in cluster.store_env(f"ops{next(_prefixes)}").items():
+            monkeypatch.setenv(name, value)
     opened = Memory.open(sample, agent="agent-a")
     yield opened
     opened.close()

@@ -8,16 +8,13 @@ import os
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
 
 from memkeeper import Busy, Claim, Invalid, Memory, Refused
+from memkeeper.clock import FakeClock
 from memkeeper.store.sqlite import Store
 from tests.ops.conftest import START, kinds
-
-if TYPE_CHECKING:
-    from memkeeper.clock import FakeClock
 
 
 def set_leases(sample: Path, default_ttl: int, max_ttl: int) -> None:
@@ -234,6 +231,67 @@ def test_an_ended_claim_cannot_be_renewed_or_released(
         reasons.append(caught.value.reason)
     assert reasons == ["expired", "expired", "released", "unknown_claim"]
     assert ("claim.expired", "a", expiring.id) in kinds(a), "the sweep survived the error"
+
+
+# --- clocks (issue 22 item 6) ------------------------------------------------------------------
+
+
+def skewed(sample: Path, agent: str, skew: float) -> tuple[Memory, FakeClock]:
+    """An agent whose process's wall clock is ``skew`` seconds off (its uptime is the
+    machine's, as every process's)."""
+    clock = FakeClock(START)
+    clock.set(START + skew)
+    return Memory.open(sample, agent=agent, clock=clock), clock
+
+
+def test_an_agent_whose_wall_clock_is_a_minute_ahead_cannot_take_a_live_claim(
+    sample: Path,
+) -> None:
+    a, clock = skewed(sample, "a", 0)
+    held = a.claim("src/", ttl=30)
+    b, ahead = skewed(sample, "b", +60)
+    with pytest.raises(Busy) as caught:
+        b.claim("src/api/")
+    assert caught.value.holders[0]["seconds_left"] == 30
+    assert b.claims() == [held]
+    for each in (clock, ahead):
+        each.advance(30)
+    assert b.claim("src/api/").token == held.token + 1
+    assert [t for t, _, _ in kinds(a)] == ["claim.granted", "claim.expired", "claim.granted"]
+    a.close()
+    b.close()
+
+
+def test_a_claim_taken_under_a_wall_clock_a_minute_behind_lasts_its_whole_ttl(
+    sample: Path,
+) -> None:
+    b, behind = skewed(sample, "b", -60)
+    held = b.claim("src/", ttl=30)
+    a, clock = skewed(sample, "a", 0)
+    for each in (clock, behind):
+        each.advance(29.9)
+    with pytest.raises(Busy):
+        a.claim("src/")
+    for each in (clock, behind):
+        each.advance(0.1)
+    assert a.claim("src/").token == held.token + 1
+    a.close()
+    b.close()
+
+
+def test_a_reboot_ends_every_claim_of_the_boot_before(
+    agents: Callable[[str], Memory], clock: FakeClock
+) -> None:
+    a, b = agents("a"), agents("b")
+    old = a.claim("src/", ttl=600)
+    clock.reboot(down=5)
+    new = b.claim("src/")
+    assert kinds(a) == [
+        ("claim.granted", "a", old.id),
+        ("claim.expired", "a", old.id),
+        ("claim.granted", "b", new.id),
+    ]
+    assert new.token == old.token + 1
 
 
 # --- writes under claims -------------------------------------------------------------------

@@ -4,6 +4,7 @@ refuse it."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from memkeeper import Busy, Invalid, Memory, Refused
+from memkeeper.fs import crash
 
 if TYPE_CHECKING:
     from memkeeper.clock import FakeClock
@@ -121,6 +123,90 @@ def test_a_fenced_patch_lands_only_under_the_writers_own_live_covering_claim(
         a.patch("CLAUDE.md#build", "late\n", expect_rev=2, claim=mine.id)
     assert "expired" in late.value.message
     assert a.read("CLAUDE.md#build").content == "ok\n"
+
+
+@pytest.mark.parametrize("stall_at", ["patch.before_write", "patch.before_commit"])
+def test_a_fenced_patch_that_stalls_past_its_claims_expiry_lands_nothing(
+    agents: Callable[[str], Memory],
+    clock: FakeClock,
+    sample: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    stall_at: str,
+) -> None:
+    """Issue 22 item 8: the fence is checked again just before the commit, after the write's
+    slow parts; a write that stalled there past its claim's expiry is refused and rolled back
+    (before, it landed after the claim expired, perhaps after another agent was granted it)."""
+    a = agents("a")
+    mine = a.claim("CLAUDE.md#build", ttl=10)
+    before = (sample / "CLAUDE.md").read_bytes()
+    events = len(a.events())
+    real = crash.crashpoint
+
+    def stall(name: str) -> None:
+        if name == stall_at:
+            clock.advance(10)  # stopped, swapped out, a slow disk: the claim runs out
+        real(name)
+
+    monkeypatch.setattr(crash, "crashpoint", stall)
+    with pytest.raises(Refused) as caught:
+        a.patch("CLAUDE.md#build", "late\n", expect_rev=1, claim=mine.id)
+    assert caught.value.reason == "claimed"
+    assert f"claim {mine.id} is expired" in caught.value.message
+    assert "while this write was under way: nothing was written" in caught.value.message
+    assert (sample / "CLAUDE.md").read_bytes() == before
+    assert a.read("CLAUDE.md#build").rev == 1
+    assert a.events()[events:] == []  # no section.patched: its transaction rolled back
+    assert [p.name for p in (sample / ".memkeeper").rglob("*.tmp*")] == []
+
+
+def test_a_fenced_patch_that_stalls_within_its_claims_ttl_lands(
+    agents: Callable[[str], Memory], clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = agents("a")
+    mine = a.claim("CLAUDE.md#build", ttl=10)
+    real = crash.crashpoint
+
+    def stall(name: str) -> None:
+        if name == "patch.before_commit":
+            clock.advance(9.9)
+        real(name)
+
+    monkeypatch.setattr(crash, "crashpoint", stall)
+    assert a.patch("CLAUDE.md#build", "in time\n", expect_rev=1, claim=mine.id).rev == 2
+
+
+def test_a_fenced_patch_stalled_in_real_time_past_its_claim_lands_nothing_on_either_store(
+    memory: Memory, sample: Path, monkeypatch: pytest.MonkeyPatch, store_kind: str
+) -> None:
+    """The same on the store's own clock (SQLite: the uptime; etcd: the claim's lease, whose
+    key the write's commit compares): the write stalls until the claim is over."""
+    mine = memory.claim("CLAUDE.md#build", ttl=1)
+    other = Memory.open(sample, agent="x")
+    real, stalled = crash.crashpoint, list[str]()
+
+    def over() -> bool:
+        if store_kind == "sqlite":  # the stalled write holds the store's lock: read the clock
+            return memory.claim_now() >= mine.expires_at
+        found = other.workspace.store.claim_row(mine.id)  # read alone: no sweep writes
+        return found is None or not found.alive
+
+    def stall(name: str) -> None:
+        if name == "patch.before_commit" and not stalled:
+            stalled.append(name)
+            deadline = time.monotonic() + 10
+            while not over():
+                assert time.monotonic() < deadline, "the claim outlived its TTL"
+                time.sleep(0.2)
+        real(name)
+
+    monkeypatch.setattr(crash, "crashpoint", stall)
+    with pytest.raises(Refused) as caught:
+        memory.patch("CLAUDE.md#build", "late\n", expect_rev=1, claim=mine.id)
+    assert caught.value.reason == "claimed"
+    assert stalled
+    assert memory.read("CLAUDE.md#build").rev == 1
+    assert "late" not in (sample / "CLAUDE.md").read_text()
+    other.close()
 
 
 def test_a_path_target_is_resolved_against_the_directory_claimed_from(

@@ -9,11 +9,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from memkeeper import Memory
+from memkeeper.clock import FakeClock
 from memkeeper.errors import Invalid
 from memkeeper.ops import mail
+from tests.ops.conftest import START
 
 if TYPE_CHECKING:
-    from memkeeper.clock import FakeClock
+    from pathlib import Path
+
     from tests.ops.conftest import Agents
 
 ME, THEM = "claude-code:s1", "codex:t2"
@@ -62,6 +66,21 @@ def test_a_release_request_reaches_the_claims_holder(agents: Agents) -> None:
         mail.request_release(me.workspace, held.id)
     with pytest.raises(Invalid, match="there is no live claim nope"):
         mail.request_release(them.workspace, "nope")
+
+
+def test_a_release_request_from_a_clock_a_minute_ahead_still_finds_the_live_claim(
+    agents: Agents, sample: Path
+) -> None:
+    """Claims are judged by the claims' clock, not the asker's wall clock (issue 22 item 6):
+    before, a process a minute ahead took a live claim of 30 s for an expired one."""
+    held = agents(ME).claim("src/", ttl=30)
+    ahead = FakeClock(START)
+    ahead.set(START + 60)
+    them = Memory.open(sample, agent=THEM, clock=ahead)
+    try:
+        assert mail.request_release(them.workspace, held.id).about == held.id
+    finally:
+        them.close()
 
 
 def test_delivery_tells_each_message_once(agents: Agents) -> None:

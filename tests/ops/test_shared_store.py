@@ -38,8 +38,8 @@ def pair(
 ) -> Iterator[tuple[Memory, Memory, Path]]:
     """Roots a and b on one etcd prefix, both agreeing with it, and a patch of a's that b
     has not brought in yet; b's root is the third value."""
-    host, port = cluster.endpoints[0]
-    monkeypatch.setenv("MEMKEEPER_STORE", f"etcd://{host}:{port}/shared{next(_prefixes)}")
+    for name, value in cluster.store_env(f"shared{next(_prefixes)}").items():
+        monkeypatch.setenv(name, value)
     roots = []
     for name in ("a", "b"):
         shutil.copytree(SAMPLE_REPO, tmp_path / name)
@@ -140,8 +140,8 @@ def test_two_roots_indexing_a_file_at_once_both_answer(
     """The first look of two roots at one file the store does not have yet, at the same
     moment (the demo's `watch` under one clone and a `read` under the other): the one whose
     commit comes second starts over on what the first stored, and answers."""
-    host, port = cluster.endpoints[0]
-    monkeypatch.setenv("MEMKEEPER_STORE", f"etcd://{host}:{port}/first{next(_prefixes)}")
+    for name, value in cluster.store_env(f"first{next(_prefixes)}").items():
+        monkeypatch.setenv(name, value)
     for name in ("a", "b"):
         shutil.copytree(SAMPLE_REPO, tmp_path / name)
         subprocess.run(["git", "init", "-q", str(tmp_path / name)], check=True)

@@ -39,10 +39,10 @@ def _root(tmp_path: Path, name: str) -> Path:
 
 @pytest.fixture
 def store_env(cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> str:
-    host, port = cluster.endpoints[0]
-    url = f"etcd://{host}:{port}/review{next(_prefixes)}"
-    monkeypatch.setenv("MEMKEEPER_STORE", url)
-    return url
+    settings = cluster.store_env(f"review{next(_prefixes)}")
+    for name, value in settings.items():
+        monkeypatch.setenv(name, value)
+    return settings["MEMKEEPER_STORE"]
 
 
 @pytest.fixture
@@ -363,7 +363,8 @@ def test_a_local_edit_read_stale_while_the_store_is_down_is_pushed_once_it_is_ba
     _edit(a, BUILD_LINE, "- a's human build line\n")
     before = _file(a).read_bytes()
     marks = {p.name: p.read_bytes() for p in (Path(a.home) / SYNCED_DIR).iterdir()}
-    monkeypatch.setenv("MEMKEEPER_STORE", "etcd://127.0.0.1:9/" + store_env.rsplit("/", 1)[1])
+    scheme = store_env.partition("://")[0]  # etcds with the tests' secure cluster
+    monkeypatch.setenv("MEMKEEPER_STORE", f"{scheme}://127.0.0.1:9/" + store_env.rsplit("/", 1)[1])
     down = Memory(a.root, "agent-a")
     try:
         answer = down.read(REF)

@@ -348,6 +348,34 @@ def test_each_mistake_says_what_to_do(text: str, fix: str) -> None:
     assert error.message.endswith(f" — {error.fix}")
 
 
+@pytest.mark.parametrize(
+    ("text", "key", "line"),
+    [
+        ("version: 1\npassword: hunter2\n", "password", 2),
+        ("version: 1\netcd_password: hunter2\n", "etcd_password", 2),
+        ("version: 1\nuser: memkeeper\n", "user", 2),
+        ("version: 1\nca-cert: /etc/ca.pem\n", "ca-cert", 2),
+        ("version: 1\nstore:\n  url: etcds://h:2379/p\n  password: hunter2\n", "password", 4),
+    ],
+)
+def test_a_credential_in_the_policy_is_refused_by_its_key_without_its_value(
+    text: str, key: str, line: int
+) -> None:
+    error = mistake(text)
+    assert error.problem == (
+        f"'{key}': the policy file never holds etcd credentials (it is committed)"
+    )
+    assert error.line == line
+    assert "MEMKEEPER_ETCD_USER and MEMKEEPER_ETCD_PASSWORD_FILE" in error.fix
+    assert "hunter2" not in error.message
+
+
+def test_a_store_name_holding_a_password_is_refused_without_it() -> None:
+    error = mistake("version: 1\nstore: etcds://memkeeper:hunter2@h:2379/p\n")
+    assert "names credentials" in error.problem
+    assert "hunter2" not in error.message
+
+
 def test_an_unknown_key_with_nothing_close_lists_the_valid_keys_only() -> None:
     error = mistake("version: 1\nzzz: 1\n")
     assert (error.line, error.column) == (2, 1)

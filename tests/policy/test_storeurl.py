@@ -116,6 +116,33 @@ def test_urls_are_equal_by_endpoints_and_prefix_whatever_the_spelling() -> None:
     assert repr(url) == "StoreUrl('etcd://h:2379/p')"
 
 
+def test_etcds_names_members_that_serve_tls_and_is_another_store_than_etcd() -> None:
+    plain, tls = parse_store_url("etcd://h:2379/p"), parse_store_url("etcds://h:2379/p")
+    assert (plain.tls, tls.tls) == (False, True)
+    assert (tls.endpoints, tls.prefix) == (plain.endpoints, plain.prefix)
+    assert tls != plain
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "etcds://memkeeper:hunter2@h:2379/p",
+        "etcd://memkeeper:hunter2@h:2379,g:2379/p",
+        "etcds://memkeeper@h:2379/p",
+        "etcds://me:hun/ter2@h:2379/p",  # a password with a slash: still never repeated
+        "etcds://me:hunter2@h:2379",
+    ],
+)
+def test_a_name_holding_credentials_is_refused_without_repeating_them(text: str) -> None:
+    with pytest.raises(ValueError, match="names credentials") as refused:
+        parse_store_url(text)
+    message = str(refused.value)
+    assert "hun" not in message
+    assert "memkeeper@" not in message
+    assert "***@h:2379" in message
+    assert "MEMKEEPER_ETCD_USER and MEMKEEPER_ETCD_PASSWORD_FILE" in message
+
+
 def test_a_url_is_not_hashable() -> None:
     with pytest.raises(TypeError, match="unhashable"):
         hash(parse_store_url("etcd://h:2379/p"))

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from memkeeper.cli.boundary import fail
 from memkeeper.errors import EnvironmentFailure
-from memkeeper.store.errors import StoreUnavailable
+from memkeeper.store.errors import StoreRefused, StoreUnavailable
 
 if TYPE_CHECKING:
     import pytest
@@ -43,3 +43,16 @@ def test_the_cli_prints_and_exits_as_for_the_plain_failure(
 def test_other_environment_failures_are_not_outages() -> None:
     assert not isinstance(EnvironmentFailure("the disk is full"), StoreUnavailable)
     assert not isinstance(EnvironmentFailure("too big", reason="store_too_large"), StoreUnavailable)
+
+
+def test_a_refusal_is_an_outage_to_whoever_carries_on_but_says_so_by_its_reason() -> None:
+    refusal = StoreRefused("state store etcds://h:1/p refused memkeeper (nothing was changed): …")
+    assert isinstance(refusal, StoreUnavailable)
+    assert refusal.exit_code == 1
+    assert refusal.reason == "store_refused"
+    assert refusal.to_json()["reason"] == "store_refused"
+
+
+def test_an_outage_keeps_its_reason_first_among_its_fields() -> None:
+    outage = StoreUnavailable("state store unavailable: …", outcome="unknown")
+    assert list(outage.to_json()) == ["status", "message", "reason", "outcome"]

@@ -27,8 +27,9 @@ if TYPE_CHECKING:
     from memkeeper.gate.facts import Decision
     from memkeeper.gate.payload import ToolCall
 
-    # before a tool runs (judge it), after, a session starting, a prompt submitted, else
-    Phase = Literal["pre", "post", "start", "prompt", "other"]
+    # before a tool runs (judge it), after, after one that failed, a session starting, a
+    # prompt submitted, else
+    Phase = Literal["pre", "post", "failed", "start", "prompt", "other"]
 
 
 class HookInput(Record):
@@ -215,7 +216,12 @@ def nested_entry(matcher: str, command: str, **extra: Any) -> dict[str, Any]:
 # Claude Code's and Codex's events that carry no tool call, and the phase each is (memkeeper's
 # channel speaks on them, and after a tool call).
 CONTEXT_EVENTS: dict[str, Phase] = {"SessionStart": "start", "UserPromptSubmit": "prompt"}
-PHASE_EVENTS = {"start": "SessionStart", "prompt": "UserPromptSubmit", "post": "PostToolUse"}
+PHASE_EVENTS = {
+    "start": "SessionStart",
+    "prompt": "UserPromptSubmit",
+    "post": "PostToolUse",
+    "failed": "PostToolUseFailure",  # Claude Code's, after a call that failed
+}
 
 
 def context_input(payload: dict[str, Any], phase: Phase, cwd: str) -> HookInput:
@@ -231,7 +237,9 @@ def context_input(payload: dict[str, Any], phase: Phase, cwd: str) -> HookInput:
 
 def tell(phase: Phase, text: str) -> Answer:
     """``hookSpecificOutput.additionalContext`` on SessionStart, UserPromptSubmit and
-    PostToolUse (Claude Code's and Codex's): it reaches the model, and answers no permission."""
+    PostToolUse (Claude Code's and Codex's), and Claude Code's PostToolUseFailure — named as
+    the event it answers (Claude Code drops it otherwise): it reaches the model, and answers
+    no permission."""
     context = {"hookEventName": PHASE_EVENTS.get(phase, "PostToolUse"), "additionalContext": text}
     return Answer(dumps({"hookSpecificOutput": context}))
 

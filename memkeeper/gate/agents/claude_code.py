@@ -1,11 +1,13 @@
 """Claude Code (docs/reference.md §7): ``PreToolUse`` / ``PostToolUse`` with
-``hook_event_name``, ``session_id``, ``cwd``, ``tool_name`` and ``tool_input``. The core
-speaks its vocabulary, so its calls pass through ``gate.payload`` as they are;
+``hook_event_name``, ``session_id``, ``cwd``, ``tool_name`` and ``tool_input`` — and, after a
+call that failed (a command's non-zero exit), ``PostToolUseFailure`` instead of
+``PostToolUse``. The core speaks its vocabulary, so its calls pass through ``gate.payload`` as
+they are;
 ``PowerShell`` is judged as a shell command (its redirections are spelled as a POSIX
 shell's), ``NotebookEdit`` not at all (a notebook is no memory file). A deny or a reason is
 ``hookSpecificOutput`` JSON with exit 0; a silent allow prints nothing.
 
-Installed in ``.claude/settings.json`` (both events, matching the tools the core judges;
+Installed in ``.claude/settings.json`` (the tool events, matching the tools the core judges;
 ``$CLAUDE_PROJECT_DIR`` names the project), the MCP server in ``.mcp.json``.
 """
 
@@ -44,11 +46,13 @@ _FOREIGN = (
     "timestamp",  # Copilot's PascalCase payloads (Claude Code sends none)
 )
 MATCHER = "Edit|MultiEdit|Write|Bash|PowerShell"
+FAILED = "PostToolUseFailure"  # after a call that failed: no PostToolUse comes then
+_TOOL_PHASES: dict[str, Phase] = {"PreToolUse": "pre", "PostToolUse": "post", FAILED: "failed"}
 
 
 def sniff(payload: dict[str, Any]) -> bool:
     event = payload.get("hook_event_name")
-    return (event in TOOL_EVENTS or event in CONTEXT_EVENTS) and not any(
+    return (event in TOOL_EVENTS or event == FAILED or event in CONTEXT_EVENTS) and not any(
         key in payload for key in _FOREIGN
     )
 
@@ -57,12 +61,14 @@ def parse(payload: dict[str, Any], event: str | None, cwd: str) -> HookInput:
     named = payload.get("hook_event_name")
     if isinstance(named, str) and named in CONTEXT_EVENTS:
         return context_input(payload, CONTEXT_EVENTS[named], cwd)
-    call = parse_payload(payload, cwd)
+    if named == FAILED:  # read as the PostToolUse it stands for: the tool may have written
+        call = parse_payload({**payload, "hook_event_name": "PostToolUse"}, cwd)
+        call = call._replace(event=FAILED)
+    else:
+        call = parse_payload(payload, cwd)
     if call.tool == "PowerShell":
         call = call._replace(tool="Bash")
-    phase: Phase = (
-        "pre" if call.event == "PreToolUse" else "post" if call.event == "PostToolUse" else "other"
-    )
+    phase = _TOOL_PHASES.get(call.event, "other")
     return HookInput(phase, (call,) if call.tool else (), call.session_id)
 
 
@@ -116,7 +122,7 @@ SETUP = Setup(
     NAME,
     "Claude Code",
     (".claude/settings.json",),
-    ("PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit"),
+    ("PreToolUse", "PostToolUse", FAILED, "SessionStart", "UserPromptSubmit"),
     ("PreToolUse",),
     _entry,
     _missing,

@@ -10,11 +10,17 @@ range's comparison). Rows are keyed by id and ordered after reading, as SQLite's
 claims by token, waiters by arrival (the queue's priority order is ``rules.queue_order``'s).
 ``bump`` reads and writes its counter key in the block, so two stores granting at once conflict
 on ``P/ctr/token`` and one retries: tokens strictly increase across every store of the prefix.
-Expiry is as in SQLite: a claim carries ``expires_at`` and memkeeper's claims code sweeps what
-its clock says is due; each claim's key is also held by an etcd lease (``_leased``), so that it
-goes by itself once nobody renews it. Unlike SQLite's keys, a put of an existing waiter id
-replaces it, and a second claim with a token already used is stored, rather than refused: ids
-and tokens come from ``bump``.
+
+Expiry is etcd's (reference §12 "Claims across machines"): a claim's key is held by an etcd
+lease of the claim's TTL, so it is there exactly while the claim is live by the clock of
+etcd's leader — never by a machine's own clock, which may be minutes off. A copy of the
+claim, the grant (``P/lease/grant\0<id>``, no lease), stays until a sweep: a grant whose
+claim key has gone is an expired claim (``Claim.alive`` False), dropped with its
+``claim.expired`` event by the next lease operation, wherever it runs. A claim key the
+transaction read is compared at its commit when a write is fenced by it (``claim_row``): a
+lease that ends before the commit fails it, and the write is judged again. Unlike SQLite's
+keys, a put of an existing waiter id replaces it, and a second claim with a token already
+used is stored, rather than refused: ids and tokens come from ``bump``.
 """
 
 from __future__ import annotations
@@ -24,17 +30,22 @@ import os
 
 from memkeeper.store.etcd import codec
 from memkeeper.store.etcd.core import EtcdCore
-from memkeeper.store.etcd.keys import CLAIMS, WAITERS
+from memkeeper.store.etcd.keys import CLAIMS, GRANTS, WAITERS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memkeeper.claims.decisions import Claim
     from memkeeper.claims.waiters import WaiterRow
-
-LEASE_GRACE_S = 2.0  # a claim's etcd lease outlives its expires_at by this much
+    from memkeeper.clock import Clock
 
 
 class ClaimKeys(EtcdCore):
+    def claim_time(self, clock: Clock) -> float:
+        """The wall clock: it dates grants and counts waits, and never ends a claim (etcd's
+        leases do). Remembered as this block's time, from which a lease's TTL is counted."""
+        self._claims_at = clock.now()
+        return self._claims_at
+
     def bump(self, counter: str) -> int:
         """Add one to a persistent counter and return it: no value is ever handed out twice
         (concurrent bumps read and write one key: one of them retries)."""
@@ -50,17 +61,22 @@ class ClaimKeys(EtcdCore):
 
     def any_live_claim(self, now: float) -> bool:
         """The cheap question a patch asks before loading any claim."""
-        return any(c.expires_at > now for c in self._lease_rows(CLAIMS)[0])
+        return any(c.is_live(now) for c in self._lease_rows("")[0])
 
     def claim_rows(self, expired_by: float | None = None) -> list[Claim]:
         """Every stored claim (expired ones stay until swept), or those expired by then, in
-        token order."""
-        claims = self._lease_rows(CLAIMS)[0]
-        return [c for c in claims if expired_by is None or c.expires_at <= expired_by]
+        token order: live while their key is there, whatever ``expired_by`` says."""
+        claims = self._lease_rows("")[0]
+        return [c for c in claims if expired_by is None or not c.is_live(expired_by)]
 
     def claim_row(self, claim_id: str) -> Claim | None:
+        """One claim. Its key is compared at the block's commit: a claim that ends (its lease
+        runs out) before then fails the block, which a fenced write is judged again by."""
         raw = self._get(self._key("lease", CLAIMS, claim_id))
-        return None if raw is None else codec.claim(claim_id, raw)
+        if raw is not None:
+            return codec.claim(claim_id, raw, alive=_leased_row(raw))
+        grant = self._get(self._key("lease", GRANTS, claim_id))
+        return None if grant is None else codec.claim(claim_id, grant, alive=False)
 
     def claim_table(self) -> tuple[list[Claim], list[WaiterRow]]:
         """Every stored claim (token order) and every queued request (arrival order), in one
@@ -68,41 +84,55 @@ class ClaimKeys(EtcdCore):
         return self._lease_rows("")
 
     def _lease_rows(self, table: str) -> tuple[list[Claim], list[WaiterRow]]:
-        """The claims and the waiters under ``P/lease/`` (only ``table``'s, when given)."""
-        prefix = self._key("lease", table, "") if table else self._key("lease", "")
-        claims, waiters = [], []
+        """The claims and the waiters under ``P/lease/`` (only the waiters with ``table``
+        ``WAITERS``): each claim whose key is there, alive; each grant whose claim key has
+        gone (its lease ended), expired."""
+        prefix = self._key("lease", WAITERS, "") if table == WAITERS else self._key("lease", "")
+        live: dict[str, Claim] = {}
+        granted: dict[str, bytes] = {}
+        waiters = []
         for key, raw in self._scan_prefix(prefix):
             kind, _, ident = key[len(self.prefix) + len(b"lease/") :].decode().partition("\0")
             if not ident:  # a table's drop marker
                 continue
             if kind == CLAIMS:
-                claims.append(codec.claim(ident, raw))
+                live[ident] = codec.claim(ident, raw, alive=_leased_row(raw))
+            elif kind == GRANTS:
+                granted[ident] = raw
             elif kind == WAITERS:
                 waiters.append(codec.waiter(ident, raw))
-        claims.sort(key=lambda c: c.token)
+        ended = [
+            codec.claim(ident, raw, alive=False)
+            for ident, raw in granted.items()
+            if ident not in live
+        ]
+        claims = sorted([*live.values(), *ended], key=lambda c: c.token)
         waiters.sort(key=lambda w: w.request.arrival)
         return claims, waiters
 
     def put_claim(self, c: Claim) -> None:
         """Insert or replace claim ``c.id`` (its token is not checked for uniqueness: tokens
-        come from ``bump``), its key held by an etcd lease (``_leased``)."""
+        come from ``bump``), its key held by an etcd lease (``_leased``), its grant beside."""
         self._alone(self._put_claim, c)
 
     def _put_claim(self, c: Claim) -> None:
         key = self._key("lease", CLAIMS, c.id)
         lease, granted = self._leased(key, c)
         assert self._txn is not None
-        self._txn.put(key, codec.claim_json(c, lease, granted), lease)
+        value = codec.claim_json(c, lease, granted)
+        self._txn.put(key, value, lease)
+        self._txn.put(self._key("lease", GRANTS, c.id), value)
 
     def _leased(self, key: bytes, c: Claim) -> tuple[int, int]:
-        """The etcd lease that holds claim ``c``'s key, and its TTL: the claim's own (from
-        its grant to its expiry, whatever the clock memkeeper runs on) plus ``LEASE_GRACE_S``.
-        memkeeper's sweeps expire a claim at its ``expires_at``, with a ``claim.expired``
-        event; the lease removes the key even where no memkeeper runs any more (a fleet whose
-        every machine died). A renewal within the lease's TTL is a keep-alive; a longer one
-        takes a new lease and revokes the old one once the transaction has committed."""
+        """The etcd lease that holds claim ``c``'s key, and its TTL: from this block's time
+        (``claim_time``; else the grant's) to ``c.expires_at``, in whole seconds rounded up
+        (etcd may lengthen a short one: its minimum is ~2 s). etcd ends the claim when it
+        runs out, by its own clock. A renewal for the lease's own TTL is a keep-alive (etcd
+        counts it again from now); any other takes a new lease and revokes the old one once
+        the transaction has committed."""
         assert self._txn is not None
-        want = max(1, math.ceil(c.expires_at - c.granted_at + LEASE_GRACE_S))
+        start = c.granted_at if self._claims_at is None else self._claims_at
+        want = max(1, math.ceil(c.expires_at - start - 1e-6))
         txn = self._txn
         # The row as this block left it, else as read (a lease operation read the claims).
         raw = txn.writes[key] if key in txn.writes else txn.cache.get(key)
@@ -110,7 +140,7 @@ class ClaimKeys(EtcdCore):
         if held is not None and held[0] in self._after_commit:
             held = None  # a lease this block gives up: never the one to hold the key again
         with self._talking():
-            if held is not None and held[1] >= want and self.gateway.keepalive(held[0]) > 0:
+            if held is not None and held[1] == want and self.gateway.keepalive(held[0]) > 0:
                 return held
             lease, granted = self.gateway.grant(want)
         if held is not None:
@@ -127,6 +157,7 @@ class ClaimKeys(EtcdCore):
         held = codec.claim_lease(raw) if raw is not None else None
         if held is not None:
             self._after_commit.append(held[0])
+        self._delete(self._key("lease", GRANTS, claim_id))
         self._drop_lease_row(CLAIMS, claim_id)
 
     def _drop_lease_row(self, table: str, ident: str) -> None:
@@ -135,8 +166,11 @@ class ClaimKeys(EtcdCore):
         self._put(marker, os.urandom(8).hex().encode())
 
     def earliest_expiry(self, now: float) -> float | None:
-        """The soonest ``expires_at`` after ``now`` of the stored claims; None: none."""
-        found = [c.expires_at for c in self._lease_rows(CLAIMS)[0] if c.expires_at > now]
+        """When to sweep next: the soonest ``expires_at`` after ``now`` of the live claims —
+        ``now`` for a claim etcd has ended, a second from now for one still live past its
+        ``expires_at`` by this clock (etcd's leases decide); None: no claim."""
+        claims = self._lease_rows("")[0]
+        found = [max(c.expires_at, now + 1.0) if c.alive else now for c in claims]
         return min(found, default=None)
 
     def put_waiter(self, w: WaiterRow) -> None:
@@ -161,3 +195,9 @@ class ClaimKeys(EtcdCore):
 
     def drop_waiter(self, request_id: str) -> None:
         self._alone(self._drop_lease_row, WAITERS, request_id)
+
+
+def _leased_row(raw: bytes) -> bool | None:
+    """A claim key is live while it is there — unless it was stored before claims had leases
+    (nothing would ever delete it): that one is judged by the clock."""
+    return True if codec.claim_lease(raw) is not None else None

@@ -91,13 +91,14 @@ def claim_lease(raw: bytes) -> tuple[int, int] | None:
     return (int(fields[9]), int(fields[10])) if len(fields) >= 11 and fields[9] else None
 
 
-def claim(claim_id: str, raw: bytes) -> Claim:
+def claim(claim_id: str, raw: bytes, *, alive: bool | None = None) -> Claim:
+    """A claim's row (or grant), with the store's verdict on it (``Claim.alive``)."""
     from memkeeper.claims.decisions import Claim  # not on the read/patch path
 
     token, agent, mode, targets, priority, strict, granted, expires, objective = json.loads(raw)[:9]
     return Claim(
         claim_id, int(token), agent, mode, tuple(targets), int(priority), bool(strict),
-        float(granted), float(expires), objective,
+        float(granted), float(expires), objective, alive=alive,
     )  # fmt: skip
 
 

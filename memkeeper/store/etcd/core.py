@@ -17,7 +17,8 @@ member answers, every method raises ``StoreUnavailable`` (an ``EnvironmentFailur
 The format. The first time a store talks to etcd it reads ``P/format`` (``keys``): a prefix
 without it — new, or written by a memkeeper from before the key — gets this release's
 ``FORMAT_VERSION`` (put only if still absent: one of two first users wins, the other reads
-it); a prefix of another version is refused with an ``EnvironmentFailure`` saying what to do,
+it), and so does one of a version ``keys.UPGRADES`` lists (put only if still that); a
+prefix of another version is refused with an ``EnvironmentFailure`` saying what to do,
 as SQLite's store refuses a newer schema. One read per store (per process, for the CLI).
 
 Limits: etcd takes at most 128 operations and 128 comparisons per transaction and requests of
@@ -44,11 +45,11 @@ import contextlib
 import time
 
 from memkeeper.errors import EnvironmentFailure
-from memkeeper.store.errors import StoreUnavailable
+from memkeeper.store.errors import StoreRefused, StoreUnavailable
 from memkeeper.store.etcd import gateway as etcdgw
 from memkeeper.store.etcd import keys
 from memkeeper.store.etcd.gateway import Compare, Gateway
-from memkeeper.store.etcd.keys import CLAIMS, EVENTS_HEAD, FORMAT_VERSION, UPGRADES
+from memkeeper.store.etcd.keys import EVENTS_HEAD, FORMAT_VERSION, UPGRADES
 from memkeeper.store.etcd.stm import ReadChanged, Txn
 from memkeeper.store.retry import Retry, StoreRetry
 
@@ -79,13 +80,16 @@ class EtcdCore:
         self._decoded: dict[bytes, tuple[bytes, dict[str, SectionRow]]] = {}
         self._after_commit: list[int] = []  # leases to revoke once the transaction commits
         self._format_checked = False
+        self._claims_at: float | None = None  # the block's claims' time (``claim_time``)
         # The pause before asking again whether a silent commit landed (tests skip it).
         self._sleep: Callable[[float], None] = time.sleep
 
     @classmethod
-    def open(cls, endpoints: str, prefix: str) -> Self:
-        """A store on the cluster at ``HOST:PORT[,HOST:PORT…]`` under ``prefix``."""
-        return cls(Gateway(etcdgw.parse_endpoints(endpoints)), prefix.encode())
+    def open(cls, endpoints: str, prefix: str, access: etcdgw.Access | None = None) -> Self:
+        """A store on the cluster at ``HOST:PORT[,HOST:PORT…]`` under ``prefix``, reached
+        as ``access`` says (by default plain HTTP, without authentication)."""
+        gateway = Gateway(etcdgw.parse_endpoints(endpoints), access=access)
+        return cls(gateway, prefix.encode())
 
     def close(self) -> None:
         self.gateway.close()
@@ -116,14 +120,18 @@ class EtcdCore:
             found = [] if done.succeeded else done.responses[0]
         if found and found[0].value != ours:
             text = found[0].value.decode("utf-8", "replace")
-            where = ",".join(f"{host}:{port}" for host, port in self.gateway.endpoints)
-            prefix = self.prefix.decode("utf-8", "replace").rstrip("/")
             raise EnvironmentFailure(
-                f"the shared store etcd://{where}{prefix} has format version {text}, this "
+                f"the shared store {self._where()} has format version {text}, this "
                 f"memkeeper knows {FORMAT_VERSION} — upgrade memkeeper, or name another prefix "
                 "(MEMKEEPER_STORE, or the policy's store:)"
             )
         self._format_checked = True
+
+    def _where(self) -> str:
+        """The store as its name spells it: ``etcd[s]://HOST:PORT,…/PREFIX``."""
+        scheme = "etcd" if self.gateway.access.context is None else "etcds"
+        where = ",".join(f"{host}:{port}" for host, port in self.gateway.endpoints)
+        return f"{scheme}://{where}{self.prefix.decode('utf-8', 'replace').rstrip('/')}"
 
     # -- transactions -----------------------------------------------------------------------
 
@@ -139,6 +147,7 @@ class EtcdCore:
         outer = self._txn  # a writing() inside reading(): its own transaction, as autocommit
         txn = Txn(self.gateway)
         self._txn, self._writing, self._after_commit = txn, True, []
+        self._claims_at = None
         try:
             yield
         finally:
@@ -163,14 +172,14 @@ class EtcdCore:
 
     def prefetch_file(self, path: str) -> None:
         """Inside ``writing()``: read in one round trip what an operation on ``path`` reads
-        first — its file and section rows, the events' head, the claims — instead of one
-        round trip each as the operation asks for them."""
+        first — its file and section rows, the events' head, the claims (and the queue, in
+        the same range) — instead of one round trip each as the operation asks for them."""
         if self._txn is None:
             return
-        claims = self._key("lease", CLAIMS, "")
+        leases = self._key("lease", "")
         wanted = [self._key("file", path), self._key("sec", path), self._key("cache", EVENTS_HEAD)]
         with self._talking():
-            self._txn.prefetch(wanted, [(claims, etcdgw.prefix_end(claims))])
+            self._txn.prefetch(wanted, [(leases, etcdgw.prefix_end(leases))])
 
     def prefetch_claims(self) -> None:
         """Inside ``writing()``: read in one round trip what a lease operation reads first —
@@ -255,6 +264,10 @@ class EtcdCore:
             if not self._format_checked:
                 self._check_format()
             yield
+        except etcdgw.Refused as exc:
+            raise StoreRefused(
+                f"state store {self._where()} refused memkeeper (nothing was changed): {exc}"
+            ) from exc
         except etcdgw.Unavailable as exc:
             raise StoreUnavailable(
                 f"state store unavailable: {exc} — nothing was changed; check the etcd cluster "

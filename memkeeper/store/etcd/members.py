@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 import time
 
 TYPE_CHECKING = False
@@ -38,6 +39,8 @@ class Members:
         self.path = os.path.join(home, FILE)
         self.clock = clock
         self._silent = self._load()
+        # A daemon's watch thread tells the same memory as its main thread.
+        self._lock = threading.Lock()
 
     def _load(self) -> dict[str, float]:
         try:
@@ -52,25 +55,34 @@ class Members:
     def order(self, endpoints: Sequence[Endpoint]) -> list[int]:
         """The endpoints' indexes, those that answered (or were never asked) first, in their
         given order; the recently silent last, the longest silent first among them."""
-        now = self.clock()
-        quiet = {
-            i: self._silent[_name(e)]
-            for i, e in enumerate(endpoints)
-            if now - self._silent.get(_name(e), -QUIET_S) < QUIET_S
-        }
+        now, silent = self.clock(), dict(self._silent)  # (another thread may change it)
+        since = {i: silent.get(_name(e), -QUIET_S) for i, e in enumerate(endpoints)}
+        quiet = {i: at for i, at in since.items() if now - at < QUIET_S}
         answering = [i for i in range(len(endpoints)) if i not in quiet]
         return answering + sorted(quiet, key=quiet.__getitem__)
 
-    def silent(self, endpoint: Endpoint) -> None:
-        self._silent[_name(endpoint)] = self.clock()
-        self._save()
+    def silent_since(self, endpoint: Endpoint) -> float:
+        """When ``endpoint`` last went silent (-inf: not lately, or never)."""
+        return self._silent.get(_name(endpoint), float("-inf"))
 
-    def answered(self, endpoint: Endpoint) -> None:
-        if self._silent.pop(_name(endpoint), None) is not None:
+    def quiet(self, endpoint: Endpoint) -> bool:
+        """Whether ``endpoint`` went silent within ``QUIET_S``."""
+        return self.clock() - self._silent.get(_name(endpoint), -QUIET_S) < QUIET_S
+
+    def silent(self, endpoint: Endpoint) -> None:
+        with self._lock:
+            self._silent[_name(endpoint)] = self.clock()
             self._save()
 
+    def answered(self, endpoint: Endpoint) -> None:
+        if _name(endpoint) not in self._silent:
+            return
+        with self._lock:
+            if self._silent.pop(_name(endpoint), None) is not None:
+                self._save()
+
     def _save(self) -> None:
-        temp = f"{self.path}.{os.getpid()}.tmp"
+        temp = f"{self.path}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
             with open(temp, "w", encoding="utf-8") as handle:
                 json.dump(self._silent, handle)

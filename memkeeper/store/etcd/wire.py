@@ -1,15 +1,40 @@
-"""The etcd JSON gateway's shapes: the records its answers decode into, the operations and
-comparisons a transaction is made of, and the endpoints a cluster is named by (pure)."""
+"""The etcd JSON gateway's shapes: the records its answers decode into, the errors they
+raise, the operations and comparisons a transaction is made of, and the endpoints a cluster is
+named by (pure)."""
 
 from __future__ import annotations
 
 import base64
+import json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
     Endpoint = tuple[str, int]
+
+
+class Unavailable(Exception):
+    """No endpoint of the cluster answered. ``sent``: the request reached one before its
+    answer failed to come (a member may apply it later: its outcome is unknown)."""
+
+    def __init__(self, message: str, *, sent: bool = False) -> None:
+        super().__init__(message)
+        self.sent = sent
+
+
+class EtcdError(Exception):
+    """etcd answered, with an error (``code`` is its gRPC status code, 0 when unknown)."""
+
+    def __init__(self, message: str, code: int = 0) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class Refused(EtcdError):
+    """etcd refused memkeeper for who it is — its TLS certificate, its user or password, the
+    rights of its user — or speaks another protocol: a setting to fix, not a member to wait
+    for. The message names the setting (never the password)."""
 
 
 class KeyValue:
@@ -115,3 +140,27 @@ def b64(data: bytes) -> str:
 
 def _unb64(text: object) -> bytes:
     return base64.b64decode(text) if isinstance(text, str) else b""
+
+
+def answer(status: int, data: bytes) -> dict[str, Any]:
+    try:
+        answer = json.loads(data) if data else {}
+    except ValueError:
+        raise EtcdError(f"etcd: HTTP {status}: not JSON: {data[:200]!r}") from None
+    if not isinstance(answer, dict):
+        raise EtcdError(f"etcd: HTTP {status}: unexpected answer {data[:200]!r}")
+    if status != 200 or "error" in answer:
+        message = answer.get("message") or answer.get("error") or data[:200].decode("replace")
+        raise EtcdError(f"etcd: {message}", int(answer.get("code", 0) or 0))
+    return answer
+
+
+def unavailable(data: bytes) -> bool:
+    """An answer that means "not now, ask another member" (no leader, a timeout)."""
+    if b'"code"' not in data:
+        return False
+    try:
+        code = int(json.loads(data).get("code", 0))
+    except (ValueError, AttributeError):
+        return False
+    return code in (4, 14)  # DEADLINE_EXCEEDED, UNAVAILABLE

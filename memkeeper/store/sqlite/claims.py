@@ -1,4 +1,6 @@
-"""The claim tables of the SQLite store: claims, queued requests and counters.
+"""The claim tables of the SQLite store: claims, queued requests and counters, and the
+claims' clock (``claims.epoch``: this machine's uptime from the boot's epoch, kept in the
+cache table).
 
 A mixin of ``Store`` (it shares the one connection and its transactions); every SQL statement
 about claims lives here. Call the writing methods inside ``Store.writing()``.
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from memkeeper.claims import epoch as epochs
 from memkeeper.store.sqlite.core import SqliteCore
 
 TYPE_CHECKING = False
@@ -16,9 +19,29 @@ if TYPE_CHECKING:
 
     from memkeeper.claims.decisions import Claim
     from memkeeper.claims.waiters import WaiterRow
+    from memkeeper.clock import Clock
 
 
 class ClaimRows(SqliteCore):
+    def claim_time(self, clock: Clock) -> float:
+        """The time claims are judged by: this boot's epoch plus the machine's uptime, the
+        same for every process however its wall clock is set. The first look of a boot keeps
+        its epoch (in the open transaction, else in one of its own) and ends every claim and
+        wait of an earlier boot at that moment."""
+        boot, uptime = clock.since_boot()
+        kept = epochs.decode(self.cached(epochs.EPOCH_KEY))
+        now, epoch = epochs.claim_time(kept, boot, uptime, clock.now())
+        if epoch is kept:
+            return now
+        if not self._db.in_transaction:
+            with self.writing(durable=False):  # a power cut that undoes it is a new boot
+                return self.claim_time(clock)
+        self.cache(epochs.EPOCH_KEY, epoch.encode())
+        if kept is not None:  # claims from before epochs were kept count from this one
+            self._db.execute("UPDATE claims SET expires_at = ? WHERE expires_at > ?", (now, now))
+            self._db.execute("UPDATE waiters SET deadline = ? WHERE deadline > ?", (now, now))
+        return now
+
     def bump(self, counter: str) -> int:
         """Add one to a persistent counter and return it: no value is ever handed out twice."""
         rows = self._db.execute(

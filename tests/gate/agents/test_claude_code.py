@@ -109,11 +109,14 @@ def test_a_claude_code_payload_reaching_another_agents_hook_is_read_as_claude_co
 
 @pytest.mark.parametrize(
     ("event", "phase"),
-    [("PreToolUse", "pre"), ("PostToolUse", "post")],
+    [("PreToolUse", "pre"), ("PostToolUse", "post"), ("PostToolUseFailure", "failed")],
 )
 def test_a_tool_event_is_one_call_in_its_phase(event: str, phase: str) -> None:
-    got = claude_code.parse(payload("Write", WRITE, event), None, "/proc")
+    body = payload("Write", WRITE, event)
+    assert claude_code.sniff(body)
+    got = claude_code.parse(body, None, "/proc")
     assert got.phase == phase
+    # after a failed call as after any: what it may have written is indexed
     assert got.calls == (
         call("Write", event, file_path=WRITE["file_path"], content=WRITE["content"]),
     )
@@ -138,7 +141,12 @@ def test_a_session_start_or_a_prompt_is_the_channels_phase(event: str, phase: st
 
 @pytest.mark.parametrize(
     ("phase", "event"),
-    [("start", "SessionStart"), ("prompt", "UserPromptSubmit"), ("post", "PostToolUse")],
+    [
+        ("start", "SessionStart"),
+        ("prompt", "UserPromptSubmit"),
+        ("post", "PostToolUse"),
+        ("failed", "PostToolUseFailure"),  # Claude Code drops an answer naming another event
+    ],
 )
 def test_what_the_channel_says_is_context_for_the_model_never_a_permission(
     phase: str, event: str

@@ -20,7 +20,6 @@ from memkeeper.claims.decisions import Claim, Request
 from memkeeper.claims.waiters import WaiterRow
 from memkeeper.records import FileState, PendingWrite, SectionRow
 from memkeeper.store.etcd import EtcdStore
-from memkeeper.store.etcd.gateway import Gateway
 from memkeeper.store.retry import StoreRetry
 from memkeeper.store.sqlite import Store
 from tests.etcd_cluster import Cluster, binary
@@ -35,7 +34,7 @@ _prefixes = itertools.count(1)
 
 
 def etcd_on(cluster: Cluster, prefix: bytes) -> EtcdStore:
-    return EtcdStore(Gateway(cluster.endpoints), prefix)
+    return EtcdStore(cluster.gateway(), prefix)
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """The contract of claims, the queue and counters (as tests/store/sqlite/test_claims.py): bump,
-claims round-tripped, ordered, expired, replaced, dropped; waiters; the claim table; a block
-that raises; on etcd, concurrent grants from two stores, a claim another store makes meanwhile,
-a change of the table meanwhile, and claims held by etcd leases."""
+claims round-tripped, ordered, replaced, dropped; waiters; the claim table; a block that
+raises; on etcd, concurrent grants from two stores, a claim another store makes meanwhile, a
+change of the table meanwhile, and claims ended by etcd's leases (SQLite's, ended by the
+time it is given: tests/store/sqlite/test_claims.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from memkeeper.store.etcd.claims import LEASE_GRACE_S
+from memkeeper.clock import FakeClock
 from memkeeper.store.retry import StoreRetry
 from tests.store.contract.conftest import (
     NOW,
@@ -75,15 +76,6 @@ def test_claim_rows_come_in_token_order(store: StateStore) -> None:
     assert [c.id for c in store.claim_rows()] == ["c", "b", "a", "c10"]
 
 
-def test_claim_rows_expired_by_a_time_lists_only_those_due(store: StateStore) -> None:
-    with store.writing():
-        store.put_claim(claim("due", 1, NOW))
-        store.put_claim(claim("live", 2, NOW + 60))
-        store.put_claim(claim("long-due", 3, NOW - 600))
-    assert [c.id for c in store.claim_rows(expired_by=NOW)] == ["due", "long-due"]
-    assert len(store.claim_rows()) == 3  # expired ones stay until swept
-
-
 def test_putting_a_claim_again_replaces_it(store: StateStore) -> None:
     with store.writing():
         store.put_claim(claim("c1", 1, NOW + 60))
@@ -106,26 +98,6 @@ def test_a_dropped_claim_is_gone(store: StateStore) -> None:
     store.drop_claim("never")  # nothing to drop: nothing happens
     assert store.claim_rows() == []
     assert store.claim_table() == ([], [])
-
-
-def test_any_live_claim_counts_a_claim_until_its_expiry(store: StateStore) -> None:
-    assert store.any_live_claim(NOW) is False
-    with store.writing():
-        store.put_claim(claim("c1", 1, NOW + 60))
-    assert store.any_live_claim(NOW) is True
-    assert store.any_live_claim(NOW + 59.9) is True
-    assert store.any_live_claim(NOW + 60) is False
-
-
-def test_earliest_expiry_is_the_soonest_live_one(store: StateStore) -> None:
-    assert store.earliest_expiry(NOW) is None
-    with store.writing():
-        store.put_claim(claim("late", 1, NOW + 300))
-        store.put_claim(claim("soon", 2, NOW + 30))
-        store.put_claim(claim("past", 3, NOW - 1))
-    assert store.earliest_expiry(NOW) == NOW + 30
-    assert store.earliest_expiry(NOW + 30) == NOW + 300
-    assert store.earliest_expiry(NOW + 300) is None
 
 
 def test_a_waiter_round_trips_with_its_request(store: StateStore) -> None:
@@ -306,7 +278,7 @@ def test_a_change_of_the_table_meanwhile_fails_a_block_that_read_it(
     other.close()
 
 
-# -- claims as etcd leases ------------------------------------------------------------------
+# -- claims ended by etcd's leases (issue 22 item 6) -------------------------------------------
 
 
 def _lease_of(store: EtcdStore, claim_id: str) -> int:
@@ -315,43 +287,92 @@ def _lease_of(store: EtcdStore, claim_id: str) -> int:
 
 
 @etcd_only
-def test_a_claims_key_is_held_by_an_etcd_lease_of_its_ttl(cluster: Cluster, prefix: bytes) -> None:
+def test_a_claims_key_is_held_by_an_etcd_lease_of_exactly_its_ttl(
+    cluster: Cluster, prefix: bytes
+) -> None:
     store = etcd_on(cluster, prefix)
     with store.writing():
         store.claim_table()
         store.put_claim(claim("c1", 1, NOW + 30))
     lease = _lease_of(store, "c1")
     assert lease != 0
-    assert 30 <= store.gateway.time_to_live(lease) <= 30 + LEASE_GRACE_S
-    with store.writing():  # a renewal the lease covers: a keep-alive of the same lease
+    assert 29 <= store.gateway.time_to_live(lease) <= 30
+    with store.writing():  # a renewal for the same TTL: a keep-alive of the same lease
+        assert store.claim_time(FakeClock(NOW + 5)) == NOW + 5
         store.claim_table()
-        store.put_claim(claim("c1", 1, NOW + 20))
+        store.put_claim(claim("c1", 1, NOW + 35))
     assert _lease_of(store, "c1") == lease
-    with store.writing():  # a longer one: a new lease, the old one revoked
+    with store.writing():  # a shorter one: a new lease, the old one revoked
+        store.claim_time(FakeClock(NOW + 5))
         store.claim_table()
-        store.put_claim(claim("c1", 1, NOW + 300))
-    longer = _lease_of(store, "c1")
-    assert longer not in (0, lease)
+        store.put_claim(claim("c1", 1, NOW + 15))
+    shorter = _lease_of(store, "c1")
+    assert shorter not in (0, lease)
+    assert 9 <= store.gateway.time_to_live(shorter) <= 10
     assert store.gateway.time_to_live(lease) == -1
     with store.writing():
         store.claim_table()
         store.drop_claim("c1")
-    assert store.gateway.time_to_live(longer) == -1  # released: revoked
+    assert store.gateway.time_to_live(shorter) == -1  # released: revoked
+    assert store.claim_table() == ([], [])  # its grant went too
     store.close()
 
 
+def _until_ended(store: EtcdStore, claim_id: str, within: float) -> Claim:
+    deadline = time.monotonic() + within
+    while (found := store.claim_row(claim_id)) is not None and found.alive:
+        assert time.monotonic() < deadline, "the claim outlived its lease"
+        time.sleep(0.1)
+    assert found is not None, "its grant went with it"
+    return found
+
+
 @etcd_only
-def test_a_claim_nobody_renews_leaves_the_store_by_itself(cluster: Cluster, prefix: bytes) -> None:
-    """Every machine of a fleet died holding claims: etcd removes them at their TTL (plus
-    the grace), with no memkeeper left to sweep."""
+def test_a_claim_is_live_while_etcd_keeps_its_key_whatever_any_clock_says(
+    cluster: Cluster, prefix: bytes
+) -> None:
+    """A machine a minute ahead (or behind) cannot end a claim early (or keep it late): the
+    claim's lease, on etcd's clock, is the judge; then its grant is an expired claim, left for
+    a sweep, with no memkeeper left to run one if need be (a fleet whose every machine died)."""
     store = etcd_on(cluster, prefix)
     with store.writing():
         store.claim_table()
         store.put_claim(claim("c1", 1, NOW + 1))
+    for now in (NOW + 60, NOW + 3600):
+        assert store.any_live_claim(now) is True
+        assert store.claim_rows(expired_by=now) == []
+        assert store.earliest_expiry(now) == now + 1.0  # look again soon: etcd decides
     store.close()
     reader = etcd_on(cluster, prefix)
-    deadline = time.monotonic() + 1 + LEASE_GRACE_S + 2
-    while reader.claim_row("c1") is not None:
-        assert time.monotonic() < deadline, "the claim outlived its lease"
-        time.sleep(0.1)
+    ended = _until_ended(reader, "c1", 1 + 3)
+    assert ended == claim("c1", 1, NOW + 1)
+    for now in (NOW - 60, NOW):
+        assert reader.any_live_claim(now) is False
+        assert reader.claim_rows(expired_by=now) == [ended]
+        assert reader.earliest_expiry(now) == now  # due: sweep it
+    reader.drop_claim("c1")
+    assert reader.claim_table() == ([], [])
     reader.close()
+
+
+@etcd_only
+def test_a_write_that_read_a_claim_fails_its_commit_once_etcd_ends_the_claim(
+    cluster: Cluster, prefix: bytes
+) -> None:
+    """Issue 22 item 8 on etcd: a fenced write's block read its claim live; the claim's lease
+    runs out before the block commits: the commit fails (the write is judged again)."""
+    store = etcd_on(cluster, prefix)
+    store.put_claim(claim("c1", 1, NOW + 1))
+
+    def stalled_write() -> None:
+        with store.writing():
+            found = store.claim_row("c1")
+            assert found is not None
+            assert found.alive
+            _until_ended(etcd_on(cluster, prefix), "c1", 1 + 3)  # the write stalls meanwhile
+            store.put_waiter(waiter("w1", 1))  # what the write writes
+
+    with pytest.raises(StoreRetry):
+        stalled_write()
+    assert store.waiter_rows() == []
+    store.close()

@@ -16,7 +16,7 @@ from memkeeper.claims.waiters import WaiterRow
 from memkeeper.records import FileState, PendingWrite, SectionRow
 from memkeeper.store.etcd import EtcdStore
 from memkeeper.store.etcd import gateway as etcdgw
-from memkeeper.store.etcd.gateway import Compare, Gateway, TxnResult
+from memkeeper.store.etcd.gateway import Access, Compare, Gateway, TxnResult
 from tests.etcd_cluster import Cluster, binary
 
 EXE, WHY = binary()
@@ -30,8 +30,8 @@ STATE = FileState(3, "sha256:" + "ab" * 32)
 class Recording(Gateway):
     """A real gateway that also remembers every request it sends: its path and its body."""
 
-    def __init__(self, endpoints: Sequence[tuple[str, int]]) -> None:
-        super().__init__(endpoints)
+    def __init__(self, endpoints: Sequence[tuple[str, int]], access: Access | None = None) -> None:
+        super().__init__(endpoints, access=access)
         self.sent: list[tuple[str, dict[str, Any]]] = []
 
     def call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -44,9 +44,12 @@ class Interrupted(Gateway):
     writer does ``meanwhile``: each of those commits then finds what it read changed."""
 
     def __init__(
-        self, endpoints: Sequence[tuple[str, int]], meanwhile: Callable[[], object]
+        self,
+        endpoints: Sequence[tuple[str, int]],
+        meanwhile: Callable[[], object],
+        access: Access | None = None,
     ) -> None:
-        super().__init__(endpoints)
+        super().__init__(endpoints, access=access)
         self.meanwhile = meanwhile
         self.times = 0
 
@@ -72,7 +75,7 @@ def prefix(request: pytest.FixtureRequest) -> bytes:
 def store(cluster: Cluster, prefix: bytes) -> Iterator[EtcdStore]:
     """A store on an empty prefix (but for its format key: the store's first request put it)
     whose gateway records what it sends from then on (``sent``)."""
-    gateway = Recording(cluster.endpoints)
+    gateway = Recording(cluster.endpoints, cluster.access)
     gateway.delete(prefix, etcdgw.prefix_end(prefix))
     opened = EtcdStore(gateway, prefix)
     opened.check_format()
@@ -84,7 +87,7 @@ def store(cluster: Cluster, prefix: bytes) -> Iterator[EtcdStore]:
 @pytest.fixture
 def other(cluster: Cluster, prefix: bytes, store: EtcdStore) -> Iterator[EtcdStore]:
     """Another machine's store on the same prefix."""
-    opened = EtcdStore(Gateway(cluster.endpoints), prefix)
+    opened = EtcdStore(cluster.gateway(), prefix)
     yield opened
     opened.close()
 
@@ -136,6 +139,6 @@ def pending(path: str, at: float, new_inode: int) -> PendingWrite:
     )
 
 
-def lease_of(store: EtcdStore, claim_id: str) -> int:
-    _, found = store.gateway.range(store.prefix + key("lease/claim", claim_id))
+def lease_of(store: EtcdStore, claim_id: str, table: str = "claim") -> int:
+    _, found = store.gateway.range(store.prefix + key(f"lease/{table}", claim_id))
     return found[0].lease if found else 0

@@ -41,8 +41,12 @@ def test_claims_and_waiters_share_one_prefix_and_each_drop_changes_its_tables_ma
     assert set(rows) == {
         key("lease/claim", "c1"),
         key("lease/claim", "c2"),
+        key("lease/grant", "c1"),
+        key("lease/grant", "c2"),
         key("lease/wait", "w1"),
     }
+    assert rows[key("lease/grant", "c1")] == rows[key("lease/claim", "c1")]  # without a lease
+    assert lease_of(store, "c1", "grant") == 0
     fields = json.loads(rows[key("lease/claim", "c1")])
     assert fields[:9] == [1, "agent-a", "write", ["CLAUDE.md#build"], 0, False, NOW, NOW + 30, ""]
     assert fields[9] == lease_of(store, "c1") != 0  # the etcd lease and its TTL follow
@@ -78,7 +82,9 @@ def test_two_racing_bumps_never_hand_out_one_value_twice(
     cluster: Cluster, prefix: bytes, other: EtcdStore
 ) -> None:
     theirs: list[int] = []
-    raced = Interrupted(cluster.endpoints, lambda: theirs.append(other.bump("token")))
+    raced = Interrupted(
+        cluster.endpoints, lambda: theirs.append(other.bump("token")), cluster.access
+    )
     racing = EtcdStore(raced, prefix)
     raced.times = 1
     mine = racing.bump("token")  # read 0, then theirs committed 1 before this commit

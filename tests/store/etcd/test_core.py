@@ -6,6 +6,7 @@ endpoint nobody answers on; and the prefix's format version. A compacted snapsho
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -17,7 +18,7 @@ from memkeeper.store.errors import StoreUnavailable
 from memkeeper.store.etcd import EtcdStore, core, keys
 from memkeeper.store.etcd import gateway as etcdgw
 from memkeeper.store.etcd.core import MAX_REQUEST_BYTES, MAX_TXN_OPS
-from memkeeper.store.etcd.gateway import Compare, Gateway, TxnResult
+from memkeeper.store.etcd.gateway import Access, Compare, Gateway, TxnResult
 from memkeeper.store.retry import StoreRetry
 from tests.etcd_cluster import Cluster, free_port
 from tests.store.etcd.conftest import (
@@ -117,7 +118,9 @@ def test_a_prefetched_key_is_compared_only_once_the_block_reads_it(
 def test_a_write_outside_a_block_commits_alone_and_retries_a_conflict(
     cluster: Cluster, prefix: bytes, other: EtcdStore
 ) -> None:
-    raced = Interrupted(cluster.endpoints, lambda: other.put_pending(pending("a.md", 1.0, 100)))
+    raced = Interrupted(
+        cluster.endpoints, lambda: other.put_pending(pending("a.md", 1.0, 100)), cluster.access
+    )
     mine = EtcdStore(raced, prefix)
     raced.times = 1
     mine.put_pending(pending("a.md", 2.0, 200))  # its first commit finds seq 1 taken
@@ -131,7 +134,9 @@ def test_a_write_outside_a_block_gives_up_after_its_attempts(
     cluster: Cluster, prefix: bytes, other: EtcdStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(core, "AUTOCOMMIT_ATTEMPTS", 3)
-    raced = Interrupted(cluster.endpoints, lambda: (other.bump("token"), other.bump("token")))
+    raced = Interrupted(
+        cluster.endpoints, lambda: (other.bump("token"), other.bump("token")), cluster.access
+    )
     mine = EtcdStore(raced, prefix)
     raced.times = 3
     with pytest.raises(StoreRetry, match="lost to other writers 3 times"):
@@ -210,7 +215,7 @@ def test_a_change_of_more_bytes_than_one_request_takes_is_refused_whole(
     assert caught.value.fields["reason"] == "store_too_large"
     assert "nothing was written" in caught.value.message
     assert [path for path, _ in sent(store)] == ["/v3/kv/range"]  # its rows' read: no commit
-    assert stored(store) == {b"format": b"2"}  # nothing but what its first request put
+    assert stored(store) == {b"format": b"3"}  # nothing but what its first request put
 
 
 # -- an endpoint nobody answers on ----------------------------------------------------------
@@ -261,7 +266,9 @@ def test_open_takes_every_member_and_passes_over_one_that_is_down(
 ) -> None:
     with pytest.raises(ValueError, match="HOST:PORT"):
         EtcdStore.open("nowhere", prefix.decode())
-    store = EtcdStore.open(f"127.0.0.1:{free_port()},{cluster.spec}", prefix.decode())
+    store = EtcdStore.open(
+        f"127.0.0.1:{free_port()},{cluster.spec}", prefix.decode(), cluster.access
+    )
     try:
         assert store.prefix == prefix
         store.put_file("a.md", STATE)
@@ -278,12 +285,12 @@ def test_open_takes_every_member_and_passes_over_one_that_is_down(
 def test_a_fresh_prefix_gets_the_format_version_with_the_first_request(
     cluster: Cluster, prefix: bytes
 ) -> None:
-    fresh = EtcdStore(Gateway(cluster.endpoints), prefix)
+    fresh = EtcdStore(cluster.gateway(), prefix)
     try:
         fresh.gateway.delete(prefix, etcdgw.prefix_end(prefix))
         assert fresh.file_state("a.md") is None  # a read: the key is written all the same
-        assert fresh.gateway.range(prefix + b"format")[1][0].value == b"2"
-        assert str(keys.FORMAT_VERSION).encode() == b"2"
+        assert fresh.gateway.range(prefix + b"format")[1][0].value == b"3"
+        assert str(keys.FORMAT_VERSION).encode() == b"3"
     finally:
         fresh.close()
 
@@ -292,7 +299,7 @@ def test_a_fresh_prefix_gets_the_format_version_with_the_first_request(
 def test_a_store_opening_a_prefix_that_has_it_only_reads_it(
     cluster: Cluster, store: EtcdStore, prefix: bytes
 ) -> None:
-    second = EtcdStore(Recording(cluster.endpoints), prefix)
+    second = EtcdStore(Recording(cluster.endpoints, cluster.access), prefix)
     try:
         assert second.file_state("a.md") is None
         assert [path for path, _ in sent(second)] == ["/v3/kv/range", "/v3/kv/range"]
@@ -310,13 +317,36 @@ def test_a_prefix_an_older_memkeeper_wrote_is_adopted_and_nothing_else_changes(
     store.append_event(TS[0], "a", "file.indexed", "a.md", None, {})
     store.gateway.delete(prefix + b"format")  # as the release before the key left it
     before = stored(store)
-    older = EtcdStore(Gateway(cluster.endpoints), prefix)
+    older = EtcdStore(cluster.gateway(), prefix)
     try:
         assert older.file_state("a.md") == STATE
-        assert stored(store) == {**before, b"format": b"2"}
+        assert stored(store) == {**before, b"format": b"3"}
         assert [e.id for e in older.events()] == [1]
     finally:
         older.close()
+
+
+@etcd_only
+@pytest.mark.parametrize("version", [b"1", b"2"])
+def test_a_prefix_of_an_older_format_this_one_reads_is_taken_over_and_nothing_else_changes(
+    cluster: Cluster, store: EtcdStore, prefix: bytes, version: bytes
+) -> None:
+    """Format 3 (issue 22 item 6): etcd ends claims; a claim an older release stored keeps
+    its own lease (2 s past its TTL) and is live while it lasts."""
+    store.put_file("a.md", STATE)
+    store.gateway.put(prefix + b"format", version)
+    lease, ttl = store.gateway.grant(32)
+    old = json.dumps([1, "agent-a", "write", ["src/"], 0, False, NOW, NOW + 30, "", lease, ttl])
+    store.gateway.put(prefix + b"lease/claim\0c1", old.encode(), lease)
+    before = stored(store)
+    newer = EtcdStore(cluster.gateway(), prefix)
+    try:
+        assert newer.file_state("a.md") == STATE
+        assert stored(store) == {**before, b"format": b"3"}
+        (claim_,) = newer.claim_rows()
+        assert claim_.is_live(NOW + 3600) is True  # its key is there: etcd has not ended it
+    finally:
+        newer.close()
 
 
 @etcd_only
@@ -326,33 +356,33 @@ def test_a_prefix_of_the_format_before_signatures_is_marked_as_this_one(
     store.append_event(TS[0], "a", "file.indexed", "a.md", None, {})
     store.gateway.put(prefix + b"format", b"1")  # as format 1 left it: eight-field events
     before = stored(store)
-    newer = EtcdStore(Gateway(cluster.endpoints), prefix)
+    newer = EtcdStore(cluster.gateway(), prefix)
     try:
         assert [e.id for e in newer.events()] == [1]  # read as they are
-        assert stored(store) == {**before, b"format": b"2"}  # an older client now refuses it
+        assert stored(store) == {**before, b"format": b"3"}  # an older client now refuses it
     finally:
         newer.close()
 
 
 @etcd_only
-@pytest.mark.parametrize("version", [b"3", b"seven"])
+@pytest.mark.parametrize("version", [b"4", b"seven"])
 def test_a_prefix_of_another_format_is_refused_saying_what_to_do(
     cluster: Cluster, store: EtcdStore, prefix: bytes, version: bytes
 ) -> None:
     store.put_file("a.md", STATE)
     store.gateway.put(prefix + b"format", version)
     before = stored(store)
-    newer = EtcdStore(Gateway(cluster.endpoints), prefix)
+    newer = EtcdStore(cluster.gateway(), prefix)
     try:
         for _ in range(2):  # refused again: a refusal is not remembered as a check
             with pytest.raises(EnvironmentFailure) as caught:
                 newer.put_file("b.md", STATE)
             assert not isinstance(caught.value, StoreUnavailable)
             assert caught.value.exit_code == 1
-            where = f"etcd://{cluster.spec}{prefix.decode().rstrip('/')}"
+            where = cluster.url(prefix.decode().strip("/"))
             assert caught.value.message == (
                 f"the shared store {where} has format version {version.decode()}, this memkeeper "
-                "knows 2 — upgrade memkeeper, or name another prefix (MEMKEEPER_STORE, or the "
+                "knows 3 — upgrade memkeeper, or name another prefix (MEMKEEPER_STORE, or the "
                 "policy's store:)"
             )
         with pytest.raises(EnvironmentFailure, match="format version"):
@@ -365,8 +395,10 @@ def test_a_prefix_of_another_format_is_refused_saying_what_to_do(
 class FirstUserMeanwhile(Gateway):
     """A gateway before whose first transaction another store takes the prefix first."""
 
-    def __init__(self, endpoints: Sequence[tuple[str, int]], first: EtcdStore) -> None:
-        super().__init__(endpoints)
+    def __init__(
+        self, endpoints: Sequence[tuple[str, int]], first: EtcdStore, access: Access
+    ) -> None:
+        super().__init__(endpoints, access=access)
         self.first: EtcdStore | None = first
 
     def txn(
@@ -383,14 +415,14 @@ class FirstUserMeanwhile(Gateway):
 
 @etcd_only
 def test_two_first_users_of_a_prefix_agree_on_its_format(cluster: Cluster, prefix: bytes) -> None:
-    gateway = Gateway(cluster.endpoints)
+    gateway = cluster.gateway()
     gateway.delete(prefix, etcdgw.prefix_end(prefix))
     one = EtcdStore(gateway, prefix)
-    two = EtcdStore(FirstUserMeanwhile(cluster.endpoints, one), prefix)
+    two = EtcdStore(FirstUserMeanwhile(cluster.endpoints, one, cluster.access), prefix)
     try:
         two.check_format()  # read no key; one put it meanwhile: its put-if-absent lost
         _, found = gateway.range(prefix + b"format")
-        assert [(kv.value, kv.version) for kv in found] == [(b"2", 1)]  # written once
+        assert [(kv.value, kv.version) for kv in found] == [(b"3", 1)]  # written once
         two.put_file("a.md", STATE)
         assert one.file_state("a.md") == STATE
     finally:
@@ -406,8 +438,10 @@ class Silent(Gateway):
     is applied (``lands``) or not, and the answer is lost; ``deaf`` more requests after it
     get no answer either (the cluster still unreachable)."""
 
-    def __init__(self, endpoints: Sequence[tuple[str, int]], *, lands: bool, deaf: int) -> None:
-        super().__init__(endpoints)
+    def __init__(
+        self, endpoints: Sequence[tuple[str, int]], access: Access, *, lands: bool, deaf: int
+    ) -> None:
+        super().__init__(endpoints, access=access)
         self.lands, self.deaf, self.armed = lands, deaf, False
 
     def txn(
@@ -429,7 +463,7 @@ class Silent(Gateway):
 
 
 def silent_store(cluster: Cluster, prefix: bytes, *, lands: bool, deaf: int) -> EtcdStore:
-    gateway = Silent(cluster.endpoints, lands=lands, deaf=deaf)
+    gateway = Silent(cluster.endpoints, cluster.access, lands=lands, deaf=deaf)
     gateway.delete(prefix, etcdgw.prefix_end(prefix))
     opened = EtcdStore(gateway, prefix)
     opened.check_format()

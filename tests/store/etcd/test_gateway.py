@@ -1,9 +1,9 @@
 """The etcd gateway client against a real etcd: keys, compare-and-swap transactions, leases,
-watches from a revision (and past compaction), and a three-member cluster losing members."""
+a member that never answers, and a three-member cluster losing members (watches:
+test_watch.py)."""
 
 from __future__ import annotations
 
-import contextlib
 import socket
 import threading
 import time
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from memkeeper.store.etcd import gateway as etcdgw
-from memkeeper.store.etcd.gateway import Compare, EtcdError, Gateway, Unavailable
+from memkeeper.store.etcd.gateway import Compare, Gateway, Unavailable
 from memkeeper.store.etcd.members import Members
 from tests.etcd_cluster import Cluster, binary
 
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(EXE is None, reason=WHY)
 
 @pytest.fixture
 def gw(cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[Gateway]:
-    gateway = Gateway(cluster.endpoints)
+    gateway = cluster.gateway()
     prefix = f"/t/{request.node.name}/".encode()
     gateway.delete(prefix, etcdgw.prefix_end(prefix))
     yield gateway
@@ -86,31 +86,6 @@ def test_leases_expire_their_keys_and_keepalive_renews(gw: Gateway) -> None:
     gw.revoke(other)  # twice is no error
 
 
-def test_a_watch_from_a_revision_sees_every_change_since(gw: Gateway) -> None:
-    first = gw.put(b"/t/watch/a", b"1")
-    gw.put(b"/t/watch/b", b"2")
-    gw.delete(b"/t/watch/a")
-    seen: list[tuple[str, bytes]] = []
-    with contextlib.closing(
-        gw.watch(b"/t/watch/", etcdgw.prefix_end(b"/t/watch/"), first)
-    ) as stream:
-        for _, events in stream:
-            seen += [(kind, kv.key) for kind, kv in events]
-            if len(seen) >= 3:
-                break
-    assert seen == [("PUT", b"/t/watch/a"), ("PUT", b"/t/watch/b"), ("DELETE", b"/t/watch/a")]
-
-
-def test_a_watch_past_compaction_says_so(gw: Gateway) -> None:
-    old = gw.put(b"/t/compact/a", b"1")
-    latest = gw.put(b"/t/compact/a", b"2")
-    gw.call("/v3/kv/compaction", {"revision": str(latest), "physical": True})
-    with pytest.raises(EtcdError) as caught:
-        for _ in gw.watch(b"/t/compact/", etcdgw.prefix_end(b"/t/compact/"), old):
-            pass
-    assert caught.value.code == 11
-
-
 def test_nothing_listening_is_unavailable(tmp_path: Path) -> None:
     from tests.etcd_cluster import free_port
 
@@ -137,17 +112,65 @@ def test_a_member_that_never_answers_is_given_up_on_soon_and_asked_last_next_tim
 ) -> None:
     deaf = Deaf()
     try:
-        first = Gateway([deaf.endpoint, *cluster.endpoints], members=Members(str(tmp_path)))
+        first = Gateway(
+            [deaf.endpoint, *cluster.endpoints],
+            members=Members(str(tmp_path)),
+            access=cluster.access,
+        )
         started = time.monotonic()
         first.range(b"/t/any")
         assert time.monotonic() - started < etcdgw.FAILOVER_S + 0.5
         first.close()
         # the next process (a new gateway on the same home) does not ask it first
-        second = Gateway([deaf.endpoint, *cluster.endpoints], members=Members(str(tmp_path)))
+        second = Gateway(
+            [deaf.endpoint, *cluster.endpoints],
+            members=Members(str(tmp_path)),
+            access=cluster.access,
+        )
+        second.login.token = first.login.token  # a guarded cluster: the login is not timed
         started = time.monotonic()
         second.range(b"/t/any")
         assert time.monotonic() - started < 0.5
         second.close()
+    finally:
+        deaf.close()
+
+
+def test_a_member_found_silent_elsewhere_is_left_by_a_gateway_that_prefers_it(
+    gw: Gateway, cluster: Cluster, tmp_path: Path
+) -> None:
+    """A daemon's watch finds its gateway's member silent (another thread, one memory): the
+    gateway's next request goes to another member at once, not after a timeout."""
+    deaf = Deaf()
+    try:
+        members = Members(str(tmp_path))
+        gateway = Gateway([deaf.endpoint, *cluster.endpoints], members=members)
+        gateway._preferred = 0  # it answered here before it froze
+        members.silent(deaf.endpoint)
+        started = time.monotonic()
+        gateway.range(b"/t/any")
+        assert time.monotonic() - started < 0.5
+        gateway.close()
+    finally:
+        deaf.close()
+
+
+def test_a_request_waiting_on_a_member_found_silent_meanwhile_goes_to_the_next_at_once(
+    gw: Gateway, cluster: Cluster, tmp_path: Path
+) -> None:
+    """The daemon's request already waiting on a member when its watch finds the member
+    silent (another thread) does not wait out its second."""
+    deaf = Deaf()
+    try:
+        members = Members(str(tmp_path))
+        gateway = Gateway([deaf.endpoint, *cluster.endpoints], members=members)
+        timer = threading.Timer(0.2, members.silent, args=(deaf.endpoint,))
+        timer.start()
+        started = time.monotonic()
+        gateway.range(b"/t/any")
+        assert time.monotonic() - started < 0.2 + 0.4 < etcdgw.FAILOVER_S
+        timer.join()
+        gateway.close()
     finally:
         deaf.close()
 
@@ -186,23 +209,3 @@ def test_three_members_keep_serving_with_one_killed_and_refuse_without_quorum(
         gateway.close()
     finally:
         cluster.stop()
-
-
-def test_a_watch_runs_beside_other_calls(gw: Gateway, cluster: Cluster) -> None:
-    start = gw.put(b"/t/beside/0", b"x")
-    seen: list[bytes] = []
-
-    def follow() -> None:
-        for _, events in Gateway(cluster.endpoints).watch(
-            b"/t/beside/", etcdgw.prefix_end(b"/t/beside/"), start + 1
-        ):
-            seen.extend(kv.key for _, kv in events)
-            if seen:
-                return
-
-    thread = threading.Thread(target=follow, daemon=True)
-    thread.start()
-    time.sleep(0.2)
-    gw.put(b"/t/beside/1", b"y")
-    thread.join(timeout=5)
-    assert seen == [b"/t/beside/1"]

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from memkeeper.store.etcd import EtcdStore, keys
 from memkeeper.store.etcd import files as etcd_files
-from memkeeper.store.etcd.gateway import Gateway
 from tests.store.etcd.conftest import (
     STATE,
     TS,
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
 
 @etcd_only
 def test_the_prefix_gains_its_slash_and_holds_every_key(cluster: Cluster, store: EtcdStore) -> None:
-    bare = EtcdStore(Gateway(cluster.endpoints), store.prefix.rstrip(b"/"))
+    bare = EtcdStore(cluster.gateway(), store.prefix.rstrip(b"/"))
     try:
         assert bare.prefix == store.prefix
         bare.put_file("a.md", STATE)

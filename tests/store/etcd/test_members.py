@@ -59,3 +59,36 @@ def test_a_home_that_is_not_there_or_a_file_that_is_garbage_only_forgets(tmp_pat
     assert not (tmp_path / "no-such-home").exists()
     (tmp_path / FILE).write_text("[not, json")
     assert Members(str(tmp_path)).order([A, B]) == [0, 1]
+
+
+def test_quiet_is_silent_within_the_quiet_period(tmp_path: Path) -> None:
+    clock = Clock()
+    members = Members(str(tmp_path), clock)
+    assert not members.quiet(A)
+    members.silent(A)
+    assert members.quiet(A)
+    clock.now += QUIET_S
+    assert not members.quiet(A)
+
+
+def test_two_threads_telling_one_memory_at_once_lose_nothing_and_break_nothing(
+    tmp_path: Path,
+) -> None:
+    import threading
+
+    members = Members(str(tmp_path))
+    endpoints = [("10.0.1.1", port) for port in range(2000, 2100)]
+
+    def tell(mine: list[tuple[str, int]]) -> None:
+        for endpoint in mine:
+            members.silent(endpoint)
+            members.order(endpoints)
+
+    threads = [threading.Thread(target=tell, args=(endpoints[n::2],)) for n in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert Members(str(tmp_path)).order(endpoints)[:1] == [0]  # all silent, oldest first
+    assert all(Members(str(tmp_path)).quiet(e) for e in endpoints)
+    assert [p.name for p in tmp_path.iterdir()] == [FILE]  # no temp file left behind

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
 from memkeeper.store.etcd import gateway as etcdgw
 from memkeeper.store.etcd import stm as etcdstm
-from memkeeper.store.etcd.gateway import Gateway
 from memkeeper.store.etcd.stm import ReadChanged, Txn, run
 from tests.etcd_cluster import Cluster, binary
+
+if TYPE_CHECKING:
+    from memkeeper.store.etcd.gateway import Gateway
 
 EXE, WHY = binary()
 pytestmark = pytest.mark.skipif(EXE is None, reason=WHY)
@@ -20,7 +23,7 @@ pytestmark = pytest.mark.skipif(EXE is None, reason=WHY)
 
 @pytest.fixture
 def gw(cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[Gateway]:
-    gateway = Gateway(cluster.endpoints)
+    gateway = cluster.gateway()
     gateway.delete(b"/s/", etcdgw.prefix_end(b"/s/"))
     yield gateway
     gateway.close()
@@ -33,7 +36,7 @@ def test_concurrent_increments_lose_none(gw: Gateway, cluster: Cluster) -> None:
         return value
 
     def worker() -> None:
-        mine = Gateway(cluster.endpoints)
+        mine = cluster.gateway()
         try:
             for _ in range(25):
                 run(mine, increment)
