@@ -75,11 +75,15 @@ def _problems(ws: Workspace, git: Git) -> tuple[list[Violation], int]:
             for event_id, what in breaks
         ]
         found += _signature_problems(ws, events)
-        for path in store.indexed_paths():
-            if not managed(path) or deleted(path):
-                continue
+        paths = store.indexed_paths()
+    for path in paths:
+        if not managed(path) or deleted(path):
+            continue
+        # Under the file's lock, which a writer holds from its commit to its rename: a file
+        # the daemon is rendering right now is compared once its write has landed.
+        with ws.locked(path):
             found.extend(_file_problems(ws, path, git))
-            judged += 1
+        judged += 1
     return found, judged
 
 
