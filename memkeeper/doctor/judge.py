@@ -13,31 +13,22 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from memkeeper.gate import agents as adapters
+
 if TYPE_CHECKING:
     from typing import Any
 
 Status = Literal["ok", "fail", "warn", "unknown"]
 
-LABELS = {
-    "claude-code": "Claude Code",
-    "codex": "Codex",
-    "gemini": "Gemini CLI",
-    "copilot": "Copilot",
-    "cline": "Cline",
-    "cursor": "Cursor",
-}
-# The agents that run the model's shell commands in a login shell (``$SHELL -lc``), whose
-# profile may reset PATH: a refusal's `memkeeper ...` works there by name only if it is found.
-LOGIN_SHELL = frozenset({"codex"})
-# Where each agent keeps its MCP servers in the project ("": per user, out of sight).
-MCP_FILES = {
-    "claude-code": ".mcp.json",
-    "codex": ".codex/config.toml",
-    "gemini": ".gemini/settings.json",
-    "copilot": ".vscode/mcp.json",
-    "cline": "",
-    "cursor": ".cursor/mcp.json",
-}
+# The agents in the order doctor reports them. What each agent's installation is — its
+# label, whether it runs the model's shell commands in a login shell (``$SHELL -lc``, whose
+# profile may reset PATH), where it keeps its MCP servers in the project ("": per user, out
+# of sight) — is its own setup's (``gate.agents``), as install-hooks reads it.
+ORDER = ("claude-code", "codex", "gemini", "copilot", "cline", "cursor")
+_SETUPS = {agent: adapters.setup(agent) for agent in ORDER}
+LABELS = {agent: setup.label for agent, setup in _SETUPS.items()}
+LOGIN_SHELL = frozenset(agent for agent, setup in _SETUPS.items() if setup.login_shell)
+MCP_FILES = {agent: setup.mcp_file for agent, setup in _SETUPS.items()}
 # What decides whether the agent runs project hooks where doctor cannot look.
 UNSEEN = {
     "copilot": "Copilot CLI runs the repository's hooks only in a folder you trusted (it asks "
