@@ -13,7 +13,6 @@ import http.client
 import itertools
 import json
 import stat
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,8 +23,8 @@ import pytest
 from memkeeper.store.etcd import gateway as etcdgw
 from memkeeper.store.etcd.access import Access
 from memkeeper.store.etcd.tokens import FILE, Tokens, token_key
-from tests.conftest import SAMPLE_REPO, Run, run_cli
-from tests.e2e.test_fleet import Fleet, Watch, _holds, events, patch, read, until
+from tests.conftest import Run, run_cli
+from tests.e2e.test_fleet import Fleet, Watch, _holds, events, patch, read, two_clones, until
 from tests.etcd_cluster import PASSWORD, USER, Cluster, binary
 
 EXE, WHY = binary()
@@ -61,21 +60,10 @@ def secure(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     started.stop()
 
 
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
-
-
 @pytest.fixture
 def fleet(tmp_path: Path, secure: Cluster) -> SecureFleet:
-    origin = tmp_path / "origin"
-    subprocess.run(["cp", "-r", str(SAMPLE_REPO), str(origin)], check=True)
-    _git(origin, "init", "-q")
-    _git(origin, "add", "-A")
-    _git(origin, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
-    for name in ("a", "b"):
-        _git(tmp_path, "clone", "-q", str(origin), name)
     url = secure.url(f"mk/fleet{next(_prefixes)}")
-    return SecureFleet(tmp_path / "a", tmp_path / "b", url, secure)
+    return SecureFleet(*two_clones(tmp_path), url, secure)
 
 
 def refused(done: Run, *says: str) -> str:

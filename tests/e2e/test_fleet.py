@@ -56,8 +56,9 @@ def _git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
 
 
-@pytest.fixture
-def fleet(tmp_path: Path, cluster: Cluster) -> Fleet:
+def two_clones(tmp_path: Path) -> tuple[Path, Path]:
+    """Clones ``a`` and ``b`` under ``tmp_path`` of a repository made of the sample, committed
+    once (``origin``)."""
     origin = tmp_path / "origin"
     subprocess.run(["cp", "-r", str(SAMPLE_REPO), str(origin)], check=True)
     _git(origin, "init", "-q")
@@ -65,8 +66,13 @@ def fleet(tmp_path: Path, cluster: Cluster) -> Fleet:
     _git(origin, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
     for name in ("a", "b"):
         _git(tmp_path, "clone", "-q", str(origin), name)
+    return tmp_path / "a", tmp_path / "b"
+
+
+@pytest.fixture
+def fleet(tmp_path: Path, cluster: Cluster) -> Fleet:
     host, port = cluster.endpoints[0]
-    return Fleet(tmp_path / "a", tmp_path / "b", f"etcd://{host}:{port}/fleet{next(_prefixes)}")
+    return Fleet(*two_clones(tmp_path), f"etcd://{host}:{port}/fleet{next(_prefixes)}")
 
 
 def events(fleet: Fleet, root: Path) -> list[dict[str, Any]]:

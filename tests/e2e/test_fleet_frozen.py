@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import json
 import statistics
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,8 +18,7 @@ import pytest
 
 from memkeeper.store.etcd.gateway import FAILOVER_S
 from memkeeper.store.etcd.members import Members
-from tests.conftest import SAMPLE_REPO
-from tests.e2e.test_fleet import Fleet, Watch, _git, _holds, read, until
+from tests.e2e.test_fleet import Fleet, Watch, _holds, read, two_clones, until
 from tests.e2e.test_fleet_faults import leader
 from tests.etcd_cluster import Cluster, Member, binary
 
@@ -47,14 +45,7 @@ def follower_first(cluster: Cluster) -> tuple[Member, str]:
 
 
 def clones(tmp_path: Path, url: str) -> Fleet:
-    origin = tmp_path / "origin"
-    subprocess.run(["cp", "-r", str(SAMPLE_REPO), str(origin)], check=True)
-    _git(origin, "init", "-q")
-    _git(origin, "add", "-A")
-    _git(origin, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
-    for name in ("a", "b"):
-        _git(tmp_path, "clone", "-q", str(origin), name)
-    return Fleet(tmp_path / "a", tmp_path / "b", url)
+    return Fleet(*two_clones(tmp_path), url)
 
 
 def timed(run: Callable[[], object]) -> float:
