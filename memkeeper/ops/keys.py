@@ -13,7 +13,8 @@ import socket
 
 from memkeeper import names
 from memkeeper.errors import Invalid, Refused
-from memkeeper.fs.atomic import atomic_write
+from memkeeper.fs import atomic
+from memkeeper.fs.files import Raced
 from memkeeper.identity import keys, signers
 
 TYPE_CHECKING = False
@@ -96,7 +97,7 @@ def trust(ws: Workspace, name: str, key: str, identities: tuple[str, ...]) -> di
     if not identities or any(not p or any(c.isspace() or c == "," for c in p) for p in identities):
         raise Invalid("--as takes identities like human, *:* or claude-code:* — none was given")
     data = _signers_bytes(ws)
-    new = signers.with_signer(data, name, identities, public)
+    new = signers.with_signer(data or b"", name, identities, public)
     _write(ws, data, new, "keys.trusted", {"name": name, "key": public, "as": list(identities)})
     return {"name": name, "key": public, "identities": list(identities)}
 
@@ -105,7 +106,7 @@ def revoke(ws: Workspace, name: str) -> dict[str, Any]:
     """Mark signer ``name`` revoked: its events are named as such by ``verify``."""
     _refuse_in_session(ws, "revoke")
     data = _signers_bytes(ws)
-    new = signers.revoked(data, name)
+    new = signers.revoked(data or b"", name)
     _write(ws, data, new, "keys.revoked", {"name": name})
     return {"name": name, "revoked": True}
 
@@ -134,19 +135,30 @@ def _refuse_in_session(ws: Workspace, verb: str) -> None:
         )
 
 
-def _signers_bytes(ws: Workspace) -> bytes:
+def _signers_bytes(ws: Workspace) -> bytes | None:
+    """The signers file's bytes (None: there is none)."""
     try:
         with open(os.path.join(ws.top, names.SIGNERS_FILE), "rb") as handle:
             return handle.read()
     except FileNotFoundError:
-        return b""
+        return None
 
 
-def _write(ws: Workspace, old: bytes, new: bytes, event: str, data: dict[str, Any]) -> None:
+def _write(ws: Workspace, old: bytes | None, new: bytes, event: str, data: dict[str, Any]) -> None:
+    """Replace the signers file, if it still holds ``old`` (None: creates it, if it is still
+    absent) — checked at the rename itself, so an editor's or git's save meanwhile (they take
+    no lock) is never overwritten."""
     ws.sign_as(ws.agent)  # refused here, before the file changes, if this process may not
     with ws.locked(names.SIGNERS_FILE):
-        if _signers_bytes(ws) != old:
-            raise Invalid(f"{names.SIGNERS_FILE} changed while it was read — run the command again")
-        atomic_write(ws.top, names.SIGNERS_FILE, new)
+        try:
+            if old is None:
+                atomic.stage(ws.top, names.SIGNERS_FILE, new, sync=True, create=True).finish()
+            else:
+                atomic.atomic_write(ws.top, names.SIGNERS_FILE, new, expected=old)
+        except Raced:
+            raise Invalid(
+                f"{names.SIGNERS_FILE} changed while it was read — nothing was changed; run the "
+                "command again"
+            ) from None
         with ws.store.writing():
             ws.record(event, names.SIGNERS_FILE, None, data)

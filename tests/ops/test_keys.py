@@ -9,6 +9,7 @@ import pytest
 
 from memkeeper.clock import FakeClock
 from memkeeper.errors import Invalid, Refused
+from memkeeper.identity import signers
 from memkeeper.identity.sessions import Session
 from memkeeper.ops import keys
 from memkeeper.ops.workspace import Workspace
@@ -47,6 +48,28 @@ def test_trust_writes_the_tracked_file_and_records_it(human: Workspace, sample: 
     listed = keys.listing(human)
     assert listed["signers"][0]["mine"] == "human"
     assert [k["signing"] for k in listed["keys"]] == [True, False]
+
+
+@pytest.mark.parametrize("before", [None, b"# reviewers\n"])
+def test_a_save_by_a_writer_without_a_lock_is_never_overwritten(
+    human: Workspace, sample: Path, monkeypatch: pytest.MonkeyPatch, before: bytes | None
+) -> None:
+    keys.init(human, "alice", "box")
+    path = sample / ".memkeeper-signers"
+    if before is not None:
+        path.write_bytes(before)
+    theirs = b"bob human ed25519:" + b"A" * 43 + b"=\n"
+    real = signers.with_signer
+
+    def saved_meanwhile(data: bytes, name: str, identities: tuple[str, ...], key: str) -> bytes:
+        path.write_bytes(theirs)  # an editor's save, after memkeeper read the file
+        return real(data, name, identities, key)
+
+    monkeypatch.setattr(signers, "with_signer", saved_meanwhile)
+    with pytest.raises(Invalid, match="changed while it was read — nothing was changed"):
+        keys.trust(human, "alice", "human", ("human",))
+    assert path.read_bytes() == theirs
+    assert [e.type for e in human.store.events()].count("keys.trusted") == 0
 
 
 def test_revoke_marks_the_line_and_records_it(human: Workspace, sample: Path) -> None:
