@@ -40,7 +40,15 @@ def add_verbs(verb: Verb) -> None:
         "--ttl", type=float, metavar="S", help="seconds from now (default: the claim's own TTL)"
     )
     verb("release", "give a claim back").add_argument("id", metavar="ID")
-    verb("claims", "list live claims and queued requests")
+    claims = verb("claims", "list live claims and queued requests")
+    claims.add_argument(
+        "--search",
+        metavar="TEXT",
+        help="live claims by meaning of their objective (extra: semantic)",
+    )
+    claims.add_argument(
+        "--limit", type=int, default=10, metavar="N", help="with --search: at most N"
+    )
     verb("metrics", "claim counters for the last hour")
 
 
@@ -69,7 +77,12 @@ def cmd_release(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_claims(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
-    return memory.waiters()
+    if args.search is None:
+        return memory.waiters()
+    from memkeeper.claims.similar import match_json
+
+    found = memory.search_claims(args.search, args.limit)
+    return {"search": args.search, "matches": [match_json(m, memory.claim_now()) for m in found]}
 
 
 def cmd_metrics(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
