@@ -3,18 +3,24 @@ static word vectors, read from the files its wheel ships.
 
 An objective's vector is the mean of its tokens' vectors, as WordLlama computes it
 (``WordLlamaInference.embed``: no special tokens, no truncation). memkeeper reads the two files
-itself — the tokenizer with ``tokenizers``, the weights with ``safetensors`` — and never imports
-``wordllama``: its import costs ~0.8 s (pydantic, requests) and sets the root logger's level,
-and its loader looks for the tokenizer where the wheel does not put it, then downloads it.
-Here nothing is downloaded and nothing is written. The model loads once per process, on the
-first objective compared; vectors are remembered per text.
+itself and never imports ``wordllama``: its import costs ~0.8 s (pydantic, requests, numpy) and
+sets the root logger's level, and its loader looks for the tokenizer where the wheel does not
+put it, then downloads it. Here nothing is downloaded and nothing is written: the tokenizer is
+loaded with ``tokenizers``, and the weights (a safetensors file: an 8-byte header length, a
+JSON header, then the rows) are mapped into memory, each token's row decoded when a text
+needs it — no numpy, so a first comparison costs the tokenizer's load (~0.1 s), not numpy's
+import and 16 MB of weights. The model loads once per process; vectors are remembered per text.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib.util
+import json
+import mmap
 import os
+import struct
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memkeeper.errors import EnvironmentFailure, Invalid
@@ -22,8 +28,7 @@ from memkeeper.errors import EnvironmentFailure, Invalid
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    import numpy as np
-    import numpy.typing as npt
+    from tokenizers import Tokenizer
 
     from memkeeper.claims.similar import Vector
 
@@ -32,7 +37,8 @@ WEIGHTS = ("weights", "l2_supercat_256.safetensors")
 TOKENIZER = ("tokenizers", "l2_supercat_tokenizer_config.json")
 TENSOR = "embedding.weight"
 INSTALL = "pip install 'memkeeper[semantic]'"
-_NEEDED = ("wordllama", "numpy", "tokenizers", "safetensors")
+_NEEDED = ("wordllama", "tokenizers")
+_FORMATS = {"F16": "e", "F32": "f"}  # safetensors dtype -> struct format, little-endian
 
 
 class ModelBroken(EnvironmentFailure):
@@ -53,24 +59,46 @@ def require(what: str) -> None:
         )
 
 
-class Model:
-    """Token vectors and the tokenizer that splits text into them."""
+@dataclass(frozen=True, slots=True)
+class Table:
+    """Where a 2-D tensor's rows are in a safetensors file, and how to decode one."""
 
-    def __init__(self, vectors: npt.NDArray[np.float32], tokenizer: object) -> None:
-        self.vectors = vectors
-        self.tokenizer = tokenizer
+    start: int  # the first row's byte offset in the file
+    rows: int
+    dims: int
+    row: struct.Struct
+
+
+def table(head: bytes, name: str, size: int) -> Table:
+    """The layout of tensor ``name`` from a safetensors file's first bytes (``head``: at least
+    the header) and the file's ``size``; ``ValueError`` for anything unexpected."""
+    (length,) = struct.unpack_from("<Q", head)
+    entry = json.loads(head[8 : 8 + length])[name]
+    rows, dims = entry["shape"]
+    first, end = entry["data_offsets"]
+    code = _FORMATS[entry["dtype"]]
+    row = struct.Struct(f"<{dims}{code}")
+    if end - first != rows * row.size or 8 + length + end > size:
+        raise ValueError(f"{name}: {rows}x{dims} {entry['dtype']} does not fit the file")
+    return Table(8 + length + first, rows, dims, row)
+
+
+class Model:
+    """The tokenizer, and the token vectors mapped from the weights file."""
+
+    def __init__(self, weights: mmap.mmap, layout: Table, tokenizer: Tokenizer) -> None:
+        self.weights, self.layout, self.tokenizer = weights, layout, tokenizer
 
     def embed(self, text: str) -> Vector:
-        import numpy as np
-        from tokenizers import Tokenizer
-
-        assert isinstance(self.tokenizer, Tokenizer)
+        """The mean of the text's token vectors (all zeros for a text of no token)."""
         ids = self.tokenizer.encode(text, add_special_tokens=False).ids
-        if not ids:
-            return (0.0,) * int(self.vectors.shape[1])
-        rows = np.clip(np.asarray(ids, dtype=np.int64), 0, self.vectors.shape[0] - 1)
-        mean = self.vectors[rows].mean(axis=0, dtype=np.float32)
-        return tuple(float(x) for x in mean.tolist())
+        t = self.layout
+        total = [0.0] * t.dims
+        for token in ids:
+            index = min(max(token, 0), t.rows - 1)
+            vector = t.row.unpack_from(self.weights, t.start + index * t.row.size)
+            total = [a + b for a, b in zip(total, vector, strict=True)]
+        return tuple(a / len(ids) for a in total) if ids else tuple(total)
 
 
 def model_dir() -> str:
@@ -83,23 +111,23 @@ def model_dir() -> str:
 @functools.cache
 def model() -> Model:
     """The model, loaded once per process; ``ModelBroken`` if its files cannot be read."""
-    import numpy as np
-    from safetensors.numpy import load_file
     from tokenizers import Tokenizer
 
     root = model_dir()
     weights, tokenizer = os.path.join(root, *WEIGHTS), os.path.join(root, *TOKENIZER)
     try:
-        vectors = load_file(weights)[TENSOR].astype(np.float32)
+        with open(weights, "rb") as handle:
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        layout = table(mapped[:65536], TENSOR, len(mapped))
         words = Tokenizer.from_file(tokenizer)
-    # safetensors and tokenizers raise kinds of their own (a truncated or missing file)
+    # a missing or truncated file, a header of another shape; tokenizers raises its own kind
     except Exception as err:
         raise ModelBroken(
             f"{weights}: the semantic extra's model cannot be read ({err}) — reinstall it: "
             f"{INSTALL} --force-reinstall"
         ) from err
     words.no_truncation()
-    return Model(vectors, words)
+    return Model(mapped, layout, words)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -7,6 +7,8 @@ on most related pairs and few unrelated ones."""
 from __future__ import annotations
 
 import csv
+import json
+import struct
 import sys
 from pathlib import Path
 
@@ -15,6 +17,7 @@ import pytest
 from memkeeper.claims.similar import score
 from memkeeper.errors import Invalid
 from memkeeper.fs import embedding
+from memkeeper.fs.embedding import TENSOR
 from memkeeper.policy.model import SEMANTIC_THRESHOLD
 
 PAIRS = Path(__file__).resolve().parent.parent / "data" / "objective_pairs.csv"
@@ -82,3 +85,30 @@ def test_broken_model_files_are_an_error_naming_the_file_and_the_fix(
     assert caught.value.exit_code == 1
     assert embedding.WEIGHTS[1] in caught.value.message
     assert "--force-reinstall" in caught.value.message
+
+
+def safetensors(rows: int, dims: int, dtype: str = "F32", extra: int = 0) -> bytes:
+    header = {TENSOR: {"dtype": dtype, "shape": [rows, dims], "data_offsets": [0, rows * dims * 4]}}
+    text = json.dumps(header).encode()
+    data = struct.pack(f"<{rows * dims}f", *range(rows * dims))
+    return struct.pack("<Q", len(text)) + text + data[: len(data) - extra]
+
+
+def test_the_weights_layout_is_read_from_the_safetensors_header() -> None:
+    data = safetensors(rows=3, dims=2)
+    layout = embedding.table(data, TENSOR, len(data))
+    assert (layout.rows, layout.dims) == (3, 2)
+    assert layout.row.unpack_from(data, layout.start + 2 * layout.row.size) == (4.0, 5.0)
+
+
+@pytest.mark.parametrize(
+    ("data", "named"),
+    [
+        (safetensors(rows=3, dims=2, extra=4), "does not fit the file"),
+        (safetensors(rows=3, dims=2, dtype="I8"), "I8"),
+        (b"\x05\x00\x00\x00\x00\x00\x00\x00{}   ", TENSOR),
+    ],
+)
+def test_a_weights_file_of_another_shape_is_refused(data: bytes, named: str) -> None:
+    with pytest.raises((ValueError, KeyError), match=named):
+        embedding.table(data, TENSOR, len(data))

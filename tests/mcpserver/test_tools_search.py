@@ -27,7 +27,7 @@ def test_search_is_the_clis_json_with_each_claims_score(memory: Memory) -> None:
 def test_search_without_the_extra_is_an_invalid_result(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(sys.modules, "safetensors", None)
+    monkeypatch.setitem(sys.modules, "tokenizers", None)
     got = tools.answer(lambda: tools.search_claims(memory, "retry", 5))
     assert got["status"] == "invalid"
     assert "pip install 'memkeeper[semantic]'" in str(got["message"])
