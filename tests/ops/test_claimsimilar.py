@@ -6,13 +6,16 @@ nothing changes."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from memkeeper import Memory
 from memkeeper.fs import embedding
+from tests.ops.test_claimwaits import Background, Blocked, blocked
+
+__all__ = ["blocked"]  # the fixture: which waiters have blocked on their FIFO
 
 RETRY = "fix retry backoff in the http client"
 TIMEOUTS = "make request timeouts configurable in the fetcher"
@@ -95,3 +98,17 @@ def test_a_model_that_will_not_load_is_a_warning_and_the_claim_stands(
     (warning,) = claim.warnings
     assert warning.startswith("objectives not compared with other claims': weights.safetensors")
     assert [c.id for c in other.claims()][-1] == claim.id
+
+
+def test_a_claim_granted_after_a_wait_is_warned_too(
+    agents: Callable[[str], Memory], blocked: Blocked
+) -> None:
+    a, b, c = agents("a"), agents("b"), agents("c")
+    held = a.claim("src/")
+    similar = c.claim("lib/http/", objective=RETRY)
+    waiter = Background(lambda: b.claim("src/fetch/", wait=30, objective=TIMEOUTS))
+    blocked.wait_for(1)
+    a.release(held.id)
+    granted = waiter.result()
+    (warning,) = granted.warnings
+    assert warning.startswith(f"objective similar to claim {similar.id} of c (score 0.")
