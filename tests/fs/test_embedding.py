@@ -20,13 +20,13 @@ from memkeeper.fs import embedding
 from memkeeper.fs.embedding import TENSOR
 from memkeeper.policy.model import SEMANTIC_THRESHOLD
 
-PAIRS = Path(__file__).resolve().parent.parent / "data" / "objective_pairs.csv"
+DATA = Path(__file__).resolve().parent.parent / "data"
 
 
-def labelled() -> dict[str, list[float]]:
+def labelled(name: str = "objective_pairs.csv") -> dict[str, list[float]]:
     """The score of each hand-labelled pair, by label."""
     scores: dict[str, list[float]] = {"related": [], "unrelated": []}
-    with PAIRS.open(newline="", encoding="utf-8") as handle:
+    with (DATA / name).open(newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
             scores[row["label"]].append(score(embedding.embed(row["a"]), embedding.embed(row["b"])))
     return scores
@@ -38,15 +38,29 @@ def test_the_labelled_set_is_large_enough_and_balanced() -> None:
     assert len(scores["unrelated"]) >= 30
 
 
+def rates(scores: dict[str, list[float]]) -> tuple[float, float]:
+    """The share of related pairs warned of, and of unrelated ones, at the default threshold."""
+    related = sum(s >= SEMANTIC_THRESHOLD for s in scores["related"]) / len(scores["related"])
+    unrelated = sum(s >= SEMANTIC_THRESHOLD for s in scores["unrelated"])
+    return related, unrelated / len(scores["unrelated"])
+
+
 def test_the_default_threshold_warns_on_most_related_pairs_and_few_unrelated_ones() -> None:
-    """Measured: 28 of 32 related pairs (88 %) and 1 of 32 unrelated (3 %) at 0.2; the floors
-    leave a little room for another platform's float rounding."""
-    scores = labelled()
-    recall = sum(s >= SEMANTIC_THRESHOLD for s in scores["related"]) / len(scores["related"])
-    false_positives = sum(s >= SEMANTIC_THRESHOLD for s in scores["unrelated"])
-    rate = false_positives / len(scores["unrelated"])
+    """Measured on the set the threshold was chosen on: 28 of 32 related pairs (88 %), 1 of
+    32 unrelated (3 %)."""
+    recall, false_positives = rates(labelled())
     assert recall >= 0.8, f"recall {recall:.2f}"
-    assert rate <= 0.1, f"false positives {rate:.2f}"
+    assert false_positives <= 0.1, f"false positives {false_positives:.2f}"
+
+
+def test_on_pairs_it_was_not_chosen_on_it_warns_on_half_the_related_and_few_unrelated() -> None:
+    """Measured on the held-out pairs (paraphrases, fewer shared words): 6 of 12 related
+    (50 %), 1 of 12 unrelated (8 %) — the floors are those figures, not wishes."""
+    scores = labelled("objective_pairs_heldout.csv")
+    assert (len(scores["related"]), len(scores["unrelated"])) == (12, 12)
+    recall, false_positives = rates(scores)
+    assert recall >= 6 / 12, f"recall {recall:.2f}"
+    assert false_positives <= 1 / 12, f"false positives {false_positives:.2f}"
 
 
 def test_a_text_has_one_vector_of_256_dimensions_and_no_word_has_none() -> None:
