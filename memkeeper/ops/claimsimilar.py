@@ -32,7 +32,7 @@ def overlap_warnings(ws: Workspace, claim: Claim, live: Sequence[Claim]) -> tupl
 
     if not embedding.available():
         return ()
-    threshold = _threshold(ws)
+    threshold = ws.semantic_threshold()
     try:
         query = embedding.embed(claim.objective)
         vectors = embedding.embed_all([c.objective for c in others])
@@ -40,10 +40,3 @@ def overlap_warnings(ws: Workspace, claim: Claim, live: Sequence[Claim]) -> tupl
         return (similar.skipped_warning(err.message),)
     found = similar.overlaps(query, list(zip(others, vectors, strict=True)), threshold)
     return tuple(similar.overlap_warning(m, threshold) for m in found)
-
-
-def _threshold(ws: Workspace) -> float:
-    """The policy's ``semantic.threshold`` (parsed here: only a comparison needs it)."""
-    from memkeeper.policy.loader import load_policy
-
-    return load_policy(ws.top).semantic_threshold
