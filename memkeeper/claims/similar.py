@@ -11,10 +11,10 @@ their objective against a query.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memkeeper.claims.wording import claim_json
+from memkeeper.records import Record
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -25,12 +25,16 @@ if TYPE_CHECKING:
 Vector = tuple[float, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Match:
-    """A live claim and how close its objective is to the one compared (``score``)."""
+class Match(Record):
+    """A live claim and how close its objective is to the one compared (``score``). A
+    ``Record``, not a dataclass: this module is imported by every ``claim``."""
 
+    __slots__ = ("claim", "score")
     claim: Claim
     score: float
+
+    def __init__(self, claim: Claim, score: float) -> None:
+        self._fill(claim, score)
 
 
 def score(a: Vector, b: Vector) -> float:

@@ -20,10 +20,10 @@ import json
 import mmap
 import os
 import struct
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memkeeper.errors import EnvironmentFailure, Invalid
+from memkeeper.records import Record
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -59,14 +59,18 @@ def require(what: str) -> None:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class Table:
-    """Where a 2-D tensor's rows are in a safetensors file, and how to decode one."""
+class Table(Record):
+    """Where a 2-D tensor's rows are in a safetensors file (``start``: the first row's byte
+    offset), how many, of how many values, and how to decode one (``row``)."""
 
-    start: int  # the first row's byte offset in the file
+    __slots__ = ("start", "rows", "dims", "row")
+    start: int
     rows: int
     dims: int
     row: struct.Struct
+
+    def __init__(self, start: int, rows: int, dims: int, row: struct.Struct) -> None:
+        self._fill(start, rows, dims, row)
 
 
 def table(head: bytes, name: str, size: int) -> Table:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memkeeper.claims import similar
-
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -25,6 +23,10 @@ def overlap_warnings(ws: Workspace, claim: Claim, live: Sequence[Claim]) -> tupl
     """The warnings ``claim`` (just granted) gets for other agents' live claims whose
     objective is similar to its own; none without the extra. Never raises for the model: a
     model that will not load is a warning too — the claim stands."""
+    if not claim.objective.strip():
+        return ()  # nothing to compare, nothing imported: a claim without objective is as before
+    from memkeeper.claims import similar
+
     others = similar.comparable(claim, live)
     if not others:
         return ()
