@@ -67,3 +67,6 @@ def test_a_bad_limit_and_an_empty_search_are_exit_2(cli: Cli) -> None:
     assert cli("claims", "--search", "retry", "--limit", "0").code == 2
     assert cli("claims", "--search", "retry", "--limit", "x").code == 2
     assert cli("claims", "--search", " ").code == 2
+    alone = cli("claims", "--limit", "3")
+    assert alone.code == 2
+    assert "--limit goes with --search TEXT" in alone.stderr
