@@ -106,17 +106,19 @@ def test_without_the_extra_search_is_exit_2_and_claim_is_as_before(sample: Path)
 
 
 def test_commands_that_compare_no_objectives_never_import_the_model(sample: Path) -> None:
-    """A claim without objective, or with one and nobody else's to compare, and read, patch
-    and the claims list, load none of the model's libraries (``claim`` is as fast as before)."""
+    """A claim without objective, or with one and nobody else's to compare, read, the claims
+    list and patch load none of the model's libraries (``claim`` is as fast as before)."""
     run_cli(sample, "--agent", "a", "claim", "docs/", "--objective", OBJECTIVES[0])
+    (sample / "body.md").write_text("- make test\n\n")
     probe = (
         "import sys\nfrom memkeeper.cli.main import main\n"
         "codes = [main(['--agent', 'b', 'claim', 'src/', '--json']), "
         "main(['--agent', 'a', 'claim', 'memory/', '--objective', 'tidy the log', '--json']), "
-        "main(['read', 'CLAUDE.md#build', '--json']), main(['claims', '--json'])]\n"
+        "main(['read', 'CLAUDE.md#build', '--json']), main(['claims', '--json']), "
+        "main(['patch', 'CLAUDE.md#build', '--expect-rev', '1', '--body-file', 'body.md'])]\n"
         f"print(codes, sorted(m for m in {MODEL_LIBRARIES!r} if m in sys.modules))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe], cwd=sample, capture_output=True, text=True, check=True
     )
-    assert done.stdout.strip().splitlines()[-1] == "[0, 0, 0, 0] []"
+    assert done.stdout.strip().splitlines()[-1] == "[0, 0, 0, 0, 0] []"

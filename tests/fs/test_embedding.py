@@ -19,6 +19,7 @@ from memkeeper.errors import Invalid
 from memkeeper.fs import embedding
 from memkeeper.fs.embedding import TENSOR
 from memkeeper.policy.model import SEMANTIC_THRESHOLD
+from tests.test_architecture import PACKAGE, foreign_imports, package_graph
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 
@@ -126,3 +127,16 @@ def test_the_weights_layout_is_read_from_the_safetensors_header() -> None:
 def test_a_weights_file_of_another_shape_is_refused(data: bytes, named: str) -> None:
     with pytest.raises((ValueError, KeyError), match=named):
         embedding.table(data, TENSOR, len(data))
+
+
+def test_only_the_comparison_and_the_search_import_the_model() -> None:
+    """Read, patch, the gate and every other verb never reach the model: no module but these
+    imports ``fs.embedding`` (lazily, in the function that compares), and none but it imports
+    the model's library."""
+    graph = package_graph()
+    importers = sorted(m for m, imported in graph.items() if "memkeeper.fs.embedding" in imported)
+    assert importers == ["memkeeper.ops.claimsearch", "memkeeper.ops.claimsimilar"]
+    tokenizers = [
+        path.name for path in PACKAGE.rglob("*.py") if foreign_imports(path, ["tokenizers"])
+    ]
+    assert tokenizers == ["embedding.py"]
