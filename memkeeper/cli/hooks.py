@@ -44,6 +44,11 @@ def add_verbs(verb: Verb) -> None:
     install.add_argument(
         "--mcp", action="store_true", help="also register `memkeeper mcp` for each AGENT"
     )
+    install.add_argument(
+        "--served",
+        action="store_true",
+        help="claude-code: also its http hooks, answered by memkeeper watch (this machine)",
+    )
     uninstall = verb(
         "uninstall-hooks", "remove what install-hooks added (no AGENT: all of it, git hook too)"
     )
@@ -85,7 +90,7 @@ def cmd_install_hooks(memory: Memory, args: argparse.Namespace) -> dict[str, Any
             "--mcp registers the server for the agents named — run: memkeeper "
             "install-hooks AGENT... --mcp"
         )
-    return install(memory.root, agent_names(names), mcp=args.mcp)
+    return install(memory.root, agent_names(names), mcp=args.mcp, served=args.served)
 
 
 def cmd_uninstall_hooks(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:

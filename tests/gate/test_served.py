@@ -1,0 +1,176 @@
+"""The gate served over HTTP: which requests it answers, and that its answers are the command
+gate's, byte for byte — judged here without a socket (``precheck`` and ``answer`` on a
+``Request``); tests/e2e/test_served_gate.py runs the real daemon and tests/e2e/test_claude_live.py
+the real Claude Code."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from memkeeper.api import Memory
+from memkeeper.fs.gateconfig import GateConfig
+from memkeeper.gate.hook import run
+from memkeeper.gate.served import MAX_BODY, Reply, Request, answer, precheck, run_gate
+from memkeeper.ops.setup import init
+from tests.gate.helpers import edit
+
+if TYPE_CHECKING:
+    from memkeeper.gate.served import Gate
+
+CONFIG = GateConfig(47123, "s3cret-token")
+URL_PATH = "/hook/claude-code"
+
+
+def headers(body: bytes = b"", **extra: str) -> dict[str, str]:
+    found = {
+        "host": "127.0.0.1:47123",
+        "authorization": "Bearer s3cret-token",
+        "content-length": str(len(body)),
+        "content-type": "application/json",
+    }
+    found.update({name.replace("_", "-"): value for name, value in extra.items()})
+    return found
+
+
+def post(body: bytes, **extra: str) -> Request:
+    return Request("POST", URL_PATH, headers(body, **extra), body)
+
+
+def served_reply(request: Request, gate: Gate = run_gate) -> Reply:
+    early = precheck(request, CONFIG)
+    return early if early is not None else answer(request, CONFIG, gate, lambda _: None)
+
+
+def denied(reply: Reply) -> str:
+    assert reply.status == 200
+    out = json.loads(reply.body)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny"
+    return str(out["permissionDecisionReason"])
+
+
+def never(*_: Any) -> tuple[int, str]:
+    raise AssertionError("the gate must not run")
+
+
+# -- what is refused before the gate runs ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("request_", "status"),
+    [
+        (Request("GET", URL_PATH, headers()), 405),
+        (Request("POST", URL_PATH, headers(host="evil.example:47123")), 403),  # DNS rebinding
+        (Request("POST", URL_PATH, headers(host="127.0.0.1:80")), 403),
+        (Request("POST", URL_PATH, headers(host="")), 403),
+        (Request("POST", URL_PATH, headers(origin="http://evil.example")), 403),  # a web page
+        (Request("POST", "/hook/codex", headers()), 404),
+        (Request("POST", "/other/claude-code", headers()), 404),
+        (Request("POST", URL_PATH, {**headers(), "content-length": "x"}), 411),
+    ],
+)
+def test_requests_not_from_the_agents_hook_are_refused_before_any_body_is_read(
+    request_: Request, status: int
+) -> None:
+    reply = precheck(request_, CONFIG)
+    assert reply is not None
+    assert reply.status == status
+
+
+def test_localhost_names_the_loopback_address_too() -> None:
+    assert precheck(Request("POST", URL_PATH, headers(host="localhost:47123")), CONFIG) is None
+
+
+def test_a_body_over_the_limit_is_a_deny_for_the_agent_and_a_413_for_anyone_else() -> None:
+    big = {**headers(), "content-length": str(MAX_BODY + 1)}
+    assert "over" in denied(precheck(Request("POST", URL_PATH, big), CONFIG) or Reply(0))
+    stranger = {**big, "authorization": "Bearer guess"}
+    reply = precheck(Request("POST", URL_PATH, stranger), CONFIG)
+    assert reply is not None
+    assert reply.status == 413
+
+
+def test_a_wrong_token_denies_a_pre_tool_call_without_running_the_gate() -> None:
+    body = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Write"}).encode()
+    for token in ("Bearer s3cret-tokeN", "Bearer ", "s3cret-token", ""):
+        reply = served_reply(post(body, authorization=token), gate=never)
+        assert "token is not this machine's" in denied(reply)
+
+
+def test_a_wrong_token_on_other_events_is_a_401_and_the_gate_does_not_run() -> None:
+    body = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "hi"}).encode()
+    assert served_reply(post(body, authorization="Bearer no"), gate=never).status == 401
+
+
+def test_a_gate_that_raises_is_a_deny_never_a_5xx() -> None:
+    def broken(*_: Any) -> tuple[int, str]:
+        raise RuntimeError("boom")
+
+    assert "boom" in denied(served_reply(post(b"{}"), gate=broken))
+
+
+def test_the_agents_identity_and_root_come_from_its_headers_not_the_daemons() -> None:
+    seen: list[tuple[str | None, Mapping[str, str]]] = []
+
+    def gate(agent: str, root: str | None, body: bytes, environ: Mapping[str, str], _: Any) -> Any:
+        seen.append((root, dict(environ)))
+        return 0, ""
+
+    served_reply(post(b"{}", x_memkeeper_agent="$MEMKEEPER_AGENT"), gate)  # not interpolated
+    served_reply(post(b"{}", x_memkeeper_agent="", x_memkeeper_root=""), gate)  # unset
+    served_reply(post(b"{}", x_memkeeper_agent="alice", x_memkeeper_root="/r"), gate)
+    assert seen == [(None, {}), (None, {}), ("/r", {"MEMKEEPER_AGENT": "alice"})]
+
+
+# -- the same answers as the command gate ------------------------------------------------------
+
+
+@pytest.fixture
+def root(sample: Path) -> Path:
+    init(Memory.open(sample).workspace, None)
+    return sample
+
+
+def command_gate(body: bytes) -> str:
+    out, err = io.StringIO(), io.StringIO()
+    assert run("claude-code", None, None, io.BytesIO(body), out, err, environ={}) == 0
+    return out.getvalue()
+
+
+def payloads(root: Path) -> list[dict[str, Any]]:
+    base = {"session_id": "s1", "cwd": str(root), "tool_use_id": "toolu_01"}
+    return [
+        {**base, "hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": tool_input}
+        for tool, tool_input in [
+            ("Write", {"file_path": f"{root}/CLAUDE.md", "content": "x\n"}),
+            ("Edit", edit(f"{root}/CLAUDE.md", "make build", "make wheel")),
+            ("Write", {"file_path": f"{root}/memory/decisions.md", "content": "gone\n"}),
+            ("Write", {"file_path": f"{root}/notes.txt", "content": "free\n"}),
+            ("Bash", {"command": f"echo x > {root}/AGENTS.md"}),
+            ("Bash", {"command": "ls"}),
+        ]
+    ] + [
+        {**base, "hook_event_name": "UserPromptSubmit", "prompt": "go on"},
+        {**base, "hook_event_name": "PostToolUse", "tool_name": "Bash",
+         "tool_input": {"command": "true"}, "tool_response": {}},
+    ]  # fmt: skip
+
+
+def test_every_answer_is_the_command_gates_byte_for_byte(root: Path) -> None:
+    for payload in payloads(root):
+        body = json.dumps(payload).encode()
+        reply = served_reply(post(body))
+        assert (reply.status, reply.body.decode()) == (200, command_gate(body)), payload
+
+
+def test_a_claim_held_by_another_session_denies_through_both(root: Path) -> None:
+    Memory.open(root, agent="claude-code:other").claim(["CLAUDE.md"], strict=True)
+    body = json.dumps(payloads(root)[1]).encode()  # the Edit of CLAUDE.md
+    reply = served_reply(post(body))
+    assert reply.body.decode() == command_gate(body)
+    assert "claude-code:other" in denied(reply)
