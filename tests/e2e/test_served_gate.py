@@ -112,11 +112,20 @@ def test_the_lock_is_held_while_serving_and_let_go_on_sigterm(tmp_path: Path) ->
         serving = daemon.wait_for(lambda o: o["action"] == "serving")
         assert serving["detail"].startswith(f"the gate at {config_of(root).url('claude-code')}")
         assert held(lock)
+        assert doctor(root) == "ok"
         code, _ = daemon.signal_and_wait(signal.SIGTERM)
         assert code == 0
         assert not held(lock)
+        assert doctor(root) == "warn"  # set up, not served: the command hook answers
     finally:
         daemon.close()
+
+
+def doctor(root: Path) -> str:
+    """``memkeeper doctor claude-code``'s verdict on the served gate."""
+    checks = json.loads(run_cli(root, "doctor", "claude-code", "--json").stdout)["checks"]
+    (served,) = [c for c in checks if c["check"] == "served"]
+    return str(served["status"])
 
 
 def held(lock: Path) -> bool:
