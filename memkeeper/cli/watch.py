@@ -62,18 +62,25 @@ def cmd_watch(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 def _served(memory: Memory, as_json: bool) -> Iterator[None]:
     """Serve the gate over HTTP while the block runs, when ``install-hooks claude-code
     --served`` configured it for this memory home (its ``gate.json``)."""
+    from memkeeper.daemon.plan import Outcome
+    from memkeeper.errors import EnvironmentFailure, Invalid
     from memkeeper.fs import gateconfig
 
-    config = gateconfig.load(memory.home)
-    if config is None:
-        yield
-        return
-    from memkeeper.daemon.plan import Outcome
-    from memkeeper.gate.served import serving
+    with contextlib.ExitStack() as stack:
+        # Any failure to serve is said, and the daemon watches on: the command hook answers.
+        outcome = None
+        try:
+            config = gateconfig.load(memory.home)
+            if config is not None:
+                from memkeeper.gate.served import serving
 
-    with serving(memory.home, config, _log):
-        what = f"the gate at {config.url('claude-code')} (Claude Code's http hooks)"
-        _print_line("watch", Outcome("serving", None, what).to_json(), as_json)
+                stack.enter_context(serving(memory.home, config, _log))
+                what = f"the gate at {config.url('claude-code')} (Claude Code's http hooks)"
+                outcome = Outcome("serving", None, what)
+        except (EnvironmentFailure, Invalid) as exc:
+            outcome = Outcome("error", None, f"the gate is not served: {exc.message}")
+        if outcome is not None:
+            _print_line("watch", outcome.to_json(), as_json)
         yield
 
 

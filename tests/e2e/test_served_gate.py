@@ -129,6 +129,8 @@ def doctor(root: Path) -> str:
 
 
 def held(lock: Path) -> bool:
+    if not lock.exists():
+        return False
     fd = os.open(lock, os.O_RDWR)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -137,3 +139,22 @@ def held(lock: Path) -> bool:
     finally:
         os.close(fd)
     return False
+
+
+def test_a_port_taken_is_said_and_the_daemon_watches_on_without_the_lock(tmp_path: Path) -> None:
+    import socket
+
+    root = make_repo(tmp_path, dirty=False)
+    assert run_cli(root, "install-hooks", "claude-code", "--served").code == 0
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", config_of(root).port))
+        taken.listen()
+        daemon = Streamed(root, "watch", "--json")
+        try:
+            said = daemon.next_json()
+            assert said["action"] == "error"
+            assert said["detail"].startswith("the gate is not served: cannot serve the gate on")
+            daemon.wait_for(lambda o: o["action"] == "started")
+            assert not held(root / ".memkeeper" / "gate.lock")  # the command hook answers
+        finally:
+            daemon.close()
