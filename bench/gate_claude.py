@@ -32,8 +32,9 @@ _HTTP_END = ("Hooks: HTTP hook response status", "Hooks: HTTP hook error")
 _COMMAND_END = ("Hook output does not start with {", "Hooks: Checking first line for async")
 
 
-def windows(log: str) -> list[float]:
-    """Seconds from each ``HTTP hook POST`` to the later of its two hooks' ends."""
+def windows(log: str) -> list[tuple[float, float, float]]:
+    """Seconds from each ``HTTP hook POST`` to the later of its two hooks' ends, to the http
+    hook's and to the command hook's."""
     lines = [(_time(line), line) for line in log.splitlines() if _STAMP.match(line)]
     out = []
     for index, (start, line) in enumerate(lines):
@@ -47,7 +48,9 @@ def windows(log: str) -> list[float]:
                 if kind not in ends and any(m in later for m in markers):
                     ends[kind] = when
             if len(ends) == 2:
-                out.append(max(ends.values()) - start)
+                out.append(
+                    (max(ends.values()) - start, ends["http"] - start, ends["command"] - start)
+                )
                 break
     return out
 
@@ -75,8 +78,15 @@ def as_claude_sees_it(args: argparse.Namespace, work: Path) -> dict[str, Any]:
                     log = work / f"claude-{round_}-{served}-{kind}.log"
                     times = _session(root, work, kind, args.claude_calls, log)
                     side = "served" if served else "no daemon"
-                    for event, took in times:
+                    for event, (took, http, command) in times:
                         found.setdefault(f"Claude Code: {side}: {event}", []).append(took)
+                        if served:  # which of the two it waited for
+                            found.setdefault(f"Claude Code: {side}: {event}: http hook", []).append(
+                                http
+                            )
+                            found.setdefault(
+                                f"Claude Code: {side}: {event}: command hook (guard)", []
+                            ).append(command)
             finally:
                 if daemon is not None:
                     daemon.stop()
@@ -84,7 +94,9 @@ def as_claude_sees_it(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     return {"rows": rows, "notes": [f"Claude Code CLI: {CLAUDE}"]}
 
 
-def _session(root: Path, work: Path, kind: str, calls: int, log: Path) -> list[tuple[str, float]]:
+def _session(
+    root: Path, work: Path, kind: str, calls: int, log: Path
+) -> list[tuple[str, tuple[float, float, float]]]:
     """One ``claude -p`` session of ``calls`` denied Writes or allowed Edits: each event's
     name and seconds (the prompt's first)."""
     from tests.e2e.claudecli import finish, session
