@@ -155,6 +155,17 @@ def payloads(root: Path) -> list[dict[str, Any]]:
             ("Bash", {"command": "ls"}),
         ]
     ] + [
+        # as Claude Code 2.1.197 sends one (recorded), and Cursor, which also runs the hooks
+        # in .claude/settings.json: told by its shape, answered in Cursor's format
+        {**base, "transcript_path": "/home/dev/t.jsonl", "prompt_id": "471392fc",
+         "permission_mode": "bypassPermissions", "effort": {"level": "high"},
+         "hook_event_name": "PreToolUse", "tool_name": "Write",
+         "tool_input": {"file_path": f"{root}/CLAUDE.md", "content": "# gone\n"}},
+        {"conversation_id": "c1", "generation_id": "g1", "hook_event_name": "preToolUse",
+         "cursor_version": "2026.10.01-e373342", "workspace_roots": [str(root)],
+         "session_id": "c1", "cwd": str(root), "tool_name": "Write",
+         "tool_input": {"file_path": f"{root}/CLAUDE.md", "content": "x\n"},
+         "tool_use_id": "73da88f4"},
         {**base, "hook_event_name": "UserPromptSubmit", "prompt": "go on"},
         {**base, "hook_event_name": "PostToolUse", "tool_name": "Bash",
          "tool_input": {"command": "true"}, "tool_response": {}},
@@ -162,10 +173,13 @@ def payloads(root: Path) -> list[dict[str, Any]]:
 
 
 def test_every_answer_is_the_command_gates_byte_for_byte(root: Path) -> None:
+    answers = []
     for payload in payloads(root):
         body = json.dumps(payload).encode()
         reply = served_reply(post(body))
         assert (reply.status, reply.body.decode()) == (200, command_gate(body)), payload
+        answers.append(reply.body.decode())
+    assert '"permission": "deny"' in answers[-3]  # Cursor's deny, not Claude Code's
 
 
 def test_a_claim_held_by_another_session_denies_through_both(root: Path) -> None:
