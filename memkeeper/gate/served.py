@@ -38,6 +38,7 @@ MAX_BODY = 32 * 1024 * 1024  # a Write of a whole file is in the body: far above
 AGENT_HEADER = "x-memkeeper-agent"  # $MEMKEEPER_AGENT of the agent's environment, if set
 ROOT_HEADER = "x-memkeeper-root"  # $MEMKEEPER_ROOT of the agent's environment, if set
 SERVED_AGENTS = ("claude-code",)  # the agents with HTTP hooks
+IDLE_S = 30.0
 _LOOPBACK = ("127.0.0.1", "localhost")
 
 
@@ -197,6 +198,7 @@ def _server(config: GateConfig, log: Callable[[str], None], gate: Gate) -> _Serv
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        timeout = IDLE_S  # a connection that stalls (or idles between calls) is dropped
 
         def do_POST(self) -> None:
             self._reply(self._judge())
