@@ -15,6 +15,7 @@ import pytest
 
 from memkeeper.api import Memory
 from memkeeper.fs.gateconfig import GateConfig
+from memkeeper.gate import served
 from memkeeper.gate.hook import run
 from memkeeper.gate.served import MAX_BODY, Reply, Request, answer, precheck, run_gate
 from memkeeper.ops.setup import init
@@ -188,3 +189,50 @@ def test_a_claim_held_by_another_session_denies_through_both(root: Path) -> None
     reply = served_reply(post(body))
     assert reply.body.decode() == command_gate(body)
     assert "claude-code:other" in denied(reply)
+
+
+# -- the server itself, on a real loopback socket (no process) ---------------------------------
+
+
+def test_serving_holds_the_lock_answers_and_drops_a_silent_connection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import fcntl
+    import os
+    import socket
+
+    from memkeeper.fs.gateconfig import free_port
+    from memkeeper.gate.served import serving
+
+    monkeypatch.setattr(served, "IDLE_S", 0.3)
+    config = GateConfig(free_port(), "s3cret-token")
+    lock = tmp_path / "gate.lock"
+
+    def held() -> bool:
+        fd = os.open(lock, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        return False
+
+    def gate(*_: Any) -> tuple[int, str]:
+        return 0, "{}"
+
+    with serving(str(tmp_path), config, lambda _: None, gate) as port:
+        assert port == config.port
+        assert held()
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as silent:
+            silent.settimeout(5)
+            assert silent.recv(1) == b""  # closed by the server, not by our timeout
+        body = b'{"hook_event_name": "PreToolUse"}'
+        request = (
+            f"POST /hook/claude-code HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+            f"Authorization: Bearer s3cret-token\r\nContent-Length: {len(body)}\r\n\r\n"
+        ).encode() + body
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as client:
+            client.sendall(request)
+            assert client.recv(4096).startswith(b"HTTP/1.1 200 ")
+    assert not held()
