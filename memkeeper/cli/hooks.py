@@ -53,6 +53,9 @@ def add_verbs(verb: Verb) -> None:
         "uninstall-hooks", "remove what install-hooks added (no AGENT: all of it, git hook too)"
     )
     uninstall.add_argument("agents", nargs="*", metavar="AGENT", help=_NAMES)
+    uninstall.add_argument(
+        "--served", action="store_true", help="claude-code: only the gate served by watch"
+    )
     filter_ = verb("filter", "git's clean filter for generated pages (git runs it, not you)")
     filter_.add_argument("direction", choices=("clean",), help="clean: stdin to what git stores")
     filter_.add_argument("path", metavar="PATH", help="the file's path, as git gives it (%%f)")
@@ -97,6 +100,16 @@ def cmd_uninstall_hooks(memory: Memory, args: argparse.Namespace) -> dict[str, A
     from memkeeper.install.hooks import agent_names, uninstall
 
     names = agent_names(args.agents)
+    if args.served:
+        from memkeeper.errors import Invalid
+        from memkeeper.install.served import uninstall_served
+
+        if names != ["claude-code"]:
+            raise Invalid(
+                "--served takes out Claude Code's served gate alone — run: memkeeper "
+                "uninstall-hooks claude-code --served"
+            )
+        return uninstall_served(memory.root)
     everything = not args.agents or "all" in args.agents
     return uninstall(memory.root, None if everything else names)
 

@@ -215,6 +215,8 @@ def _uninstall_hooks(p: dict[str, Any]) -> str:
     served = p.get("served")
     if served and (served["hooks"]["changed"] or served["config_removed"]):
         lines.append(f"served gate removed: {served['hooks']['path']}, .memkeeper/gate.json")
+    elif served and not p["agents"]:
+        lines.append("served gate: nothing of memkeeper's installed")
     return "\n".join(lines) + "\n"
 
 

@@ -22,15 +22,15 @@ from memkeeper.gate.agents import setup as setup_of
 from memkeeper.gate.agents.base import CONTEXT_EVENTS
 from memkeeper.gate.agents.claude_code import MATCHER
 from memkeeper.install.jsonhooks import JsonHooks, add_hooks, remove_hooks, top_object
-from memkeeper.install.plan import report
+from memkeeper.install.plan import Plan, report
 from memkeeper.names import AGENT_ENV, HOME_DIR, ROOT_ENV
 
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
     from memkeeper.fs.gateconfig import GateConfig
     from memkeeper.fs.git import Runner
-    from memkeeper.install.plan import Plan
 
 LOCAL = ".claude/settings.local.json"
 TIMEOUT_S = 30  # Claude Code lets the call through after it: see reference §4.20
@@ -143,6 +143,17 @@ def plan_uninstall(plan: Plan) -> None:
 def finish_uninstall(plan: Plan) -> dict[str, Any]:
     removed = gateconfig.remove(_home(plan))
     return {"hooks": report(plan, LOCAL, "served"), "config_removed": removed}
+
+
+def uninstall_served(root: Path) -> dict[str, Any]:
+    """``uninstall-hooks claude-code --served``: the served gate alone out (the command
+    hooks stay, and answer every call again); what was done, as ``uninstall`` says it."""
+    plan = Plan(root)
+    plan_uninstall(plan)
+    plan.prune()
+    plan.apply()
+    served = finish_uninstall(plan)
+    return {"root": str(root), "git_hook": None, "git_filter": None, "agents": {}, "served": served}
 
 
 def _home(plan: Plan) -> str:

@@ -17,7 +17,7 @@ from memkeeper.fs import gateconfig
 from memkeeper.fs.gateconfig import GateConfig
 from memkeeper.install.hooks import CLAUDE_COMMAND, CLAUDE_START_COMMAND, install, uninstall
 from memkeeper.install.jsonhooks import top_object
-from memkeeper.install.served import LOCAL, TIMEOUT_S, add, http_hooks
+from memkeeper.install.served import LOCAL, TIMEOUT_S, add, http_hooks, uninstall_served
 
 SERVED = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit")
 
@@ -129,3 +129,14 @@ def test_served_is_for_claude_code_only(tmp_path: Path) -> None:
 def test_local_settings_git_would_commit_get_a_to_do(tmp_path: Path) -> None:
     done = served_install(tmp_path, run=not_ignored)
     assert any(".gitignore" in t for t in done["served"]["todo"])
+
+
+def test_uninstall_served_takes_out_the_served_gate_alone(tmp_path: Path) -> None:
+    served_install(tmp_path)
+    shared = (tmp_path / ".claude" / "settings.json").read_bytes()
+    done = uninstall_served(tmp_path)
+    assert (tmp_path / ".claude" / "settings.json").read_bytes() == shared  # still the gate
+    assert not (tmp_path / LOCAL).exists()
+    assert not (tmp_path / ".memkeeper" / "gate.json").exists()
+    assert done["served"]["config_removed"] is True
+    assert uninstall_served(tmp_path)["served"]["config_removed"] is False  # nothing left
