@@ -122,6 +122,9 @@ def finish_install(plan: Plan, config: GateConfig, run: Runner) -> dict[str, Any
     kept = gateconfig.load(home)
     if kept != config:
         gateconfig.save(home, config)
+    hooks = report(plan, LOCAL, "served")
+    if hooks.get("created"):  # it holds the token: its owner's alone, as gate.json is
+        os.chmod(plan.root / LOCAL, 0o600)
     url = config.url("claude-code")
     todo = [TODO.format(url=url)]
     if run(["check-ignore", "-q", LOCAL], plan.root)[0] == 1:
@@ -130,7 +133,7 @@ def finish_install(plan: Plan, config: GateConfig, run: Runner) -> dict[str, Any
         "url": url,
         "config": os.path.join(home, gateconfig.CONFIG_FILE),
         "config_changed": kept != config,
-        "hooks": report(plan, LOCAL, "served"),
+        "hooks": hooks,
         "todo": todo,
     }
 

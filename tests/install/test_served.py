@@ -62,8 +62,8 @@ def test_served_adds_one_http_hook_per_served_event_and_a_private_config(tmp_pat
                 "timeout": TIMEOUT_S,
             }
         ]
-    mode = (tmp_path / ".memkeeper" / "gate.json").stat().st_mode
-    assert stat.S_IMODE(mode) == 0o600
+    for holding_the_token in (".memkeeper/gate.json", LOCAL):
+        assert stat.S_IMODE((tmp_path / holding_the_token).stat().st_mode) == 0o600
     assert done["served"]["url"] == config.url("claude-code")
     assert done["served"]["hooks"] == {"path": LOCAL, "changed": True, "created": True}
     assert any("restart memkeeper watch" in t for t in done["agents"]["claude-code"]["todo"])
