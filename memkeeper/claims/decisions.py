@@ -15,11 +15,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from memkeeper import limits
 from memkeeper.claims.targets import covers, normalize_target, targets_overlap
 from memkeeper.errors import Invalid, Refused
+
+if TYPE_CHECKING:
+    from memkeeper.claims.plan import Plan
 
 Mode = Literal["read", "write"]
 
@@ -66,6 +69,8 @@ class Request:
     ttl: float
     objective: str
     arrival: int
+    # what the claim announces (its record keeps it); None: nothing
+    plan: Plan | None = field(default=None, compare=False)
 
 
 Ask = Claim | Request
@@ -94,6 +99,7 @@ def make_request(
     ttl: float,
     objective: str = "",
     arrival: int,
+    plan: Plan | None = None,
 ) -> Request:
     """A ``Request`` with normalized, de-duplicated targets; ``Invalid`` on a bad one (or on
     more of them, or a longer objective, than ``memkeeper.limits`` allows)."""
@@ -111,7 +117,7 @@ def make_request(
     if mode not in ("read", "write"):
         raise Invalid(f"unknown claim mode {mode!r} — use --mode read or --mode write")
     _check_ttl(ttl)
-    return Request(id, agent, mode, norm, priority, strict, ttl, objective, arrival)
+    return Request(id, agent, mode, norm, priority, strict, ttl, objective, arrival, plan)
 
 
 def conflicts(a: Ask, b: Ask) -> bool:

@@ -46,6 +46,7 @@ from memkeeper.claims.targets import covers, targets_overlap
 from memkeeper.clock import FakeClock
 from memkeeper.errors import Busy, Invalid, Refused
 from memkeeper.events import chain_breaks, parse_utc
+from memkeeper.ops import claimviews
 from memkeeper.ops.claims import ClaimTable
 from memkeeper.ops.claimwaits import ABANDON_GRACE_S, Cancel
 from memkeeper.ops.claimwrites import check_write
@@ -471,8 +472,8 @@ class TableMachine(RuleBasedStateMachine):
         assert all(c.is_live(now) for c in claims)
         assert claims == self.store.claim_rows()
         assert tuple(w.request for w in waiters) == self.queued()
-        metrics = self.tables[agent].metrics()
-        assert (metrics["claims_held"], metrics["queue_depth"]) == (len(claims), len(waiters))
+        counts = claimviews.metrics(self.tables[agent].ws)
+        assert (counts["claims_held"], counts["queue_depth"]) == (len(claims), len(waiters))
 
     @rule(
         agent=st.sampled_from(AGENTS),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+from dataclasses import replace
 
 from memkeeper.coordination import Proposal
 from memkeeper.records import Event, SectionRow
@@ -105,7 +106,8 @@ def claim(claim_id: str, raw: bytes, *, alive: bool | None = None) -> Claim:
 def waiter_json(w: WaiterRow) -> bytes:
     r = w.request
     request = [r.arrival, r.agent, r.mode, list(r.targets), r.priority, r.strict, r.ttl]
-    return encode([*request, r.objective, w.pid, w.deadline, w.state, w.reason])
+    plan = None if r.plan is None else r.plan.to_json()
+    return encode([*request, r.objective, w.pid, w.deadline, w.state, w.reason, plan])
 
 
 def waiter(request_id: str, raw: bytes) -> WaiterRow:
@@ -117,5 +119,9 @@ def waiter(request_id: str, raw: bytes) -> WaiterRow:
         request_id, agent, mode, tuple(targets), int(priority), bool(strict), float(ttl),
         objective, int(arrival),
     )  # fmt: skip
-    pid, deadline, state, reason = rest
+    pid, deadline, state, reason = rest[:4]
+    if len(rest) > 4 and rest[4] is not None:  # format 4: what the claim announces
+        from memkeeper.claims.plan import Plan
+
+        request = replace(request, plan=Plan.from_json(rest[4]))
     return WaiterRow(request, int(pid), float(deadline), state, reason)

@@ -9,15 +9,18 @@ about claims lives here. Call the writing methods inside ``Store.writing()``.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from memkeeper.claims import epoch as epochs
 from memkeeper.store.sqlite.core import SqliteCore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
     from memkeeper.claims.decisions import Claim
+    from memkeeper.claims.lifecycle import ClaimRecord
     from memkeeper.claims.waiters import WaiterRow
     from memkeeper.clock import Clock
 
@@ -98,12 +101,13 @@ class ClaimRows(SqliteCore):
         r = w.request
         request = (r.id, r.arrival, r.agent, r.mode, json.dumps(r.targets), r.priority)
         self._db.execute(
-            f"INSERT INTO waiters ({_WAITER_COLUMNS}) VALUES ({_marks(13)})",
-            (*request, int(r.strict), r.ttl, r.objective, w.pid, w.deadline, w.state, w.reason),
-        )
+            f"INSERT INTO waiters ({_WAITER_COLUMNS}, plan) VALUES ({_marks(14)})",
+            (*request, int(r.strict), r.ttl, r.objective, w.pid, w.deadline, w.state, w.reason,
+             None if r.plan is None else json.dumps(r.plan.to_json())),
+        )  # fmt: skip
 
     def waiter_rows(self) -> list[WaiterRow]:
-        sql = f"SELECT {_WAITER_COLUMNS} FROM waiters ORDER BY arrival"
+        sql = f"SELECT {_WAITER_COLUMNS}, plan FROM waiters ORDER BY arrival"
         return [_waiter(r) for r in self._db.execute(sql).fetchall()]
 
     def settle_waiter(self, request_id: str, state: str, reason: str | None = None) -> None:
@@ -112,6 +116,27 @@ class ClaimRows(SqliteCore):
 
     def drop_waiter(self, request_id: str) -> None:
         self._db.execute("DELETE FROM waiters WHERE id = ?", (request_id,))
+
+    def put_claim_record(self, r: ClaimRecord) -> None:
+        """Insert or replace the record of claim ``r.id`` (the caller checked its revision in
+        the same transaction)."""
+        self._db.execute(
+            "INSERT OR REPLACE INTO claim_records (id, state, agent, rev, body) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (r.id, r.state, r.agent, r.rev, json.dumps(r.to_json())),
+        )
+
+    def claim_record(self, claim_id: str) -> ClaimRecord | None:
+        sql = "SELECT body FROM claim_records WHERE id = ?"
+        row = self._db.execute(sql, (claim_id,)).fetchone()
+        return None if row is None else _record(row[0])
+
+    def claim_records(self, states: Sequence[str] = ()) -> list[ClaimRecord]:
+        """The records in those states (none named: all), oldest grant first."""
+        where = f"WHERE state IN ({_marks(len(states))})" if states else ""
+        sql = f"SELECT body FROM claim_records {where}"
+        found = [_record(row[0]) for row in self._db.execute(sql, tuple(states)).fetchall()]
+        return sorted(found, key=lambda r: (r.granted_at, r.token))
 
 
 _CLAIM_COLUMNS = (
@@ -122,11 +147,11 @@ _WAITER_COLUMNS = (
     "state, reason"
 )
 
-# Both tables as one: a 0 or 1 first, then the claim's columns padded to the waiter's 13 (the
+# Both tables as one: a 0 or 1 first, then the claim's columns padded to the waiter's 14 (the
 # third column is the token of a claim, the arrival of a request: the order of each).
 _TABLE_SQL = (
-    f"SELECT 0, {_CLAIM_COLUMNS}, NULL, NULL, NULL FROM claims "
-    f"UNION ALL SELECT 1, {_WAITER_COLUMNS} FROM waiters ORDER BY 1, 3"
+    f"SELECT 0, {_CLAIM_COLUMNS}, NULL, NULL, NULL, NULL FROM claims "
+    f"UNION ALL SELECT 1, {_WAITER_COLUMNS}, plan FROM waiters ORDER BY 1, 3"
 )
 
 
@@ -153,5 +178,15 @@ def _waiter(row: tuple[Any, ...]) -> WaiterRow:
         id_, agent, mode, tuple(json.loads(targets)), priority, bool(strict), ttl, objective,
         arrival,
     )  # fmt: skip
-    pid, deadline, state, reason = row[9:]
+    pid, deadline, state, reason = row[9:13]
+    if len(row) > 13 and row[13] is not None:
+        from memkeeper.claims.plan import Plan
+
+        request = replace(request, plan=Plan.from_json(json.loads(row[13])))
     return WaiterRow(request, pid, deadline, state, reason)
+
+
+def _record(body: str) -> ClaimRecord:
+    from memkeeper.claims.lifecycle import ClaimRecord  # not on the read/patch path
+
+    return ClaimRecord.from_json(json.loads(body))

@@ -11,8 +11,8 @@ if TYPE_CHECKING:
 
 # 1: files, sections, events, cache; 2: + claims, waiters, counters, tallies, reconciliations;
 # 3: + bodies, proposals; 4: + events_by_path; 5: + pending; 6: + events.signer, events.sig;
-# 7: + messages, deliveries.
-SCHEMA_VERSION = 7
+# 7: + messages, deliveries; 8: + claim_records, waiters.plan (the live claims get records).
+SCHEMA_VERSION = 8
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -82,8 +82,17 @@ CREATE TABLE IF NOT EXISTS waiters (  -- queued requests, until their process co
     pid INTEGER NOT NULL,          -- the waiting process: once it is gone the wait is abandoned
     deadline REAL NOT NULL,
     state TEXT NOT NULL,           -- waiting, granted or aborted
-    reason TEXT
+    reason TEXT,
+    plan TEXT                      -- JSON: what the claim announces (NULL: nothing)
 );
+CREATE TABLE IF NOT EXISTS claim_records (  -- every claim and what became of it, kept
+    id TEXT PRIMARY KEY,
+    state TEXT NOT NULL,           -- active, suspended, completed, abandoned, expired, …
+    agent TEXT NOT NULL,
+    rev INTEGER NOT NULL,
+    body TEXT NOT NULL             -- JSON: ClaimRecord.to_json()
+);
+CREATE INDEX IF NOT EXISTS claim_records_by_state ON claim_records (state, id);
 CREATE TABLE IF NOT EXISTS counters (  -- token: the highest fencing token ever issued
     name TEXT PRIMARY KEY,
     value INTEGER NOT NULL
@@ -172,6 +181,11 @@ def create_or_upgrade(db: sqlite3.Connection) -> None:
         for column in ("signer", "sig"):  # an events table made before events were signed
             if column not in columns:
                 db.execute(f"ALTER TABLE events ADD COLUMN {column} TEXT")
+        waiter_columns = {row[1] for row in db.execute("PRAGMA table_info(waiters)")}
+        if "plan" not in waiter_columns:  # a queue made before claims had records
+            db.execute("ALTER TABLE waiters ADD COLUMN plan TEXT")
+        if version < 8:
+            _records_of_live_claims(db)
         if version < 3:  # the bodies indexed so far are the bases merges can use
             db.execute(
                 "INSERT OR IGNORE INTO bodies (path, key, rev, body) "
@@ -182,4 +196,28 @@ def create_or_upgrade(db: sqlite3.Connection) -> None:
         raise EnvironmentFailure(
             f"the state store has schema version {version}, this memkeeper knows "
             f"{SCHEMA_VERSION} — upgrade memkeeper or remove .memkeeper/ to rebuild it"
+        )
+
+
+def _records_of_live_claims(db: sqlite3.Connection) -> None:
+    """Give each claim stored before claims had records an ``active`` record, revision 1."""
+    import json
+
+    from memkeeper.claims.decisions import Claim
+    from memkeeper.claims.lifecycle import open_record
+    from memkeeper.claims.plan import Plan
+    from memkeeper.events import iso_utc
+
+    columns = "id, token, agent, mode, targets, priority, strict, granted_at, expires_at, objective"
+    for row in db.execute(f"SELECT {columns} FROM claims").fetchall():
+        id_, token, agent, mode, targets, priority, strict, granted, expires, objective = row
+        claim = Claim(
+            id_, token, agent, mode, tuple(json.loads(targets)), priority, bool(strict),
+            granted, expires, objective,
+        )  # fmt: skip
+        record = open_record(claim, Plan(), iso_utc(claim.granted_at))
+        db.execute(
+            "INSERT OR IGNORE INTO claim_records (id, state, agent, rev, body) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (claim.id, record.state, claim.agent, record.rev, json.dumps(record.to_json())),
         )

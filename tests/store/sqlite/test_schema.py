@@ -63,3 +63,35 @@ def test_a_refused_store_does_not_leak_its_connection(
         Store.open(str(home))
     with pytest.raises(sqlite3.ProgrammingError, match="closed"):
         opened[0].execute("SELECT 1")
+
+
+def test_a_version_7_store_gives_its_live_claims_active_records_and_keeps_its_queue(
+    home: Path,
+) -> None:
+    from memkeeper.claims.decisions import Claim
+
+    store = Store.open(str(home))
+    claim = Claim("c1", 4, "agent-a", "write", ("src/",), 0, False, 100.0, 9e9, "fix it")
+    with store.writing():
+        store.put_claim(claim)
+    store.close()
+    for statement in (
+        "DROP TABLE claim_records",
+        "CREATE TABLE w2 AS SELECT id, arrival, agent, mode, targets, priority, strict, ttl, "
+        "objective, pid, deadline, state, reason FROM waiters",
+        "DROP TABLE waiters",
+        "ALTER TABLE w2 RENAME TO waiters",
+        "PRAGMA user_version=7",
+    ):
+        raw_sql(home, statement)
+    upgraded = Store.open(str(home))
+    try:
+        assert pragma(upgraded, "user_version") == SCHEMA_VERSION
+        record = upgraded.claim_record("c1")
+        assert record is not None
+        assert (record.state, record.rev, record.token, record.objective) == (
+            "active", 1, 4, "fix it",
+        )  # fmt: skip
+        assert upgraded.waiter_rows() == []
+    finally:
+        upgraded.close()
