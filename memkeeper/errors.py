@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         "diverged",
         "identity",
     ]
+
     class AsJson(Protocol):
         """A record a conflict reports as it is now (a section, a claim's record)."""
 

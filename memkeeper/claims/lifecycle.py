@@ -184,14 +184,19 @@ def move(
 ) -> ClaimRecord:
     """The record in state ``to``, one revision on, the step in its history; ``Invalid``
     (reason ``claim_state``) for a transition the states do not allow."""
-    if to not in NEXT[record.state]:
-        raise Invalid(_not_allowed(record, to), reason="claim_state")
+    check_move(record, to)
     rev = record.rev + 1
     step = Step(rev, to, at, by, EVENTS[to])
     ended = ended_at if to != "active" and ended_at is not None else record.ended_at
     return replace(
         record, state=to, rev=rev, history=(*record.history, step), ended_at=ended, **changes
     )
+
+
+def check_move(record: ClaimRecord, to: State) -> None:
+    """``Invalid`` (reason ``claim_state``) unless the record may move to ``to``."""
+    if to not in NEXT[record.state]:
+        raise Invalid(_not_allowed(record, to), reason="claim_state")
 
 
 def rescope(record: ClaimRecord, targets: tuple[str, ...], token: int, *, at: str) -> ClaimRecord:
