@@ -191,6 +191,7 @@ class ClaimLife(ClaimTable):
                 life.check_rev(record, rev)
                 return self._end(held, now, to, extra, **changes)
             record = self.record(claim_id)
+            life.check_move(record, to)  # an expiry meanwhile is no conflict: it ended it
             life.check_rev(record, rev)
             return self._move(record, to, now, extra, **changes)
 

@@ -23,7 +23,7 @@ from memkeeper.claims import decisions as rules
 from memkeeper.claims import lifecycle as life
 from memkeeper.claims.plan import Plan
 from memkeeper.claims.waiters import WaiterRow
-from memkeeper.claims.wording import claim_data, ttl_warnings
+from memkeeper.claims.wording import claim_data, ended_error, ttl_warnings
 from memkeeper.errors import Busy, Invalid, Refused
 from memkeeper.events import iso_utc
 from memkeeper.fs import crash
@@ -384,17 +384,13 @@ class ClaimTable:
         found = found or next((c for c in self.swept if c.id == claim_id), None)
         if found is not None:
             return found
+        record = self.store.claim_record(claim_id)
+        if record is not None and record.state != "active":
+            raise ended_error(claim_id, record.state, record.history[-1].at)
         ended = self.store.last_claim_event(claim_id)
         if ended is None:
-            raise Invalid(
-                f"no claim {claim_id!r} — list the live ones with: memkeeper claims",
-                reason="unknown_claim",
-            )
-        how = ended.type.removeprefix("claim.")
-        raise Invalid(
-            f"claim {claim_id} was {how} at {ended.ts} — claim again and re-read what it covered",
-            reason=how,
-        )
+            raise ended_error(claim_id, None, "")
+        raise ended_error(claim_id, ended.type.removeprefix("claim."), ended.ts)
 
     def _busy(self, request: Request, now: float, reason: BusyReason) -> Busy:
         return busy(request, *self._table(), now, reason)
