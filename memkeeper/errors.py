@@ -104,7 +104,7 @@ class Conflict(MemkeeperError):
     exit_code = 3
     status = "conflict"
     reason: ConflictReason
-    current: SectionText | AsJson
+    current: SectionText  # the section as it is now (a claim's conflict: its record, as JSON)
     expected: dict[str, Any]
     retryable: bool
     recover: str
