@@ -129,3 +129,24 @@ def test_a_suspended_claim_frees_its_targets_and_resumes_as_a_new_request(
     back = a.claims.resume(claim.id, expect_rev=2)
     assert back.token > other.token
     assert a.claims.record(claim.id).state == "active"
+
+
+def test_the_evidence_lists_the_memory_revisions_the_holder_wrote(
+    agents: Callable[[str], Memory],
+) -> None:
+    a, b = agents("a"), agents("b")
+    claim = a.claim("CLAUDE.md#build")
+    build = a.read("CLAUDE.md#build")
+    fenced = a.patch(
+        "CLAUDE.md#build", build.content + "- x\n", expect_rev=build.rev, claim=claim.id
+    )
+    events = a.events()
+    assert events[-1].data["claim"] == claim.id
+    other = b.read("CLAUDE.md#testing")
+    b.patch("CLAUDE.md#testing", other.content + "- y\n", expect_rev=other.rev)  # not a's
+    done = a.claims.complete(claim.id)
+    assert done.evidence is not None
+    (written,) = done.evidence.memory
+    assert (written.path, written.section, written.rev, written.fenced) == (
+        "CLAUDE.md", fenced.key, fenced.rev, True,
+    )  # fmt: skip
