@@ -48,6 +48,8 @@ class Claim:
     warnings: tuple[str, ...] = field(default=(), compare=False)
     # the store's own verdict where it keeps one (None: the clock's); no part of the identity
     alive: bool | None = field(default=None, compare=False)
+    # what the claim announced (its record's plan until the record is first written)
+    plan: Plan | None = field(default=None, compare=False)
 
     def is_live(self, now: float) -> bool:
         return self.alive if self.alive is not None else now < self.expires_at
@@ -257,8 +259,9 @@ def grant(request: Request, token: int, now: float, ttl_cap: float) -> Claim:
     r = request
     expires = now + min(r.ttl, ttl_cap)
     return Claim(
-        r.id, token, r.agent, r.mode, r.targets, r.priority, r.strict, now, expires, r.objective
-    )
+        r.id, token, r.agent, r.mode, r.targets, r.priority, r.strict, now, expires, r.objective,
+        plan=r.plan,
+    )  # fmt: skip
 
 
 def renew(claim: Claim, agent: str, ttl: float, now: float, ttl_cap: float) -> Claim:

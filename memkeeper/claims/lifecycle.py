@@ -10,8 +10,10 @@ at the end its evidence. States::
     abandoned | expired → taken-over
 
 ``completed``, ``released`` and ``taken-over`` are terminal: nothing leaves them. Only an
-``active`` record has a live claim (the claim table's row); every other one is kept as a
-record, out of the live set. Renewing changes liveness only, never the record or its revision.
+``active`` record has a live claim (the claim table's row, which holds the plan); every other
+one is kept as a record, out of the live set. Until its first change a live claim's record is
+the one ``open_record`` makes of its row: the store keeps records from their first change on.
+Renewing changes liveness only, never the record or its revision.
 """
 
 from __future__ import annotations

@@ -44,19 +44,30 @@ class ClaimLife(ClaimTable):
 
     def record(self, claim_id: str) -> ClaimRecord:
         found = self.store.claim_record(claim_id)
-        if found is None:
+        if found is not None:
+            return found
+        live = self.store.claim_row(claim_id)
+        if live is None:
             raise Invalid(
                 f"no claim {claim_id!r} — list them with: memkeeper claims --all",
                 reason="unknown_claim",
             )
-        return found
+        return self.record_of(live)
 
     def records(self, states: Sequence[str] = ()) -> list[ClaimRecord]:
+        """The records in ``states`` (none named: all), oldest grant first: those stored and
+        those of live claims not changed since their grant."""
         unknown = [s for s in states if s not in life.STATES]
         if unknown:
             raise Invalid(f"unknown claim state {unknown[0]!r} — one of {', '.join(life.STATES)}")
         self.sweep()  # a claim past its expiry shows as expired
-        return self.store.claim_records(states)
+        found = self.store.claim_records(states)
+        if not states or "active" in states:
+            kept = {r.id for r in found}
+            fresh = [c for c in self.store.claim_rows() if c.id not in kept]
+            found += [self.record_of(c) for c in fresh]
+            found.sort(key=lambda r: (r.granted_at, r.token))
+        return found
 
     # -- scope -------------------------------------------------------------------------------
 
@@ -185,10 +196,9 @@ class ClaimLife(ClaimTable):
         self, claim_id: str, rev: int, to: State, extra: dict[str, Any], **changes: Any
     ) -> ClaimRecord:
         with self.transaction() as now:
-            record = self.store.claim_record(claim_id)
             held = self._held(claim_id)
-            if held is not None and record is not None:
-                life.check_rev(record, rev)
+            if held is not None:
+                life.check_rev(self.record_of(held), rev)
                 return self._end(held, now, to, extra, **changes)
             record = self.record(claim_id)
             life.check_move(record, to)  # an expiry meanwhile is no conflict: it ended it

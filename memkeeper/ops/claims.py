@@ -297,9 +297,7 @@ class ClaimTable:
         claim = rules.grant(request, self.store.bump("token"), now, self.max_ttl)
         self.store.put_claim(claim)
         self.held.append(claim)  # the highest token yet: the copy stays in token order
-        record = life.open_record(claim, request.plan or EMPTY_PLAN, iso_utc(self.ws.now()))
-        self.store.put_claim_record(record)
-        self._event("claim.granted", claim, {"rev": 1})
+        self._event("claim.granted", claim, {"rev": 1})  # its record: written at its first change
         self.changed = True
         return claim
 
@@ -325,9 +323,10 @@ class ClaimTable:
         return record
 
     def record_of(self, claim: Claim) -> ClaimRecord:
-        """The record of a live claim (one granted before claims had records gets one)."""
+        """The record of a live claim: as stored, or as its grant made it (a record is first
+        written when it changes, which keeps the grant one statement)."""
         found = self.store.claim_record(claim.id)
-        return found or life.open_record(claim, EMPTY_PLAN, iso_utc(claim.granted_at))
+        return found or life.open_record(claim, claim.plan or EMPTY_PLAN, iso_utc(claim.granted_at))
 
     def _abort(self, request: Request, reason: str, *, settle: bool = True) -> None:
         if settle:

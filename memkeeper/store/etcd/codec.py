@@ -83,7 +83,8 @@ def claim_json(c: Claim, lease: int, granted: int) -> bytes:
     """A claim as ``P/lease/claim\\0<id>`` holds it, with the etcd lease holding the key and
     that lease's TTL."""
     fields = [c.token, c.agent, c.mode, list(c.targets), c.priority, c.strict]
-    return encode([*fields, c.granted_at, c.expires_at, c.objective, lease, granted])
+    plan = None if c.plan is None else c.plan.to_json()
+    return encode([*fields, c.granted_at, c.expires_at, c.objective, lease, granted, plan])
 
 
 def claim_lease(raw: bytes) -> tuple[int, int] | None:
@@ -96,10 +97,16 @@ def claim(claim_id: str, raw: bytes, *, alive: bool | None = None) -> Claim:
     """A claim's row (or grant), with the store's verdict on it (``Claim.alive``)."""
     from memkeeper.claims.decisions import Claim  # not on the read/patch path
 
-    token, agent, mode, targets, priority, strict, granted, expires, objective = json.loads(raw)[:9]
+    fields = json.loads(raw)
+    token, agent, mode, targets, priority, strict, granted, expires, objective = fields[:9]
+    plan = None
+    if len(fields) > 11 and fields[11] is not None:  # format 4: what the claim announces
+        from memkeeper.claims.plan import Plan
+
+        plan = Plan.from_json(fields[11])
     return Claim(
         claim_id, int(token), agent, mode, tuple(targets), int(priority), bool(strict),
-        float(granted), float(expires), objective, alive=alive,
+        float(granted), float(expires), objective, alive=alive, plan=plan,
     )  # fmt: skip
 
 

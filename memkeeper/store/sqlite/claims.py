@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from memkeeper.claims.decisions import Claim
     from memkeeper.claims.lifecycle import ClaimRecord
+    from memkeeper.claims.plan import Plan
     from memkeeper.claims.waiters import WaiterRow
     from memkeeper.clock import Clock
 
@@ -77,7 +78,7 @@ class ClaimRows(SqliteCore):
         claims, waiters = [], []
         for row in self._db.execute(_TABLE_SQL).fetchall():
             if row[0] == 0:
-                claims.append(_claim(row[1:11]))
+                claims.append(_claim(row[1:12]))
             else:
                 waiters.append(_waiter(row[1:]))
         return claims, waiters
@@ -85,8 +86,8 @@ class ClaimRows(SqliteCore):
     def put_claim(self, c: Claim) -> None:
         head = (c.id, c.token, c.agent, c.mode, json.dumps(c.targets), c.priority)
         self._db.execute(
-            f"INSERT OR REPLACE INTO claims ({_CLAIM_COLUMNS}) VALUES ({_marks(10)})",
-            (*head, int(c.strict), c.granted_at, c.expires_at, c.objective),
+            f"INSERT OR REPLACE INTO claims ({_CLAIM_COLUMNS}) VALUES ({_marks(11)})",
+            (*head, int(c.strict), c.granted_at, c.expires_at, c.objective, _plan_json(c.plan)),
         )
 
     def drop_claim(self, claim_id: str) -> None:
@@ -103,7 +104,7 @@ class ClaimRows(SqliteCore):
         self._db.execute(
             f"INSERT INTO waiters ({_WAITER_COLUMNS}, plan) VALUES ({_marks(14)})",
             (*request, int(r.strict), r.ttl, r.objective, w.pid, w.deadline, w.state, w.reason,
-             None if r.plan is None else json.dumps(r.plan.to_json())),
+             _plan_json(r.plan)),
         )  # fmt: skip
 
     def waiter_rows(self) -> list[WaiterRow]:
@@ -140,7 +141,7 @@ class ClaimRows(SqliteCore):
 
 
 _CLAIM_COLUMNS = (
-    "id, token, agent, mode, targets, priority, strict, granted_at, expires_at, objective"
+    "id, token, agent, mode, targets, priority, strict, granted_at, expires_at, objective, plan"
 )
 _WAITER_COLUMNS = (
     "id, arrival, agent, mode, targets, priority, strict, ttl, objective, pid, deadline, "
@@ -150,7 +151,7 @@ _WAITER_COLUMNS = (
 # Both tables as one: a 0 or 1 first, then the claim's columns padded to the waiter's 14 (the
 # third column is the token of a claim, the arrival of a request: the order of each).
 _TABLE_SQL = (
-    f"SELECT 0, {_CLAIM_COLUMNS}, NULL, NULL, NULL, NULL FROM claims "
+    f"SELECT 0, {_CLAIM_COLUMNS}, NULL, NULL, NULL FROM claims "
     f"UNION ALL SELECT 1, {_WAITER_COLUMNS}, plan FROM waiters ORDER BY 1, 3"
 )
 
@@ -162,10 +163,10 @@ def _marks(count: int) -> str:
 def _claim(row: tuple[Any, ...]) -> Claim:
     from memkeeper.claims.decisions import Claim  # not on the read/patch path
 
-    id_, token, agent, mode, targets, priority, strict, granted, expires, objective = row
+    id_, token, agent, mode, targets, priority, strict, granted, expires, objective, plan = row
     return Claim(
         id_, token, agent, mode, tuple(json.loads(targets)), priority, bool(strict), granted,
-        expires, objective,
+        expires, objective, plan=None if plan is None else _plan(plan),
     )  # fmt: skip
 
 
@@ -180,10 +181,18 @@ def _waiter(row: tuple[Any, ...]) -> WaiterRow:
     )  # fmt: skip
     pid, deadline, state, reason = row[9:13]
     if len(row) > 13 and row[13] is not None:
-        from memkeeper.claims.plan import Plan
-
-        request = replace(request, plan=Plan.from_json(json.loads(row[13])))
+        request = replace(request, plan=_plan(row[13]))
     return WaiterRow(request, pid, deadline, state, reason)
+
+
+def _plan_json(plan: Plan | None) -> str | None:
+    return None if plan is None else json.dumps(plan.to_json(), separators=(",", ":"))
+
+
+def _plan(raw: str) -> Plan:
+    from memkeeper.claims.plan import Plan  # not on the read/patch path
+
+    return Plan.from_json(json.loads(raw))
 
 
 def _record(body: str) -> ClaimRecord:

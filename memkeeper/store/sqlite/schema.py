@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 # 1: files, sections, events, cache; 2: + claims, waiters, counters, tallies, reconciliations;
 # 3: + bodies, proposals; 4: + events_by_path; 5: + pending; 6: + events.signer, events.sig;
-# 7: + messages, deliveries; 8: + claim_records, waiters.plan (the live claims get records).
+# 7: + messages, deliveries; 8: + claim_records, claims.plan, waiters.plan.
 SCHEMA_VERSION = 8
 
 SCHEMA = """
@@ -66,7 +66,8 @@ CREATE TABLE IF NOT EXISTS claims (  -- granted claims, expired ones until swept
     strict INTEGER NOT NULL,
     granted_at REAL NOT NULL,
     expires_at REAL NOT NULL,
-    objective TEXT NOT NULL
+    objective TEXT NOT NULL,
+    plan TEXT                      -- JSON: what the claim announces (NULL: nothing)
 );
 CREATE INDEX IF NOT EXISTS claims_by_expiry ON claims (expires_at);
 CREATE TABLE IF NOT EXISTS waiters (  -- queued requests, until their process collects the outcome
@@ -85,7 +86,7 @@ CREATE TABLE IF NOT EXISTS waiters (  -- queued requests, until their process co
     reason TEXT,
     plan TEXT                      -- JSON: what the claim announces (NULL: nothing)
 );
-CREATE TABLE IF NOT EXISTS claim_records (  -- every claim and what became of it, kept
+CREATE TABLE IF NOT EXISTS claim_records (  -- claims changed or ended since their grant, kept
     id TEXT PRIMARY KEY,
     state TEXT NOT NULL,           -- active, suspended, completed, abandoned, expired, …
     agent TEXT NOT NULL,
@@ -181,11 +182,9 @@ def create_or_upgrade(db: sqlite3.Connection) -> None:
         for column in ("signer", "sig"):  # an events table made before events were signed
             if column not in columns:
                 db.execute(f"ALTER TABLE events ADD COLUMN {column} TEXT")
-        waiter_columns = {row[1] for row in db.execute("PRAGMA table_info(waiters)")}
-        if "plan" not in waiter_columns:  # a queue made before claims had records
-            db.execute("ALTER TABLE waiters ADD COLUMN plan TEXT")
-        if version < 8:
-            _records_of_live_claims(db)
+        for table in ("claims", "waiters"):  # made before claims had plans
+            if "plan" not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
+                db.execute(f"ALTER TABLE {table} ADD COLUMN plan TEXT")
         if version < 3:  # the bodies indexed so far are the bases merges can use
             db.execute(
                 "INSERT OR IGNORE INTO bodies (path, key, rev, body) "
@@ -196,28 +195,4 @@ def create_or_upgrade(db: sqlite3.Connection) -> None:
         raise EnvironmentFailure(
             f"the state store has schema version {version}, this memkeeper knows "
             f"{SCHEMA_VERSION} — upgrade memkeeper or remove .memkeeper/ to rebuild it"
-        )
-
-
-def _records_of_live_claims(db: sqlite3.Connection) -> None:
-    """Give each claim stored before claims had records an ``active`` record, revision 1."""
-    import json
-
-    from memkeeper.claims.decisions import Claim
-    from memkeeper.claims.lifecycle import open_record
-    from memkeeper.claims.plan import Plan
-    from memkeeper.events import iso_utc
-
-    columns = "id, token, agent, mode, targets, priority, strict, granted_at, expires_at, objective"
-    for row in db.execute(f"SELECT {columns} FROM claims").fetchall():
-        id_, token, agent, mode, targets, priority, strict, granted, expires, objective = row
-        claim = Claim(
-            id_, token, agent, mode, tuple(json.loads(targets)), priority, bool(strict),
-            granted, expires, objective,
-        )  # fmt: skip
-        record = open_record(claim, Plan(), iso_utc(claim.granted_at))
-        db.execute(
-            "INSERT OR IGNORE INTO claim_records (id, state, agent, rev, body) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (claim.id, record.state, claim.agent, record.rev, json.dumps(record.to_json())),
         )

@@ -1,6 +1,6 @@
 """The contract of claim records (``claims.lifecycle``) on both stores: put, read back,
-replaced by a later revision, listed by state, kept apart from the live claims; a waiter's plan
-round-trips with its request."""
+replaced by a later revision, listed by state, kept apart from the live claims; a claim's and
+a waiter's plan round-trip with their rows."""
 
 from __future__ import annotations
 
@@ -42,6 +42,17 @@ def test_records_are_listed_by_state_oldest_first_and_stay_out_of_the_live_set(
     assert store.claim_records(("completed",)) == [done]
     assert store.claim_records(("active", "suspended")) == [a]
     assert store.claim_rows() == []
+
+
+def test_a_claim_keeps_its_plan_in_its_row(store: StateStore) -> None:
+    with store.writing():
+        store.put_claim(replace(claim("c1", 1, NOW + 60), plan=PLAN))
+        store.put_claim(claim("c2", 2, NOW + 60))
+    assert [c.plan for c in store.claim_rows()] == [PLAN, None]
+    assert store.claim_table()[0][0].plan == PLAN
+    found = store.claim_row("c1")
+    assert found is not None
+    assert found.plan == PLAN
 
 
 def test_a_queued_request_keeps_its_plan(store: StateStore) -> None:
