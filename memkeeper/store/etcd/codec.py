@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import replace
 
 from memkeeper.coordination import Proposal
 from memkeeper.records import Event, SectionRow
@@ -128,6 +127,8 @@ def waiter(request_id: str, raw: bytes) -> WaiterRow:
     )  # fmt: skip
     pid, deadline, state, reason = rest[:4]
     if len(rest) > 4 and rest[4] is not None:  # format 4: what the claim announces
+        from dataclasses import replace
+
         from memkeeper.claims.plan import Plan
 
         request = replace(request, plan=Plan.from_json(rest[4]))

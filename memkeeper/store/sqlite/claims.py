@@ -9,7 +9,6 @@ about claims lives here. Call the writing methods inside ``Store.writing()``.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 from memkeeper.claims import epoch as epochs
 from memkeeper.store.sqlite.core import SqliteCore
@@ -181,6 +180,8 @@ def _waiter(row: tuple[Any, ...]) -> WaiterRow:
     )  # fmt: skip
     pid, deadline, state, reason = row[9:13]
     if len(row) > 13 and row[13] is not None:
+        from dataclasses import replace  # not on the read/patch path
+
         request = replace(request, plan=_plan(row[13]))
     return WaiterRow(request, pid, deadline, state, reason)
 
