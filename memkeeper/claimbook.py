@@ -58,10 +58,17 @@ class Claims:
         return self._life().records(states)
 
     def scope(
-        self, id: str, add: Iterable[str] = (), remove: Iterable[str] = (), *,
+        self,
+        id: str,
+        add: Iterable[str] = (),
+        remove: Iterable[str] = (),
+        *,
         expect_rev: int | None = None,
-    ) -> ClaimRecord:  # fmt: skip
-        return self._life().scope(id, add, remove, expect_rev)
+        wait: float | None = None,
+    ) -> ClaimRecord:
+        """Change a live claim's targets; added ones are checked as a new request (``Busy``,
+        or with ``wait`` queued for up to that many seconds)."""
+        return self._life().scope(id, add, remove, expect_rev, wait)
 
     def complete(
         self, id: str, verify: Sequence[str] = (), *, evidence: str | None = None,

@@ -83,7 +83,9 @@ def cmd_claim(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
     if first in ("scope", "show") and len(rest) == 1:
         if first == "show":
             return memory.claims.record(rest[0]).to_json()
-        found = memory.claims.scope(rest[0], args.add, args.remove, expect_rev=args.expect_rev)
+        found = memory.claims.scope(
+            rest[0], args.add, args.remove, expect_rev=args.expect_rev, wait=args.wait
+        )
         return found.to_json()
     from memkeeper.ops.claimlife import ClaimLife, plan_of
 

@@ -21,7 +21,7 @@ from memkeeper.claims import evidence as proofs
 from memkeeper.claims import lifecycle as life
 from memkeeper.claims.plan import Plan, make_plan
 from memkeeper.claims.targets import normalize_target
-from memkeeper.errors import Busy, Failed, Invalid
+from memkeeper.errors import Busy, Conflict, Failed, Invalid, MemkeeperError
 from memkeeper.events import iso_utc
 from memkeeper.ops.claims import ClaimTable, _again
 from memkeeper.ops.claimwrites import resolve_target
@@ -72,25 +72,34 @@ class ClaimLife(ClaimTable):
     # -- scope -------------------------------------------------------------------------------
 
     def scope(
-        self, claim_id: str, add: Iterable[str], remove: Iterable[str], expect_rev: int | None
+        self,
+        claim_id: str,
+        add: Iterable[str],
+        remove: Iterable[str],
+        expect_rev: int | None,
+        wait: float | None = None,
     ) -> ClaimRecord:
         """Add and remove targets. Added ones are checked as a new request would be: another
         agent's live claim or a conflicting waiter ahead refuses the change (``Busy``, exit 5)
-        and nothing changes; a change that adds gets a fresh fencing token."""
+        and nothing changes — or, with ``wait``, the added targets queue as a request of their
+        own, merged into the claim once granted; a change that adds gets a fresh token."""
         added = [resolve_target(self.ws, t) for t in add]
         dropped = {normalize_target(resolve_target(self.ws, t)) for t in remove}
         if not added and not dropped:
             raise Invalid("claim scope needs --add TARGET or --remove TARGET")
-        outcome: ClaimRecord | Busy = self.ws.again(
-            lambda: self._scope(claim_id, added, dropped, expect_rev)
-        )
-        if isinstance(outcome, Busy):
-            raise outcome
+        if wait is not None and not wait >= 0:
+            raise Invalid(f"--wait must be a number of seconds, not {wait} — pass --wait 30")
+        outcome = self.ws.again(lambda: self._scope(claim_id, added, dropped, expect_rev))
+        if isinstance(outcome, tuple):
+            busy, ask, rev = outcome
+            if not wait:
+                raise busy
+            return self._scope_queued(claim_id, ask, dropped, rev, wait)
         return outcome
 
     def _scope(
         self, claim_id: str, added: list[str], dropped: set[str], expect_rev: int | None
-    ) -> ClaimRecord | Busy:
+    ) -> ClaimRecord | tuple[Busy, rules.Request, int]:
         with self.transaction() as now:
             held = self._live(claim_id, now)
             record = self.record_of(held)
@@ -103,21 +112,77 @@ class ClaimLife(ClaimTable):
             new = tuple(t for t in probe.targets if t not in held.targets)
             if new:
                 ask = replace(probe, targets=new, arrival=self.store.bump("request"))
-                ask = replace(ask, id=f"c{ask.arrival}")
+                ask = replace(ask, id=f"c{ask.arrival}", ttl=float(self.default_ttl))
                 live, queued = self._table()
                 if not rules.grantable(live, queued, ask):
-                    return self._busy(ask, now, "held")
+                    return self._busy(ask, now, "held"), ask, record.rev
             token = self.store.bump("token") if new else held.token
-            claim = replace(held, targets=probe.targets, token=token)
-            self.store.put_claim(claim)
-            self.held = [claim if c.id == claim.id else c for c in self.held]
-            record = life.rescope(record, probe.targets, token, at=iso_utc(self.ws.now()))
-            self.store.put_claim_record(record)
-            gone = [t for t in held.targets if t not in probe.targets]
-            extra = {"rev": record.rev, "added": list(new), "removed": gone}
-            self._event("claim.scoped", claim, extra)
-            self.changed = True
+            return self._rescope(held, record, probe.targets, token, {})
+
+    def _rescope(
+        self,
+        held: Claim,
+        record: ClaimRecord,
+        targets: tuple[str, ...],
+        token: int,
+        extra: dict[str, Any],
+    ) -> ClaimRecord:
+        claim = replace(held, targets=targets, token=token)
+        self.store.put_claim(claim)
+        self.held = [claim if c.id == claim.id else c for c in self.held]
+        record = life.rescope(record, targets, token, at=iso_utc(self.ws.now()))
+        self.store.put_claim_record(record)
+        new = [t for t in targets if t not in held.targets]
+        gone = [t for t in held.targets if t not in targets]
+        self._event(
+            "claim.scoped", claim, {"rev": record.rev, "added": new, "removed": gone, **extra}
+        )
+        self.changed = True
         return record
+
+    def _scope_queued(
+        self, claim_id: str, ask: rules.Request, dropped: set[str], rev: int, wait: float
+    ) -> ClaimRecord:
+        """Queue the added targets as a request of their own (``claim --wait``'s queue: its
+        place in line, deadlocks, wake-ups); once granted, merge that grant into the claim."""
+
+        def make(arrival: int) -> rules.Request:
+            return replace(ask, id=f"c{arrival}", arrival=arrival)
+
+        request, outcome, inbox = self.ws.again(lambda: self._begin(make, wait))
+        if inbox is not None:
+            outcome = self._wait(request, inbox, None)
+        if isinstance(outcome, Busy):
+            raise outcome
+        assert outcome is not None
+        part = outcome
+        merged = self.ws.again(lambda: self._merge(claim_id, part, dropped, rev))
+        if isinstance(merged, MemkeeperError):
+            raise merged
+        return merged
+
+    def _merge(
+        self, claim_id: str, part: Claim, dropped: set[str], rev: int
+    ) -> ClaimRecord | MemkeeperError:
+        """The queued part's grant becomes the claim's (its targets, its fresh token); if the
+        claim ended or changed meanwhile, the part is released and that is the answer."""
+        with self.transaction() as now:
+            got, held = self._held(part.id), self._held(claim_id)
+            record = None if held is None else self.record_of(held)
+            if got is None or held is None or record is None or record.rev != rev:
+                if got is not None:
+                    self._drop(got, now, f"scope of {claim_id} not merged")
+                try:
+                    found = self._find(claim_id) if held is None else held
+                    life.check_rev(record or self.record_of(found), rev)
+                except (Invalid, Conflict) as exc:
+                    return exc
+                return Invalid(f"the grant of {part.id} ended before it was merged — try again")
+            self._end(got, now, "released", {"reason": f"merged into {claim_id}"})
+            targets = tuple(
+                dict.fromkeys([*(t for t in held.targets if t not in dropped), *got.targets])
+            )
+            return self._rescope(held, record, targets, got.token, {"queued_as": got.id})
 
     # -- complete, abandon --------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ revision of the record and an event, each refused on a stale ``expect_rev``."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,7 +14,9 @@ import pytest
 
 from memkeeper import Busy, Invalid, Memory
 from memkeeper.claims.evidence import Check
+from memkeeper.claims.lifecycle import ClaimRecord
 from memkeeper.errors import Conflict, Failed, Refused
+from memkeeper.fs import wakeups
 from tests.ops.conftest import kinds
 
 if TYPE_CHECKING:
@@ -150,3 +153,40 @@ def test_the_evidence_lists_the_memory_revisions_the_holder_wrote(
     assert (written.path, written.section, written.rev, written.fenced) == (
         "CLAUDE.md", fenced.key, fenced.rev, True,
     )  # fmt: skip
+
+
+def test_a_scope_change_may_queue_for_the_added_targets_and_merges_once_granted(
+    agents: Callable[[str], Memory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queued = threading.Event()
+    real_block = wakeups.Inbox.block
+
+    def block(inbox: wakeups.Inbox, timeout: float) -> bool:
+        queued.set()  # the waiter is in the queue, asleep on its FIFO
+        return real_block(inbox, timeout)
+
+    monkeypatch.setattr(wakeups.Inbox, "block", block)
+    a, b = agents("a"), agents("b")
+    mine = a.claim("src/api/")
+    theirs = b.claim("docs/")
+    outcome: list[object] = []
+
+    def change() -> None:
+        try:
+            outcome.append(a.claims.scope(mine.id, add=["docs/guide.md"], wait=30))
+        except Exception as exc:  # the test reports it below
+            outcome.append(exc)
+
+    waiter = threading.Thread(target=change, daemon=True)
+    waiter.start()
+    assert queued.wait(timeout=10), outcome
+    assert a.claims.record(mine.id).rev == 1  # nothing changed while it waits
+    b.release(theirs.id)
+    waiter.join(timeout=10)
+    (record,) = outcome
+    assert isinstance(record, ClaimRecord), record
+    assert (record.targets, record.rev) == (("src/api/", "docs/guide.md"), 2)
+    assert record.token > theirs.token
+    assert [c.id for c in a.claims()] == [mine.id]  # the queued part was merged, not kept
+    scoped = [e for e in a.events() if e.type == "claim.scoped"][-1]
+    assert scoped.data["queued_as"] != mine.id
