@@ -14,7 +14,7 @@ from tests.store.contract.conftest import NOW, claim, waiter
 if TYPE_CHECKING:
     from memkeeper.store.protocol import StateStore
 
-PLAN = Plan("feat/retry", "/work/wt", "abc123", ("CLAUDE.md#build",), ("tests/test_retry.py",))
+PLAN = Plan("feat/retry", "wt", "abc123", ("CLAUDE.md#build",), ("tests/test_retry.py",))
 
 
 def test_a_record_round_trips_and_a_later_revision_replaces_it(store: StateStore) -> None:
