@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from memkeeper.claimbook import Claims
     from memkeeper.claims.decisions import Claim, Mode
     from memkeeper.claims.similar import Match
     from memkeeper.clock import Clock
@@ -185,11 +186,13 @@ class Memory:
         """Give back a claim of this agent's; returns it as it was."""
         return self._claims().release(id)
 
-    def claims(self) -> list[Claim]:
-        """The live claims of every agent, oldest grant first."""
-        from memkeeper.ops.claimviews import live
+    @property
+    def claims(self) -> Claims:
+        """Claims and their records (``memkeeper.claimbook``); ``claims()`` lists the live
+        claims of every agent, oldest grant first."""
+        from memkeeper.claimbook import Claims
 
-        return live(self.workspace)[0]
+        return Claims(self.workspace)
 
     def search_claims(self, text: str, limit: int = 10) -> list[Match]:
         """The live claims whose objective is closest in meaning to ``text``, best first (each

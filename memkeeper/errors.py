@@ -11,7 +11,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import Any, Literal
+    from typing import Any, Literal, Protocol
 
     from memkeeper.records import SectionText, Violation
 
@@ -27,6 +27,12 @@ if TYPE_CHECKING:
         "diverged",
         "identity",
     ]
+
+    class AsJson(Protocol):
+        """A record a conflict reports as it is now (a section, a claim's record)."""
+
+        def to_json(self) -> dict[str, Any]: ...
+
     BusyReason = Literal["held", "queued", "timeout", "deadlock", "expired", "abandoned"]
 
 
@@ -98,7 +104,7 @@ class Conflict(MemkeeperError):
     exit_code = 3
     status = "conflict"
     reason: ConflictReason
-    current: SectionText
+    current: SectionText  # the section as it is now (a claim's conflict: its record, as JSON)
     expected: dict[str, Any]
     retryable: bool
     recover: str
@@ -109,7 +115,7 @@ class Conflict(MemkeeperError):
         *,
         reason: ConflictReason,
         expected: dict[str, Any],
-        current: SectionText,
+        current: SectionText | AsJson,
         recover: str,
         retryable: bool = True,
         **fields: Any,

@@ -32,7 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("markdown", "regions", "policy", "claims", "shell", "identity", "mail"),  # the pure core
     ("fs", "store"),  # the shell's bottom: the disk and the state store
     ("ops",),  # one module per operation, on a Workspace
-    ("api", "mailbox"),  # Memory, the public façade, and its sub-façades
+    ("api", "mailbox", "claimbook"),  # Memory, the public façade, and its sub-façades
     # the long-running and per-agent shells, and the installer of the agents' configuration
     ("daemon", "gate", "install", "mcpserver", "dashboard", "doctor"),
     ("cli",),  # argparse and the exit boundary

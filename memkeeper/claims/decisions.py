@@ -15,11 +15,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from memkeeper import limits
 from memkeeper.claims.targets import covers, normalize_target, targets_overlap
 from memkeeper.errors import Invalid, Refused
+
+if TYPE_CHECKING:
+    from memkeeper.claims.plan import Plan
 
 Mode = Literal["read", "write"]
 
@@ -45,6 +48,8 @@ class Claim:
     warnings: tuple[str, ...] = field(default=(), compare=False)
     # the store's own verdict where it keeps one (None: the clock's); no part of the identity
     alive: bool | None = field(default=None, compare=False)
+    # what the claim announced (its record's plan until the record is first written)
+    plan: Plan | None = field(default=None, compare=False)
 
     def is_live(self, now: float) -> bool:
         return self.alive if self.alive is not None else now < self.expires_at
@@ -66,6 +71,8 @@ class Request:
     ttl: float
     objective: str
     arrival: int
+    # what the claim announces (its record keeps it); None: nothing
+    plan: Plan | None = field(default=None, compare=False)
 
 
 Ask = Claim | Request
@@ -94,6 +101,7 @@ def make_request(
     ttl: float,
     objective: str = "",
     arrival: int,
+    plan: Plan | None = None,
 ) -> Request:
     """A ``Request`` with normalized, de-duplicated targets; ``Invalid`` on a bad one (or on
     more of them, or a longer objective, than ``memkeeper.limits`` allows)."""
@@ -111,7 +119,7 @@ def make_request(
     if mode not in ("read", "write"):
         raise Invalid(f"unknown claim mode {mode!r} — use --mode read or --mode write")
     _check_ttl(ttl)
-    return Request(id, agent, mode, norm, priority, strict, ttl, objective, arrival)
+    return Request(id, agent, mode, norm, priority, strict, ttl, objective, arrival, plan)
 
 
 def conflicts(a: Ask, b: Ask) -> bool:
@@ -251,8 +259,9 @@ def grant(request: Request, token: int, now: float, ttl_cap: float) -> Claim:
     r = request
     expires = now + min(r.ttl, ttl_cap)
     return Claim(
-        r.id, token, r.agent, r.mode, r.targets, r.priority, r.strict, now, expires, r.objective
-    )
+        r.id, token, r.agent, r.mode, r.targets, r.priority, r.strict, now, expires, r.objective,
+        plan=r.plan,
+    )  # fmt: skip
 
 
 def renew(claim: Claim, agent: str, ttl: float, now: float, ttl_cap: float) -> Claim:

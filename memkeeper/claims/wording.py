@@ -6,6 +6,7 @@ import math
 from typing import TYPE_CHECKING
 
 from memkeeper.claims.decisions import describe
+from memkeeper.errors import Invalid
 from memkeeper.events import iso_utc
 
 if TYPE_CHECKING:
@@ -23,6 +24,20 @@ def ttl_warnings(ttl: float, ttl_cap: float) -> tuple[str, ...]:
     return (
         f"ttl {ttl:g} s is above the policy's leases.max_ttl of {ttl_cap:g} s: granted for "
         f"{ttl_cap:g} s — renew before it expires, or raise max_ttl in .memkeeper.yaml",
+    )
+
+
+def ended_error(claim_id: str, how: str | None, ts: str) -> Invalid:
+    """What acting on a claim that is no longer live says (``how``: its state or the event
+    that ended it; None: there never was one), the reason being ``how``."""
+    if how is None:
+        return Invalid(
+            f"no claim {claim_id!r} — list the live ones with: memkeeper claims",
+            reason="unknown_claim",
+        )
+    return Invalid(
+        f"claim {claim_id} was {how} at {ts} — claim again and re-read what it covered",
+        reason=how,
     )
 
 

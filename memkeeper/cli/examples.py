@@ -35,6 +35,14 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "renew": ("memkeeper renew c-41 --ttl 600",),
     "release": ("memkeeper release c-41",),
+    "complete": (
+        "memkeeper complete c-41 --verify 'pytest -q tests/test_retry.py' --expect-rev 2",
+        "memkeeper complete c-41 --evidence report.json   # kept as self-reported",
+    ),
+    "abandon": ("memkeeper abandon c-41 --reason 'blocked on the schema change'",),
+    "takeover": ("memkeeper takeover c-41   # abandoned or expired, after the grace period",),
+    "suspend": ("memkeeper suspend c-41 --expect-rev 3",),
+    "resume": ("memkeeper resume c-41",),
     "claims": ("memkeeper claims", "memkeeper claims --json"),
     "metrics": ("memkeeper metrics --json",),
     "append": (

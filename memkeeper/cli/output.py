@@ -15,7 +15,7 @@ def render(command: str, payload: dict[str, Any]) -> str:
 
         return mail.render(command, payload)
     renderer = _RENDERERS.get(command)
-    if renderer is None:
+    if renderer is None or "history" in payload or "records" in payload:
         return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
     return renderer(payload)
 

@@ -25,7 +25,10 @@ if TYPE_CHECKING:
 # unknown verbs): `read` and `patch` pay for none of them. tests/cli/test_main.py keeps this in sync
 # with the verbs `build_parser` declares itself (``BASE_VERBS``) and ``cli.main.COMMANDS``.
 VERB_GROUPS = {
-    "memkeeper.cli.claims": ("claim", "renew", "release", "claims", "metrics"),
+    "memkeeper.cli.claims": (
+        *("claim", "renew", "release", "claims", "metrics", "complete", "abandon"),
+        *("suspend", "resume", "takeover"),
+    ),
     "memkeeper.cli.files": ("append", "regen", "reconcile", "check"),
     "memkeeper.cli.watch": ("watch", "emit"),
     "memkeeper.cli.hooks": ("hook", "install-hooks", "uninstall-hooks", "filter"),

@@ -146,6 +146,7 @@ def build(
         Route("/static/{name}", guard(static, public=True)),
         Route("/api/status", guard(api(lambda m, r: m.status()))),
         Route("/api/claims", guard(api(lambda m, r: m.waiters()))),
+        Route("/api/claim-records", guard(api(_records))),
         Route("/api/files", guard(api(lambda m, r: {"files": m.files()}))),
         Route("/api/sections", guard(api(_sections))),
         Route("/api/events", guard(api(functools.partial(_events, marks)))),
@@ -199,6 +200,20 @@ def _sections(memory: Memory, request: Request) -> dict[str, Any]:
         rel = memory.workspace.relpath(path)
         raise ApiError(404, "not_found", f"{rel} is not a managed file")
     return {"path": found["path"], "class": found["class"], "sections": found["sections"]}
+
+
+RECORDS_SHOWN = 200
+
+
+def _records(memory: Memory, request: Request) -> dict[str, Any]:
+    """The claims' records, newest grant first (the last ``RECORDS_SHOWN``), with the count
+    in each state."""
+    found = memory.claims.records()
+    by_state: dict[str, int] = {}
+    for record in found:
+        by_state[record.state] = by_state.get(record.state, 0) + 1
+    shown = [r.to_json() for r in reversed(found[-RECORDS_SHOWN:])]
+    return {"records": shown, "by_state": by_state}
 
 
 def _metrics(memory: Memory, request: Request) -> dict[str, Any]:

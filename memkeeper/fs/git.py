@@ -84,6 +84,52 @@ class Git:
         code, out = self._run([*args, "--relative", "HEAD", "--"], self.root)
         return _names(out) if code == 0 else []
 
+    def changed_since(self, base: str) -> list[str]:
+        """Files of the working tree that differ from commit ``base`` (committed since, staged
+        or not) and untracked files git does not ignore, relative to the top."""
+        code, out = self._run(["diff", "--name-only", "-z", "--no-renames", base, "--"], self.root)
+        if code != 0:
+            raise EnvironmentFailure(
+                f"{self.root}: git cannot compare with {base} — is it a commit?"
+            )
+        _, others = self._run(["ls-files", "--others", "--exclude-standard", "-z"], self.root)
+        return _names(out) + _names(others)
+
+    def diffstat(self, base: str) -> str:
+        """``git diff --stat`` of the working tree against ``base`` (tracked files)."""
+        code, out = self._run(["diff", "--stat=120", base, "--"], self.root)
+        return out.decode("utf-8", "replace") if code == 0 else ""
+
+
+def head_of(worktree: str) -> tuple[str, str]:
+    """The branch (empty when detached) and the commit (empty before the first) checked out
+    in ``worktree``, read from git's files — no ``git`` process on a claim's path."""
+    found = git_dir(worktree)
+    if found is None:
+        return "", ""
+    head = _read(os.path.join(found, "HEAD"))
+    if not head.startswith("ref:"):
+        return "", head
+    ref = head.removeprefix("ref:").strip()
+    common = found
+    commondir = _read(os.path.join(found, "commondir"))
+    if commondir:
+        common = os.path.normpath(os.path.join(found, commondir))
+    commit = _read(os.path.join(found, ref)) or _read(os.path.join(common, ref))
+    if not commit:
+        packed = _read(os.path.join(common, "packed-refs"))
+        line = next((ln for ln in packed.splitlines() if ln.endswith(" " + ref)), "")
+        commit = line.partition(" ")[0]
+    return ref.removeprefix("refs/heads/"), commit
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read().strip()
+    except OSError:
+        return ""
+
 
 def _names(out: bytes) -> list[str]:
     """``-z`` output as paths, bytes that are not UTF-8 kept as surrogates."""

@@ -52,6 +52,9 @@ Rev = Annotated[
     Field(description="the section's rev from memory_read (compare-and-swap)", ge=0, le=MAX_INT),
 ]
 ClaimId = Annotated[str, Field(description="a claim's id from memory_claim")]
+ClaimRev = Annotated[
+    int | None, Field(description="the claim record's rev you last saw", ge=0, le=MAX_INT)
+]
 Ttl = Annotated[float | None, Field(description="seconds (default: the policy's default_ttl)")]
 
 
@@ -218,6 +221,58 @@ def build(root: str | None = None, agent: str | None = None) -> Server:
         if search is None:
             return run(ctx, tools.claims)
         return run(ctx, lambda m: tools.search_claims(m, search, limit))
+
+    @server.tool()
+    def memory_claim_show(id: ClaimId, ctx: Context) -> Payload:
+        """A claim's record, whatever its state: plan, state, rev, history, evidence."""
+        return run(ctx, lambda m: tools.claim_record(m, id))
+
+    @server.tool()
+    def memory_claim_scope(
+        id: ClaimId,
+        ctx: Context,
+        add: Annotated[list[str] | None, Field(description="targets to add")] = None,
+        remove: Annotated[list[str] | None, Field(description="targets to drop")] = None,
+        expect_rev: ClaimRev = None,
+    ) -> Payload:
+        """Change a live claim's targets; added ones are checked as a new claim would be
+        (status 'busy' names the holders, and nothing changes)."""
+        return run(ctx, lambda m: tools.claim_scope(m, id, add or [], remove or [], expect_rev))
+
+    @server.tool()
+    def memory_complete(
+        id: ClaimId,
+        ctx: Context,
+        verify: Annotated[
+            list[str] | None, Field(description="shell commands to run in the worktree")
+        ] = None,
+        evidence: Annotated[
+            str | None, Field(description="your own report (self-reported)")
+        ] = None,
+        expect_rev: ClaimRev = None,
+    ) -> Payload:
+        """Complete a claim with the evidence memkeeper gathers (git, memory revisions) after
+        running each verify command; one failing is status 'failed' and the claim stays
+        active."""
+        return run(ctx, lambda m: tools.complete(m, id, verify or [], evidence, expect_rev))
+
+    @server.tool()
+    def memory_abandon(
+        id: ClaimId,
+        reason: Annotated[str, Field(description="why, for whoever takes it over")],
+        ctx: Context,
+        expect_rev: ClaimRev = None,
+    ) -> Payload:
+        """Give a claim up, recording head, changed files and memory revisions."""
+        return run(ctx, lambda m: tools.abandon(m, id, reason, expect_rev))
+
+    @server.tool()
+    def memory_takeover(
+        id: ClaimId, ctx: Context, ttl: Ttl = None, expect_rev: ClaimRev = None
+    ) -> Payload:
+        """Claim an abandoned or expired claim's targets after the grace period; the answer
+        starts with the predecessor's record (its commands are never run again)."""
+        return run(ctx, lambda m: tools.takeover(m, id, ttl, expect_rev))
 
     @server.tool()
     async def memory_events(

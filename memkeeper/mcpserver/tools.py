@@ -160,6 +160,43 @@ def claims(memory: Memory) -> Payload:
     }
 
 
+def claim_record(memory: Memory, id: str) -> Payload:
+    return memory.claims.record(id).to_json()
+
+
+def claim_scope(
+    memory: Memory, id: str, add: Sequence[str], remove: Sequence[str], expect_rev: int | None
+) -> Payload:
+    return memory.claims.scope(id, add, remove, expect_rev=expect_rev).to_json()
+
+
+def complete(
+    memory: Memory,
+    id: str,
+    verify: Sequence[str],
+    evidence: str | None,
+    expect_rev: int | None,
+) -> Payload:
+    """``complete``: ``verify`` are the caller's own commands, run in the claim's worktree;
+    ``evidence`` is kept as self-reported."""
+    if evidence is not None:
+        from memkeeper.claims.evidence import reported_text
+
+        evidence = reported_text(evidence.encode("utf-8"), "evidence")
+    done = memory.claims.complete(id, verify, evidence=evidence, expect_rev=expect_rev)
+    return done.to_json()
+
+
+def abandon(memory: Memory, id: str, reason: str, expect_rev: int | None) -> Payload:
+    return memory.claims.abandon(id, reason, expect_rev=expect_rev).to_json()
+
+
+def takeover(memory: Memory, id: str, ttl: float | None, expect_rev: int | None) -> Payload:
+    """The predecessor's record first, then the new claim."""
+    claim, old = memory.claims.takeover(id, ttl=ttl, expect_rev=expect_rev)
+    return {"predecessor": old.to_json(), **claim_json(claim, memory.claim_now())}
+
+
 def events(memory: Memory, since: int, limit: int) -> Payload:
     if not 1 <= limit <= EVENTS_LIMIT:
         raise Invalid(f"limit must be between 1 and {EVENTS_LIMIT}, not {limit}")

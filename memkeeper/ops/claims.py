@@ -7,7 +7,8 @@ grantable, in queue order, and aborts deadlock victims (``claim.aborted``, reaso
 ``deadlock``) until neither is left. Every change goes to the store and to the transaction's
 copy of the table alike, so no step reads the table twice. When anything changed it pokes
 every waiter's FIFO after the commit (``fs.wakeups``). Fencing tokens come from a counter
-stored in the grant's transaction: they never repeat, whatever crashes.
+stored in the grant's transaction: they never repeat, whatever crashes. A grant opens the
+claim's record (``claims.lifecycle``), an end moves it on; the other verbs: ``ops.claimlife``.
 """
 
 from __future__ import annotations
@@ -19,33 +20,29 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from memkeeper.claims import decisions as rules
+from memkeeper.claims import lifecycle as life
+from memkeeper.claims.plan import Plan
 from memkeeper.claims.waiters import WaiterRow
-from memkeeper.claims.wording import claim_data, ttl_warnings
+from memkeeper.claims.wording import claim_data, ended_error, ttl_warnings
 from memkeeper.errors import Busy, Invalid, Refused
 from memkeeper.events import iso_utc
 from memkeeper.fs import crash
 from memkeeper.fs import wakeups as waiting
 from memkeeper.ops.claimsimilar import overlap_warnings
-from memkeeper.ops.claimwaits import (
-    Cancel,
-    abandoned,
-    busy,
-    busy_reason,
-    next_look,
-    wait_for,
-)
+from memkeeper.ops.claimwaits import Cancel, abandoned, busy, busy_reason, next_look, wait_for
 from memkeeper.ops.claimwrites import resolve_target
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
     from memkeeper.claims.decisions import Claim, Mode, Request
+    from memkeeper.claims.lifecycle import ClaimRecord, State
     from memkeeper.errors import BusyReason
     from memkeeper.ops.workspace import Workspace
 
 
 T = TypeVar("T")
-METRICS_WINDOW_S = 3600.0
+EMPTY_PLAN = Plan()
 
 
 def _again(method: Callable[..., T]) -> Callable[..., T]:
@@ -127,6 +124,7 @@ class ClaimTable:
         wait: float | None,
         objective: str,
         cancel: Cancel | None = None,
+        plan: Plan | None = None,
     ) -> Claim:
         resolved = [resolve_target(self.ws, target) for target in targets]
         if wait is not None and not wait >= 0:
@@ -136,7 +134,7 @@ class ClaimTable:
             return rules.make_request(
                 f"c{arrival}", self.ws.agent, resolved, mode=mode, priority=priority,
                 strict=strict, ttl=self.default_ttl if ttl is None else ttl,
-                objective=objective, arrival=arrival,
+                objective=objective, arrival=arrival, plan=plan,
             )  # fmt: skip
 
         request, outcome, inbox = self.ws.again(lambda: self._begin(make, wait))
@@ -210,21 +208,6 @@ class ClaimTable:
         with self.transaction():
             return list(self.swept)
 
-    @_again
-    def metrics(self) -> dict[str, Any]:
-        with self.transaction():
-            wall = self.ws.now()  # events and tallies are dated by the wall clock
-            since, count = iso_utc(wall - METRICS_WINDOW_S), self.store.count_events
-            return {
-                "window_s": int(METRICS_WINDOW_S),
-                "claims_held": len(self.held),
-                "queue_depth": len(self._waiting()),
-                "claims_granted": count("claim.granted", since),
-                "deadlocks_broken": count("claim.aborted", since, "deadlock"),
-                "ttl_expirations": count("claim.expired", since),
-                "conflicts": self.store.tally_count("conflict", wall - METRICS_WINDOW_S),
-            }
-
     # -- the queue ---------------------------------------------------------------------------
 
     def _enter(self, request: Request, now: float) -> Claim | None:
@@ -294,8 +277,7 @@ class ClaimTable:
         self.held = [c for c in stored if c.is_live(now)]
         self.swept = [c for c in stored if not c.is_live(now)]
         for claim in self.swept:
-            self.store.drop_claim(claim.id)
-            self._event("claim.expired", claim, {})
+            self._end(claim, now, "expired", {})
         for row in [w for w in self.rows if abandoned(w, now)]:
             self._abandon(row, now, "abandoned")
         self.changed |= bool(self.swept)
@@ -317,16 +299,36 @@ class ClaimTable:
         claim = rules.grant(request, self.store.bump("token"), now, self.max_ttl)
         self.store.put_claim(claim)
         self.held.append(claim)  # the highest token yet: the copy stays in token order
-        self._event("claim.granted", claim, {})
+        self._event("claim.granted", claim, {"rev": 1})  # its record: written at its first change
         self.changed = True
         return claim
 
     def _drop(self, claim: Claim, now: float, reason: str | None) -> None:
+        extra: dict[str, Any] = {"reason": reason} if reason else {}
+        self._end(claim, now, "released", extra, reason=reason or "")
+
+    def _end(
+        self, claim: Claim, now: float, to: State, extra: dict[str, Any], **changes: Any
+    ) -> ClaimRecord:
+        """Take ``claim`` out of the live set; its record moves to ``to`` (one revision on,
+        with ``changes``) and the move's event is recorded."""
         self.store.drop_claim(claim.id)
         self.held = [c for c in self.held if c.id != claim.id]
-        extra: dict[str, Any] = {"held_s": round(now - claim.granted_at, 3)}
-        self._event("claim.released", claim, {**extra, "reason": reason} if reason else extra)
+        record = life.move(
+            self.record_of(claim), to, at=iso_utc(self.ws.now()), by=self.ws.agent,
+            ended_at=now, **changes,
+        )  # fmt: skip
+        self.store.put_claim_record(record)
+        data = {"rev": record.rev, "held_s": round(now - claim.granted_at, 3), **extra}
+        self._event(life.EVENTS[to], claim, data)
         self.changed = True
+        return record
+
+    def record_of(self, claim: Claim) -> ClaimRecord:
+        """The record of a live claim: as stored, or as its grant made it (a record is first
+        written when it changes, which keeps the grant one statement)."""
+        found = self.store.claim_record(claim.id)
+        return found or life.open_record(claim, claim.plan or EMPTY_PLAN, iso_utc(claim.granted_at))
 
     def _abort(self, request: Request, reason: str, *, settle: bool = True) -> None:
         if settle:
@@ -383,17 +385,13 @@ class ClaimTable:
         found = found or next((c for c in self.swept if c.id == claim_id), None)
         if found is not None:
             return found
+        record = self.store.claim_record(claim_id)
+        if record is not None and record.state != "active":
+            raise ended_error(claim_id, record.state, record.history[-1].at)
         ended = self.store.last_claim_event(claim_id)
         if ended is None:
-            raise Invalid(
-                f"no claim {claim_id!r} — list the live ones with: memkeeper claims",
-                reason="unknown_claim",
-            )
-        how = ended.type.removeprefix("claim.")
-        raise Invalid(
-            f"claim {claim_id} was {how} at {ended.ts} — claim again and re-read what it covered",
-            reason=how,
-        )
+            raise ended_error(claim_id, None, "")
+        raise ended_error(claim_id, ended.type.removeprefix("claim."), ended.ts)
 
     def _busy(self, request: Request, now: float, reason: BusyReason) -> Busy:
         return busy(request, *self._table(), now, reason)

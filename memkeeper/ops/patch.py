@@ -128,7 +128,7 @@ def _attempt(ws: Workspace, rel: str, ref_key: str, want: _Want) -> PatchResult:
                 else:
                     lost = merged
             if lost is None:
-                done = _apply(ws, rel, data, row, state, new_body, dmp, base_rev)
+                done = _apply(ws, rel, data, row, state, new_body, dmp, base_rev, want.claim)
                 if want.proposal is not None:
                     _close_proposal(ws, rel, row.key, want.proposal, done)
                 if want.claim is not None:  # the last step before the commit
@@ -242,6 +242,7 @@ def _apply(
     new_body: bytes | None,
     dmp: str | None,
     base_rev: int | None = None,
+    claim: str | None = None,
 ) -> PatchResult:
     from memkeeper.markdown import patchrules as patching
 
@@ -274,7 +275,8 @@ def _apply(
     )
     ws.store.put_sections(rel, [new_row])
     ws.put_file(rel, new_state, cut.data)
-    event_data = {"rev": new_row.rev, "hash": new_row.hash, "file_rev": new_state.file_rev}
+    event_data: dict[str, object] = {"rev": new_row.rev, "hash": new_row.hash}
+    event_data |= {"file_rev": new_state.file_rev, **({"claim": claim} if claim else {})}
     if base_rev is None:
         event = ws.record("section.patched", rel, row.key, event_data)
     else:

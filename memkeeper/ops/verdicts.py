@@ -28,7 +28,7 @@ class Verdicts(WorkspaceShape):
 
     def __init__(self) -> None:
         self._verdicts: dict[str, Verdict] = {}
-        self._ttls: dict[str, tuple[int, int]] = {}
+        self._ttls: dict[str, tuple[int, int, int, int]] = {}
         self._local_cache: dict[str, object] | None = None  # shared store: ``_cached``
         self._policy_seen: tuple[object, bytes | None, str] | None = None
         super().__init__()
@@ -54,20 +54,26 @@ class Verdicts(WorkspaceShape):
 
     def claim_ttls(self) -> tuple[int, int]:
         """The policy's ``leases:`` default and maximum TTL, cached by the policy's hash."""
+        default_ttl, max_ttl, _, _ = self.lease_settings()
+        return default_ttl, max_ttl
+
+    def lease_settings(self) -> tuple[int, int, int, int]:
+        """The policy's ``leases:`` default_ttl, max_ttl, takeover_grace and verify_timeout,
+        cached by the policy's hash."""
         policy_bytes, policy_hash = self._policy()
         remembered = self._ttls.get(policy_hash)
         if remembered is not None:
             return remembered
-        cache_key = f"leases:{policy_hash}"
+        cache_key = f"leases4:{policy_hash}"
         cached = self._cached(cache_key)
         if cached is None:
             from memkeeper.policy.loader import parse_policy
 
-            policy = parse_policy(policy_bytes)
-            cached = json.dumps([policy.default_ttl, policy.max_ttl])
+            p = parse_policy(policy_bytes)
+            cached = json.dumps([p.default_ttl, p.max_ttl, p.takeover_grace, p.verify_timeout])
             self._cache(cache_key, cached)
-        default_ttl, max_ttl = json.loads(cached)
-        self._ttls[policy_hash] = (int(default_ttl), int(max_ttl))
+        a, b, c, d = (int(v) for v in json.loads(cached))
+        self._ttls[policy_hash] = (a, b, c, d)
         return self._ttls[policy_hash]
 
     def semantic_threshold(self) -> float:

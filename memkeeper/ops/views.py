@@ -164,7 +164,7 @@ def contention(ws: Workspace, window_s: float | None = None) -> list[dict[str, A
     (``waited_s``) and how it ended (``outcome``: ``granted``, ``deadlock``, ``timeout``,
     ``abandoned``, ``interrupted``, or ``waiting`` while it lasts)."""
     from memkeeper.events import parse_utc
-    from memkeeper.ops.claims import METRICS_WINDOW_S
+    from memkeeper.ops.claimviews import METRICS_WINDOW_S
 
     if not ws.has_store:
         return []

@@ -29,6 +29,14 @@ MAX_TTL = 3600
 # ``semantic.threshold``: the score from which two claims' objectives are called similar
 # (chosen on tests/data/objective_pairs.csv; docs/reference.md §4 "Similar objectives")
 SEMANTIC_THRESHOLD = 0.2
+TAKEOVER_GRACE = 60  # seconds after an abandon or expiry before a takeover
+VERIFY_TIMEOUT = 600  # seconds a --verify command of complete may run
+LEASE_DEFAULTS = {
+    "default_ttl": DEFAULT_TTL,
+    "max_ttl": MAX_TTL,
+    "takeover_grace": TAKEOVER_GRACE,
+    "verify_timeout": VERIFY_TIMEOUT,
+}
 ENTRY_FIELDS = ("date", "time", "agent", "text")
 # Never descended into by `managed_files`, whatever the globs say.
 SKIP_DIRS = frozenset({".git", HOME_DIR, ".venv", "node_modules", "__pycache__"})
@@ -75,6 +83,8 @@ class Policy:
         None  # reference §12: etcd://… for a fleet's shared store (None: local SQLite)
     )
     semantic_threshold: float = SEMANTIC_THRESHOLD
+    takeover_grace: int = TAKEOVER_GRACE
+    verify_timeout: int = VERIFY_TIMEOUT
 
     def classify(self, relpath: str) -> FileRule | None:
         """The first rule matching a root-relative POSIX path; None means unmanaged.

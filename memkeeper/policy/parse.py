@@ -19,12 +19,11 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from memkeeper.errors import PolicyInvalid
+from memkeeper.policy.leases import lease_settings
 from memkeeper.policy.model import (
-    DEFAULT_TTL,
     ENTRY_FIELDS,
     FILE_CLASSES,
     GIT_FORMS,
-    MAX_TTL,
     FileClass,
     FileRule,
     GitForm,
@@ -46,7 +45,6 @@ _TOP_KEYS = ("version", "files", "leases", "templates", "store", "signatures", "
 _SIGNATURES = ("required", "optional")
 _RULE_KEYS = ("path", "class", "strict", "sections", "entry_template", "git")
 _SECTION_KEYS = ("owners", "strict")
-_LEASE_KEYS = ("default_ttl", "max_ttl")
 
 
 def round_trip_yaml() -> YAML:
@@ -78,10 +76,12 @@ class _Parser:
         self.no_credentials(top)
         self.known_keys(top, _TOP_KEYS, "at the top level")
         self.version(top)
-        default_ttl, max_ttl = self.leases(top)
+        default_ttl, max_ttl, grace, timeout = lease_settings(top, self.fail, self.known_keys)
         store, threshold = self.store(top, data), semantic_threshold(top, self.fail)
         self.signatures(top)
-        return Policy(self.files(top), default_ttl, max_ttl, self.templates(top), store, threshold)
+        files, templates = self.files(top), self.templates(top)
+        leases = {"takeover_grace": grace, "verify_timeout": timeout}
+        return Policy(files, default_ttl, max_ttl, templates, store, threshold, **leases)
 
     def store(self, top: CommentedMap, data: bytes) -> str | None:
         """``store: etcd://…`` (reference §12), on one line of its own at the top level:
@@ -293,29 +293,6 @@ class _Parser:
             )
             self.fail(where, f"unknown git form {_show(value)}", todo)
         return cast("GitForm", value)
-
-    def leases(self, top: CommentedMap) -> tuple[int, int]:
-        node = top.get("leases")
-        if node is None:
-            return DEFAULT_TTL, MAX_TTL
-        if not isinstance(node, CommentedMap):
-            todo = "write `leases:` with `default_ttl:` and `max_ttl:` under it"
-            what = f"`leases` must be a mapping, not {_show(node)}"
-            self.fail(top.lc.value("leases"), what, todo)
-        self.known_keys(node, _LEASE_KEYS, "in leases")
-        default_ttl, max_ttl = self.ttl(node, "default_ttl"), self.ttl(node, "max_ttl")
-        if default_ttl > max_ttl:
-            what = f"leases.default_ttl {default_ttl} is greater than leases.max_ttl {max_ttl}"
-            self.fail(node.lc.value("default_ttl"), what, "lower default_ttl or raise max_ttl")
-        return default_ttl, max_ttl
-
-    def ttl(self, node: CommentedMap, key: str) -> int:
-        fallback = DEFAULT_TTL if key == "default_ttl" else MAX_TTL
-        value = node.get(key, fallback)
-        if type(value) is not int or value <= 0:
-            what = f"leases.{key} must be a positive whole number of seconds, not {_show(value)}"
-            self.fail(node.lc.value(key), what, f"write e.g. `{key}: {fallback}`")
-        return value
 
     def templates(self, top: CommentedMap) -> Mapping[str, str]:
         node = top.get("templates")

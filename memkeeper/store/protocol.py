@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
     from memkeeper.claims.decisions import Claim
+    from memkeeper.claims.lifecycle import ClaimRecord
     from memkeeper.claims.waiters import WaiterRow
     from memkeeper.clock import Clock
     from memkeeper.coordination import Message, Proposal, Reconciliation
@@ -109,8 +110,9 @@ class EventStore(Protocol):
 
 
 class ClaimStore(Protocol):
-    """Claims, queued requests (waiters) and counters (fencing tokens, arrivals), and the
-    clock claims are judged by."""
+    """Claims, queued requests (waiters) and counters (fencing tokens, arrivals), the clock
+    claims are judged by, and every claim's record (``claims.lifecycle``), kept after it
+    ends; the live claims stay a table of their own, all the hot paths read."""
 
     def claim_time(self, clock: Clock) -> float: ...
 
@@ -137,6 +139,12 @@ class ClaimStore(Protocol):
     def settle_waiter(self, request_id: str, state: str, reason: str | None = None) -> None: ...
 
     def drop_waiter(self, request_id: str) -> None: ...
+
+    def put_claim_record(self, r: ClaimRecord) -> None: ...
+
+    def claim_record(self, claim_id: str) -> ClaimRecord | None: ...
+
+    def claim_records(self, states: Sequence[str] = ()) -> list[ClaimRecord]: ...
 
 
 class ProposalStore(Protocol):

@@ -41,24 +41,28 @@ from hypothesis.stateful import (
 )
 
 from memkeeper.claims import decisions as rules
+from memkeeper.claims import lifecycle as life
 from memkeeper.claims.decisions import Claim, Mode, Request
+from memkeeper.claims.plan import Plan
 from memkeeper.claims.targets import covers, targets_overlap
 from memkeeper.clock import FakeClock
 from memkeeper.errors import Busy, Invalid, Refused
 from memkeeper.events import chain_breaks, parse_utc
-from memkeeper.ops.claims import ClaimTable
+from memkeeper.ops import claimviews
+from memkeeper.ops.claimlife import ClaimLife
 from memkeeper.ops.claimwaits import ABANDON_GRACE_S, Cancel
 from memkeeper.ops.claimwrites import check_write
 from memkeeper.ops.workspace import Workspace
 from memkeeper.store.sqlite import Store
 
 if TYPE_CHECKING:
+    from memkeeper.claims.lifecycle import ClaimRecord
     from memkeeper.claims.waiters import WaiterRow
     from memkeeper.fs.wakeups import Inbox
     from memkeeper.records import Event
 
 START = 1_700_000_000.0
-DEFAULT_TTL, MAX_TTL = 20, 60
+DEFAULT_TTL, MAX_TTL, GRACE = 20, 60, 30
 POLICY = f"""\
 version: 1
 files:
@@ -70,6 +74,7 @@ files:
 leases:
   default_ttl: {DEFAULT_TTL}
   max_ttl: {MAX_TTL}
+  takeover_grace: {GRACE}
 """
 STRICT_FILES = {"docs/strict.md"}  # the policy's ``strict: true`` rule
 CLAUDE_MD = "# project\n\nWhat it is.\n\n## build\n\nmake\n\n# other\n\nMore.\n"
@@ -98,7 +103,11 @@ WRITES = [  # (file, section key) a write may name
     ("CLAUDE.md", "project/build"),
     ("CLAUDE.md", "other"),
 ]
-ENDINGS = ("claim.released", "claim.expired")
+ENDINGS = (
+    "claim.released", "claim.expired", "claim.completed", "claim.abandoned", "claim.suspended",
+)  # fmt: skip
+# the events that give a claim a (new) token: its grant, a scope change that adds, a resume
+TOKENS = ("claim.granted", "claim.scoped", "claim.resumed")
 
 SCOPES = st.lists(st.sampled_from(TARGETS), min_size=1, max_size=3)
 MODES = st.sampled_from(["read", "write", "write"])
@@ -132,7 +141,7 @@ class Queued(Exception):
         self.request = request
 
 
-class SteppedTable(ClaimTable):
+class SteppedTable(ClaimLife):
     """The real lease table, except that a waiting claim hands its wait back to the caller."""
 
     def _wait(self, request: Request, inbox: Inbox, cancel: Cancel | None) -> Claim:
@@ -178,6 +187,7 @@ class TableMachine(RuleBasedStateMachine):
         self.pending: dict[str, Wait] = {}
         self.log: list[Event] = []
         self.rows: dict[str, Claim] = {}  # the stored claims as the last step left them
+        self.final: dict[str, ClaimRecord] = {}  # records seen in a terminal state
         self.checked = 0  # events up to this one were checked by the last step
 
     def teardown(self) -> None:
@@ -433,12 +443,90 @@ class TableMachine(RuleBasedStateMachine):
             assert error.reason == "not_holder"
             assert before is not None
             assert before.agent != agent
-        elif before is None:  # released by its holder, else expired
-            assert error.reason == ("expired" if claim_id in self.held else "released")
+        elif before is None:  # its record says how it ended: released, expired, completed …
+            record = self.store.claim_record(claim_id)
+            assert record is not None
+            assert error.reason == record.state
         else:
             assert (before.agent, error.reason) == (agent, "expired")
             assert not before.is_live(self.now())
         event(f"renew or release: {error.reason}")
+
+    # --- scope, completion, abandon, suspend, resume, takeover ----------------------------------
+
+    @precondition(lambda self: bool(self.handed))
+    @rule(index=st.integers(0, 50), actor=ACTORS, add=SCOPES, drop=st.booleans())
+    def change_scope(self, index: int, actor: str | None, add: list[str], drop: bool) -> None:
+        claim_id, agent = self.pick(index, actor)
+        before = self.store.claim_row(claim_id)
+        remove = list(before.targets[:1]) if before is not None and drop else []
+        try:
+            record = self.tables[agent].scope(claim_id, add, remove, None)
+        except (Busy, Refused, Invalid) as error:
+            assert self.store.claim_row(claim_id) in (before, None)
+            event(f"scope: {type(error).__name__}")
+            return
+        assert before is not None
+        row = self.store.claim_row(claim_id)
+        assert row is not None
+        assert row.targets == record.targets
+        assert row.token >= before.token
+        self.held[claim_id] = row
+        event("scope: changed")
+
+    @precondition(lambda self: bool(self.handed))
+    @rule(
+        index=st.integers(0, 50),
+        actor=ACTORS,
+        to=st.sampled_from(["completed", "abandoned", "suspended"]),
+    )
+    def end_it(self, index: int, actor: str | None, to: str) -> None:
+        claim_id, agent = self.pick(index, actor)
+        before = self.store.claim_record(claim_id)
+        table = self.tables[agent]
+        try:
+            if to == "completed":
+                record = table.complete(claim_id)  # no --verify: no process in a unit test
+            elif to == "abandoned":
+                record = table.abandon(claim_id, "the machine says so")
+            else:
+                record = table.suspend(claim_id)
+        except (Refused, Invalid) as error:
+            reason = error.reason
+            event(f"{to}: {reason}")
+            if before is not None and before.agent == agent and before.state == "active":
+                assert reason in ("claim_state", "expired"), reason  # expired by this call
+            return
+        assert record.state == to
+        assert self.store.claim_row(claim_id) is None
+        self.held.pop(claim_id, None)
+        event(f"{to}: done")
+
+    @precondition(lambda self: bool(self.handed))
+    @rule(index=st.integers(0, 50), actor=ACTORS)
+    def resume(self, index: int, actor: str | None) -> None:
+        claim_id, agent = self.pick(index, actor)
+        try:
+            claim = self.tables[agent].resume(claim_id)
+        except (Busy, Refused, Invalid) as error:
+            event(f"resume: {type(error).__name__}")
+            return
+        self.take(agent, claim)
+        event("resume: resumed")
+
+    @precondition(lambda self: bool(self.handed))
+    @rule(index=st.integers(0, 50), agent=st.sampled_from(AGENTS))
+    def take_over(self, index: int, agent: str) -> None:
+        claim_id = self.pick(index, None)[0]
+        try:
+            claim, old = self.tables[agent].takeover(claim_id)
+        except (Busy, Invalid) as error:
+            event(f"takeover: {type(error).__name__}")
+            return
+        assert (old.state, old.successor) == ("taken-over", claim.id)
+        assert self.store.claim_record(claim.id).predecessor == claim_id  # type: ignore[union-attr]
+        self.take(agent, claim)
+        event("takeover: taken")
 
     # --- time, sweeps, listing and writes ----------------------------------------------------
 
@@ -471,8 +559,8 @@ class TableMachine(RuleBasedStateMachine):
         assert all(c.is_live(now) for c in claims)
         assert claims == self.store.claim_rows()
         assert tuple(w.request for w in waiters) == self.queued()
-        metrics = self.tables[agent].metrics()
-        assert (metrics["claims_held"], metrics["queue_depth"]) == (len(claims), len(waiters))
+        counts = claimviews.metrics(self.tables[agent].ws)
+        assert (counts["claims_held"], counts["queue_depth"]) == (len(claims), len(waiters))
 
     @rule(
         agent=st.sampled_from(AGENTS),
@@ -518,13 +606,30 @@ class TableMachine(RuleBasedStateMachine):
 
     @invariant()
     def tokens_only_increase_and_stay_with_their_claim(self) -> None:
-        grants = [e for e in self.events() if e.type == "claim.granted"]
-        tokens = [e.data["token"] for e in grants]
-        assert all(a < b for a, b in itertools.pairwise(tokens)), f"tokens: {tokens}"
-        token_of = {e.data["id"]: e.data["token"] for e in grants}
-        assert len(token_of) == len(grants), "a claim id was granted twice"
+        """Every new token (a grant, a widening, a resume) is above every earlier one; a
+        claim keeps the token its last such event gave it."""
+        given = [e for e in self.events() if e.type in TOKENS]
+        grants = [e for e in given if e.type == "claim.granted"]
+        assert len({e.data["id"] for e in grants}) == len(grants), "a claim id granted twice"
+        token_of: dict[str, int] = {}
+        for e in given:
+            token = e.data["token"]
+            if token != token_of.get(e.data["id"]):  # a scope change that only narrows
+                assert all(token > t for t in token_of.values()), f"token {token} not above"
+            token_of[e.data["id"]] = token
         for claim in [*self.store.claim_rows(), *self.held.values()]:
-            assert token_of.get(claim.id) == claim.token, f"{claim} lacks its grant's token"
+            assert token_of.get(claim.id) == claim.token, f"{claim} lacks its last token"
+
+    @invariant()
+    def nothing_leaves_a_terminal_state_and_every_live_claim_is_active(self) -> None:
+        records = {r.id: r for r in self.store.claim_records()}
+        for claim_id, final in self.final.items():
+            assert records[claim_id] == final, f"{claim_id} left its terminal state"
+        self.final |= {i: r for i, r in records.items() if r.state in life.TERMINAL}
+        for claim in self.store.claim_rows():
+            record = records.get(claim.id)  # (the broken tables below store claims bare)
+            if record is not None:
+                assert (record.state, record.targets) == ("active", claim.targets), record
 
     @invariant()
     def claims_leave_only_with_an_event_and_expire_only_when_due(self) -> None:
@@ -602,6 +707,7 @@ class StuckTable(SteppedTable):
     def _grant(self, request: Request, now: float) -> Claim:
         claim = rules.grant(request, 1, now, self.max_ttl)
         self.store.put_claim(claim)
+        self.store.put_claim_record(life.open_record(claim, Plan(), "2023-11-14T22:13:20Z"))
         self._event("claim.granted", claim, {})
         self.changed = True
         return claim

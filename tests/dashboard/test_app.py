@@ -23,6 +23,7 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 ENDPOINTS = (
     "/api/status",
     "/api/claims",
+    "/api/claim-records",
     "/api/files",
     "/api/sections?path=CLAUDE.md",
     "/api/events",
@@ -111,6 +112,20 @@ def test_status_claims_and_metrics(client: TestClient, root: Path) -> None:
     metrics = client.get("/api/metrics", headers=AUTH).json()
     assert metrics["claims_held"] == 1
     assert metrics["contention"] == []
+
+
+def test_claim_records_by_state_with_their_evidence(client: TestClient, root: Path) -> None:
+    memory = Memory.open(root, agent="a1")
+    done = memory.claims.take("src/", objective="retry")
+    memory.claims.complete(done.id, evidence="tests passed")
+    memory.claims.abandon(memory.claim("docs/").id, "blocked")
+    memory.claim("memory/")
+    memory.close()
+    answer = client.get("/api/claim-records", headers=AUTH).json()
+    assert answer["by_state"] == {"completed": 1, "abandoned": 1, "active": 1}
+    newest, abandoned, completed = answer["records"]
+    assert (newest["state"], abandoned["reason"]) == ("active", "blocked")
+    assert completed["evidence"]["reported"]["self_reported"] is True
 
 
 def test_files_and_a_section_with_its_history(client: TestClient, root: Path) -> None:

@@ -183,6 +183,9 @@ def test_the_page_follows_claims_files_events_and_resolves_a_reconciliation(
     expect(row).to_contain_text("advisory")
     expect(row).to_contain_text("write")
     expect(row.locator(".token")).to_have_text(str(claim.json["token"]))
+    record = page.locator(f"#records-body tr[data-record='{claim.json['id']}']")
+    expect(record).to_have_attribute("data-state", "active", timeout=2_000)
+    expect(record.locator("td.objective")).to_have_text(XSS)  # as text, never as markup
     countdown = row.locator(".countdown")
     before = countdown.inner_text()
     assert 100 <= seconds(before) <= 121, before

@@ -26,7 +26,8 @@ from mcp_types import Implementation
 TOOLS = {
     *("memory_sections", "memory_read", "memory_patch", "memory_append", "memory_claim"),
     *("memory_renew", "memory_release", "memory_claims", "memory_events", "memory_emit"),
-    *("memory_check", "memory_inbox"),
+    *("memory_check", "memory_inbox", "memory_claim_show", "memory_claim_scope"),
+    *("memory_complete", "memory_abandon", "memory_takeover"),
 }
 
 

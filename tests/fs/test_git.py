@@ -237,3 +237,36 @@ def test_staged_fails_when_git_cannot_list_the_index_either(tmp_path: Path) -> N
 def test_a_name_that_is_not_utf8_survives_the_round_trip(tmp_path: Path) -> None:
     (name,) = Git(tmp_path, run=Scripted((0, b"caf\xe9.md\0"))).staged()
     assert name.encode("utf-8", "surrogateescape") == b"caf\xe9.md"
+
+
+# -- a claim's evidence ------------------------------------------------------------------------
+
+
+def test_head_of_reads_the_branch_and_commit_from_gits_files(repo: Path) -> None:
+    from memkeeper.fs.git import head_of
+
+    assert head_of(str(repo))[1] == ""  # no commit yet
+    commit(repo, **{"a.md": b"a\n"})
+    found = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    branch, head = head_of(str(repo / "src"))  # from below the top too
+    assert (branch, head) == (head_of(str(repo))[0], found)
+    git(repo, "pack-refs", "--all")  # the ref now lives in packed-refs only
+    assert head_of(str(repo))[1] == found
+    git(repo, "checkout", "-q", "--detach")
+    assert head_of(str(repo)) == ("", found)
+    assert branch in ("master", "main")
+
+
+def test_changed_since_lists_committed_staged_and_untracked_changes(repo: Path) -> None:
+    commit(repo, **{"a.md": b"a\n", "b.md": b"b\n"})
+    base = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    commit(repo, **{"a.md": b"a2\n"})
+    put(repo, "b.md", b"b2\n")
+    put(repo, "new.md", b"n\n")
+    found = Git(repo)
+    assert sorted(found.changed_since(base)) == ["a.md", "b.md", "new.md"]
+    assert "2 files changed" in found.diffstat(base)

@@ -114,3 +114,29 @@ def test_a_cancelled_wait_leaves_the_queue_at_once(memory: Memory) -> None:
 @pytest.mark.parametrize("paths", [[], ["CLAUDE.md"]])
 def test_check_is_the_clis(memory: Memory, paths: list[str]) -> None:
     assert tools.answer(lambda: tools.check(memory, paths))["status"] == "ok"
+
+
+def test_a_claims_life_through_the_tools(memory: Memory) -> None:
+    held = tools.answer(lambda: tools.claim(memory, ["src/"], "write", None, 0, False, None, ""))
+    claim_id = str(held["id"])
+    wider = tools.answer(lambda: tools.claim_scope(memory, claim_id, ["docs/"], [], 1))
+    assert (wider["status"], wider["rev"]) == ("ok", 2)
+    stale = tools.answer(lambda: tools.claim_scope(memory, claim_id, ["memory/"], [], 1))
+    assert (stale["status"], stale["reason"]) == ("conflict", "stale_revision")
+    gone = tools.answer(lambda: tools.abandon(memory, claim_id, "blocked", 2))
+    assert (gone["status"], gone["state"]) == ("ok", "abandoned")
+    early = tools.answer(lambda: tools.takeover(memory, claim_id, None, None))
+    assert (early["status"], early["reason"]) == ("invalid", "grace")
+    shown = tools.answer(lambda: tools.claim_record(memory, claim_id))
+    assert [step["what"] for step in shown["history"]] == [
+        "claim.granted", "claim.scoped", "claim.abandoned",
+    ]  # fmt: skip
+
+
+def test_a_completion_keeps_the_callers_report_as_self_reported(memory: Memory) -> None:
+    held = tools.answer(lambda: tools.claim(memory, ["src/"], "write", None, 0, False, None, ""))
+    done = tools.answer(lambda: tools.complete(memory, str(held["id"]), [], "all green", None))
+    assert done["state"] == "completed"
+    assert done["evidence"]["reported"] == {
+        "self_reported": True, "verified": False, "content": "all green",
+    }  # fmt: skip

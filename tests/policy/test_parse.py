@@ -194,6 +194,20 @@ BAD_POLICIES = [
     pytest.param("version: 1\nleases:\n  max_ttl: 1.5\n", 3, 12, "not 1.5", id="max-ttl-float"),
     pytest.param("version: 1\nleases:\n  max_ttl: true\n", 3, 12, "not true", id="max-ttl-bool"),
     pytest.param(
+        "version: 1\nleases:\n  takeover_grace: 0\n",
+        3,
+        19,
+        "leases.takeover_grace must be",
+        id="takeover-grace-zero",
+    ),
+    pytest.param(
+        "version: 1\nleases:\n  verify_timeout: ten\n",
+        3,
+        19,
+        "not 'ten'",
+        id="verify-timeout-text",
+    ),
+    pytest.param(
         "version: 1\nleases:\n  default_ttl: 7200\n  max_ttl: 3600\n",
         3,
         16,
@@ -282,6 +296,7 @@ def test_a_full_rule_is_parsed_into_frozen_data() -> None:
     }
     assert (second.index, second.entry_template) == (1, "## {date} {agent}\n\n{text}\n")
     assert (policy.default_ttl, policy.max_ttl) == (30, 60)
+    assert (policy.takeover_grace, policy.verify_timeout) == (60, 600)  # the defaults
     assert dict(policy.templates) == {"team": "Ask first.\n"}
 
 

@@ -350,7 +350,47 @@
     if (data.now) noteServerTime(data.now, sentAt, receivedAt);
     renderClaims(data.claims || []);
     renderWaiters(data.waiters || [], (sentAt + receivedAt) / 2);
+    const records = await api("/api/claim-records");
+    renderRecords(records.records || [], records.by_state || {});
   });
+
+  function renderRecords(records, byState) {
+    const states = Object.entries(byState).map(([state, n]) => `${state} ${n}`);
+    $("records-states").textContent = states.length ? `(${states.join(" · ")})` : "";
+    const body = $("records-body");
+    body.replaceChildren(...(records.length ? records.map(recordRow) : [emptyRow(6, "No claims yet.")]));
+  }
+
+  function evidenceCell(record) {
+    const proof = record.evidence;
+    if (!proof) return record.predecessor ? `takes over ${record.predecessor}` : "—";
+    const found = proof.verified || {};
+    const checks = found.checks || [];
+    const failed = checks.filter((c) => !c.passed).length;
+    const parts = [];
+    if (found.head) parts.push(`head ${String(found.head).slice(0, 10)}`);
+    parts.push(`${Number(found.changed_count || 0)} file(s) changed`);
+    parts.push(`${(found.memory || []).length} memory rev(s)`);
+    if (checks.length) parts.push(`${checks.length - failed}/${checks.length} checks passed`);
+    const cell = el("span", { class: "evidence" }, parts.join(" · "));
+    if (proof.reported) cell.append(" ", badge("advisory", "self-reported"));
+    if (record.reason) cell.append(el("span", { class: "muted" }, ` — ${record.reason}`));
+    return cell;
+  }
+
+  function recordRow(record) {
+    return el(
+      "tr",
+      { "data-record": record.id, "data-state": record.state },
+      el("td", null, badge(record.state === "active" ? "write" : "read", orDash(record.state))),
+      el("td", null, el("span", { class: "agent" }, orDash(record.agent)), " ",
+        el("span", { class: "muted id" }, orDash(record.id))),
+      el("td", null, targetsList(record.targets)),
+      el("td", { class: "num" }, orDash(record.rev)),
+      el("td", { class: "objective" }, orDash(record.objective)),
+      el("td", null, evidenceCell(record)),
+    );
+  }
 
   function claimDeadline(claim) {
     const expires = Date.parse(claim.expires_at);

@@ -25,6 +25,7 @@ used is stored, rather than refused: ids and tokens come from ``bump``.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 
@@ -34,7 +35,10 @@ from memkeeper.store.etcd.keys import CLAIMS, GRANTS, WAITERS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from memkeeper.claims.decisions import Claim
+    from memkeeper.claims.lifecycle import ClaimRecord
     from memkeeper.claims.waiters import WaiterRow
     from memkeeper.clock import Clock
 
@@ -195,6 +199,28 @@ class ClaimKeys(EtcdCore):
 
     def drop_waiter(self, request_id: str) -> None:
         self._alone(self._drop_lease_row, WAITERS, request_id)
+
+    def put_claim_record(self, r: ClaimRecord) -> None:
+        """Insert or replace the record of claim ``r.id`` (``P/crec/<id>``, outside the lease
+        range: the records never weigh on a lease operation's first read)."""
+        body = json.dumps(r.to_json(), separators=(",", ":")).encode()
+        self._alone(self._put, self._key("crec", r.id), body)
+
+    def claim_record(self, claim_id: str) -> ClaimRecord | None:
+        raw = self._get(self._key("crec", claim_id))
+        return None if raw is None else _record(raw)
+
+    def claim_records(self, states: Sequence[str] = ()) -> list[ClaimRecord]:
+        """The records in those states (none named: all), oldest grant first."""
+        found = [_record(raw) for _, raw in self._scan_prefix(self._key("crec", ""))]
+        kept = [r for r in found if not states or r.state in states]
+        return sorted(kept, key=lambda r: (r.granted_at, r.token))
+
+
+def _record(raw: bytes) -> ClaimRecord:
+    from memkeeper.claims.lifecycle import ClaimRecord  # not on the read/patch path
+
+    return ClaimRecord.from_json(json.loads(raw))
 
 
 def _leased_row(raw: bytes) -> bool | None:

@@ -82,7 +82,8 @@ def claim_json(c: Claim, lease: int, granted: int) -> bytes:
     """A claim as ``P/lease/claim\\0<id>`` holds it, with the etcd lease holding the key and
     that lease's TTL."""
     fields = [c.token, c.agent, c.mode, list(c.targets), c.priority, c.strict]
-    return encode([*fields, c.granted_at, c.expires_at, c.objective, lease, granted])
+    plan = None if c.plan is None else c.plan.to_json()
+    return encode([*fields, c.granted_at, c.expires_at, c.objective, lease, granted, plan])
 
 
 def claim_lease(raw: bytes) -> tuple[int, int] | None:
@@ -95,17 +96,24 @@ def claim(claim_id: str, raw: bytes, *, alive: bool | None = None) -> Claim:
     """A claim's row (or grant), with the store's verdict on it (``Claim.alive``)."""
     from memkeeper.claims.decisions import Claim  # not on the read/patch path
 
-    token, agent, mode, targets, priority, strict, granted, expires, objective = json.loads(raw)[:9]
+    fields = json.loads(raw)
+    token, agent, mode, targets, priority, strict, granted, expires, objective = fields[:9]
+    plan = None
+    if len(fields) > 11 and fields[11] is not None:  # format 4: what the claim announces
+        from memkeeper.claims.plan import Plan
+
+        plan = Plan.from_json(fields[11])
     return Claim(
         claim_id, int(token), agent, mode, tuple(targets), int(priority), bool(strict),
-        float(granted), float(expires), objective, alive=alive,
+        float(granted), float(expires), objective, alive=alive, plan=plan,
     )  # fmt: skip
 
 
 def waiter_json(w: WaiterRow) -> bytes:
     r = w.request
     request = [r.arrival, r.agent, r.mode, list(r.targets), r.priority, r.strict, r.ttl]
-    return encode([*request, r.objective, w.pid, w.deadline, w.state, w.reason])
+    plan = None if r.plan is None else r.plan.to_json()
+    return encode([*request, r.objective, w.pid, w.deadline, w.state, w.reason, plan])
 
 
 def waiter(request_id: str, raw: bytes) -> WaiterRow:
@@ -117,5 +125,11 @@ def waiter(request_id: str, raw: bytes) -> WaiterRow:
         request_id, agent, mode, tuple(targets), int(priority), bool(strict), float(ttl),
         objective, int(arrival),
     )  # fmt: skip
-    pid, deadline, state, reason = rest
+    pid, deadline, state, reason = rest[:4]
+    if len(rest) > 4 and rest[4] is not None:  # format 4: what the claim announces
+        from dataclasses import replace
+
+        from memkeeper.claims.plan import Plan
+
+        request = replace(request, plan=Plan.from_json(rest[4]))
     return WaiterRow(request, int(pid), float(deadline), state, reason)

@@ -31,13 +31,16 @@ order is numeric order; values are compact JSON (``codec``):
   computed notice's key, for that recipient;
 - ``P/seq/<name>``: the last id handed out (``rec``, ``prop``, ``pend``, ``msg``);
 - ``P/lease/claim\\0<id>``: a live claim, ``[token, agent, mode, targets, priority, strict,
-  granted_at, expires_at, objective, lease, lease TTL]``, held by that etcd lease: etcd
-  deletes it when the claim expires (format 3; before, the lease outlived it by 2 s and each
-  machine's clock ended it);
+  granted_at, expires_at, objective, lease, lease TTL, plan]`` (``plan`` from format 4), held
+  by that etcd lease: etcd deletes it when the claim expires (format 3; before, the lease
+  outlived it by 2 s and each machine's clock ended it);
 - ``P/lease/grant\\0<id>``: the same, without a lease, until a sweep drops it: a grant
   without its claim key is a claim that expired (format 3);
 - ``P/lease/wait\\0<id>``: a queued request and its wait, ``[arrival, agent, mode, targets,
-  priority, strict, ttl, objective, pid, deadline, state, reason]``;
+  priority, strict, ttl, objective, pid, deadline, state, reason, plan]`` (``plan``, what the
+  claim announces, from format 4);
+- ``P/crec/<id>``: a claim's record (``claims.lifecycle.ClaimRecord`` as JSON), written at
+  its first change after the grant (a scope change, its end) and kept (format 4);
 - ``P/lease/claim\\0`` and ``P/lease/wait\\0`` (the empty id: claim and request ids are
   never empty): a random value, changed by every drop of a claim / a waiter;
 - ``P/ctr/<name>``: a counter of ``bump`` (``token``: the highest fencing token ever issued;
@@ -57,11 +60,13 @@ from __future__ import annotations
 # 1: the layout; 2: an event's value may carry its signer and signature (ten fields); 3: a
 # claim's key is held by an etcd lease of exactly its TTL, its grant beside it (etcd ends
 # claims; a claim a release before 3 stored keeps its own lease, 2 s past its TTL, and leaves
-# no claim.expired). A prefix of an older version this one only extends (``UPGRADES``) is
+# no claim.expired); 4: a claim's and a waiter's value end with its plan, and claims have
+# records (``P/crec/``). A prefix
+# of an older version this one only extends (``UPGRADES``) is
 # marked as this one on first use, so that a memkeeper too old to read it refuses the prefix
 # instead of misreading it.
-FORMAT_VERSION = 3
-UPGRADES = (b"1", b"2")
+FORMAT_VERSION = 4
+UPGRADES = (b"1", b"2", b"3")
 EVENTS_HEAD = "events:head"  # as in SQLite's store: the cache key of the chain's head
 CLAIMS, GRANTS, WAITERS = "claim", "grant", "wait"  # the tables under P/lease/
 _N = "{:020d}"

@@ -15,9 +15,12 @@ from memkeeper.store.sqlite.core import SqliteCore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
     from memkeeper.claims.decisions import Claim
+    from memkeeper.claims.lifecycle import ClaimRecord
+    from memkeeper.claims.plan import Plan
     from memkeeper.claims.waiters import WaiterRow
     from memkeeper.clock import Clock
 
@@ -74,7 +77,7 @@ class ClaimRows(SqliteCore):
         claims, waiters = [], []
         for row in self._db.execute(_TABLE_SQL).fetchall():
             if row[0] == 0:
-                claims.append(_claim(row[1:11]))
+                claims.append(_claim(row[1:12]))
             else:
                 waiters.append(_waiter(row[1:]))
         return claims, waiters
@@ -82,8 +85,8 @@ class ClaimRows(SqliteCore):
     def put_claim(self, c: Claim) -> None:
         head = (c.id, c.token, c.agent, c.mode, json.dumps(c.targets), c.priority)
         self._db.execute(
-            f"INSERT OR REPLACE INTO claims ({_CLAIM_COLUMNS}) VALUES ({_marks(10)})",
-            (*head, int(c.strict), c.granted_at, c.expires_at, c.objective),
+            f"INSERT OR REPLACE INTO claims ({_CLAIM_COLUMNS}) VALUES ({_marks(11)})",
+            (*head, int(c.strict), c.granted_at, c.expires_at, c.objective, _plan_json(c.plan)),
         )
 
     def drop_claim(self, claim_id: str) -> None:
@@ -98,12 +101,13 @@ class ClaimRows(SqliteCore):
         r = w.request
         request = (r.id, r.arrival, r.agent, r.mode, json.dumps(r.targets), r.priority)
         self._db.execute(
-            f"INSERT INTO waiters ({_WAITER_COLUMNS}) VALUES ({_marks(13)})",
-            (*request, int(r.strict), r.ttl, r.objective, w.pid, w.deadline, w.state, w.reason),
-        )
+            f"INSERT INTO waiters ({_WAITER_COLUMNS}, plan) VALUES ({_marks(14)})",
+            (*request, int(r.strict), r.ttl, r.objective, w.pid, w.deadline, w.state, w.reason,
+             _plan_json(r.plan)),
+        )  # fmt: skip
 
     def waiter_rows(self) -> list[WaiterRow]:
-        sql = f"SELECT {_WAITER_COLUMNS} FROM waiters ORDER BY arrival"
+        sql = f"SELECT {_WAITER_COLUMNS}, plan FROM waiters ORDER BY arrival"
         return [_waiter(r) for r in self._db.execute(sql).fetchall()]
 
     def settle_waiter(self, request_id: str, state: str, reason: str | None = None) -> None:
@@ -113,20 +117,41 @@ class ClaimRows(SqliteCore):
     def drop_waiter(self, request_id: str) -> None:
         self._db.execute("DELETE FROM waiters WHERE id = ?", (request_id,))
 
+    def put_claim_record(self, r: ClaimRecord) -> None:
+        """Insert or replace the record of claim ``r.id`` (the caller checked its revision in
+        the same transaction)."""
+        self._db.execute(
+            "INSERT OR REPLACE INTO claim_records (id, state, agent, rev, body) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (r.id, r.state, r.agent, r.rev, json.dumps(r.to_json())),
+        )
+
+    def claim_record(self, claim_id: str) -> ClaimRecord | None:
+        sql = "SELECT body FROM claim_records WHERE id = ?"
+        row = self._db.execute(sql, (claim_id,)).fetchone()
+        return None if row is None else _record(row[0])
+
+    def claim_records(self, states: Sequence[str] = ()) -> list[ClaimRecord]:
+        """The records in those states (none named: all), oldest grant first."""
+        where = f"WHERE state IN ({_marks(len(states))})" if states else ""
+        sql = f"SELECT body FROM claim_records {where}"
+        found = [_record(row[0]) for row in self._db.execute(sql, tuple(states)).fetchall()]
+        return sorted(found, key=lambda r: (r.granted_at, r.token))
+
 
 _CLAIM_COLUMNS = (
-    "id, token, agent, mode, targets, priority, strict, granted_at, expires_at, objective"
+    "id, token, agent, mode, targets, priority, strict, granted_at, expires_at, objective, plan"
 )
 _WAITER_COLUMNS = (
     "id, arrival, agent, mode, targets, priority, strict, ttl, objective, pid, deadline, "
     "state, reason"
 )
 
-# Both tables as one: a 0 or 1 first, then the claim's columns padded to the waiter's 13 (the
+# Both tables as one: a 0 or 1 first, then the claim's columns padded to the waiter's 14 (the
 # third column is the token of a claim, the arrival of a request: the order of each).
 _TABLE_SQL = (
     f"SELECT 0, {_CLAIM_COLUMNS}, NULL, NULL, NULL FROM claims "
-    f"UNION ALL SELECT 1, {_WAITER_COLUMNS} FROM waiters ORDER BY 1, 3"
+    f"UNION ALL SELECT 1, {_WAITER_COLUMNS}, plan FROM waiters ORDER BY 1, 3"
 )
 
 
@@ -137,10 +162,10 @@ def _marks(count: int) -> str:
 def _claim(row: tuple[Any, ...]) -> Claim:
     from memkeeper.claims.decisions import Claim  # not on the read/patch path
 
-    id_, token, agent, mode, targets, priority, strict, granted, expires, objective = row
+    id_, token, agent, mode, targets, priority, strict, granted, expires, objective, plan = row
     return Claim(
         id_, token, agent, mode, tuple(json.loads(targets)), priority, bool(strict), granted,
-        expires, objective,
+        expires, objective, plan=None if plan is None else _plan(plan),
     )  # fmt: skip
 
 
@@ -153,5 +178,25 @@ def _waiter(row: tuple[Any, ...]) -> WaiterRow:
         id_, agent, mode, tuple(json.loads(targets)), priority, bool(strict), ttl, objective,
         arrival,
     )  # fmt: skip
-    pid, deadline, state, reason = row[9:]
+    pid, deadline, state, reason = row[9:13]
+    if len(row) > 13 and row[13] is not None:
+        from dataclasses import replace  # not on the read/patch path
+
+        request = replace(request, plan=_plan(row[13]))
     return WaiterRow(request, pid, deadline, state, reason)
+
+
+def _plan_json(plan: Plan | None) -> str | None:
+    return None if plan is None else json.dumps(plan.to_json(), separators=(",", ":"))
+
+
+def _plan(raw: str) -> Plan:
+    from memkeeper.claims.plan import Plan  # not on the read/patch path
+
+    return Plan.from_json(json.loads(raw))
+
+
+def _record(body: str) -> ClaimRecord:
+    from memkeeper.claims.lifecycle import ClaimRecord  # not on the read/patch path
+
+    return ClaimRecord.from_json(json.loads(body))

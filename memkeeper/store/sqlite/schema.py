@@ -11,8 +11,8 @@ if TYPE_CHECKING:
 
 # 1: files, sections, events, cache; 2: + claims, waiters, counters, tallies, reconciliations;
 # 3: + bodies, proposals; 4: + events_by_path; 5: + pending; 6: + events.signer, events.sig;
-# 7: + messages, deliveries.
-SCHEMA_VERSION = 7
+# 7: + messages, deliveries; 8: + claim_records, claims.plan, waiters.plan.
+SCHEMA_VERSION = 8
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -66,7 +66,8 @@ CREATE TABLE IF NOT EXISTS claims (  -- granted claims, expired ones until swept
     strict INTEGER NOT NULL,
     granted_at REAL NOT NULL,
     expires_at REAL NOT NULL,
-    objective TEXT NOT NULL
+    objective TEXT NOT NULL,
+    plan TEXT                      -- JSON: what the claim announces (NULL: nothing)
 );
 CREATE INDEX IF NOT EXISTS claims_by_expiry ON claims (expires_at);
 CREATE TABLE IF NOT EXISTS waiters (  -- queued requests, until their process collects the outcome
@@ -82,8 +83,17 @@ CREATE TABLE IF NOT EXISTS waiters (  -- queued requests, until their process co
     pid INTEGER NOT NULL,          -- the waiting process: once it is gone the wait is abandoned
     deadline REAL NOT NULL,
     state TEXT NOT NULL,           -- waiting, granted or aborted
-    reason TEXT
+    reason TEXT,
+    plan TEXT                      -- JSON: what the claim announces (NULL: nothing)
 );
+CREATE TABLE IF NOT EXISTS claim_records (  -- claims changed or ended since their grant, kept
+    id TEXT PRIMARY KEY,
+    state TEXT NOT NULL,           -- active, suspended, completed, abandoned, expired, …
+    agent TEXT NOT NULL,
+    rev INTEGER NOT NULL,
+    body TEXT NOT NULL             -- JSON: ClaimRecord.to_json()
+);
+CREATE INDEX IF NOT EXISTS claim_records_by_state ON claim_records (state, id);
 CREATE TABLE IF NOT EXISTS counters (  -- token: the highest fencing token ever issued
     name TEXT PRIMARY KEY,
     value INTEGER NOT NULL
@@ -172,6 +182,9 @@ def create_or_upgrade(db: sqlite3.Connection) -> None:
         for column in ("signer", "sig"):  # an events table made before events were signed
             if column not in columns:
                 db.execute(f"ALTER TABLE events ADD COLUMN {column} TEXT")
+        for table in ("claims", "waiters"):  # made before claims had plans
+            if "plan" not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
+                db.execute(f"ALTER TABLE {table} ADD COLUMN plan TEXT")
         if version < 3:  # the bodies indexed so far are the bases merges can use
             db.execute(
                 "INSERT OR IGNORE INTO bodies (path, key, rev, body) "

@@ -52,6 +52,7 @@ def test_claims_and_waiters_share_one_prefix_and_each_drop_changes_its_tables_ma
     assert fields[9] == lease_of(store, "c1") != 0  # the etcd lease and its TTL follow
     assert json.loads(rows[key("lease/wait", "w1")]) == [
         1, "agent-b", "read", ["docs/"], 5, True, 90.0, "review", 4242, NOW + 30, "waiting", None,
+        None,  # its plan (format 4): none
     ]  # fmt: skip
     assert stored(store)[b"ctr/token"] == b"1"
     markers = []

@@ -63,3 +63,39 @@ def test_a_refused_store_does_not_leak_its_connection(
         Store.open(str(home))
     with pytest.raises(sqlite3.ProgrammingError, match="closed"):
         opened[0].execute("SELECT 1")
+
+
+def test_a_version_7_store_gets_plans_and_records_and_keeps_its_claims(home: Path) -> None:
+    from memkeeper.claims.decisions import Claim
+
+    store = Store.open(str(home))
+    claim = Claim("c1", 4, "agent-a", "write", ("src/",), 0, False, 100.0, 9e9, "fix it")
+    with store.writing():
+        store.put_claim(claim)
+    store.close()
+    columns = "id, token, agent, mode, targets, priority, strict, granted_at, expires_at, objective"
+    waiters = (
+        "id, arrival, agent, mode, targets, priority, strict, ttl, objective, pid, deadline, "
+        "state, reason"
+    )
+    for statement in (
+        "DROP TABLE claim_records",
+        f"CREATE TABLE c2 AS SELECT {columns} FROM claims",
+        "DROP TABLE claims",
+        "ALTER TABLE c2 RENAME TO claims",
+        f"CREATE TABLE w2 AS SELECT {waiters} FROM waiters",
+        "DROP TABLE waiters",
+        "ALTER TABLE w2 RENAME TO waiters",
+        "PRAGMA user_version=7",
+    ):
+        raw_sql(home, statement)
+    upgraded = Store.open(str(home))
+    try:
+        assert pragma(upgraded, "user_version") == SCHEMA_VERSION
+        assert upgraded.claim_rows() == [claim]
+        assert upgraded.claim_rows()[0].plan is None
+        assert upgraded.claim_record("c1") is None  # written at its first change
+        assert upgraded.claim_records() == []
+        assert upgraded.waiter_rows() == []
+    finally:
+        upgraded.close()

@@ -1,0 +1,50 @@
+"""``leases:`` in `.memkeeper.yaml` (docs/reference.md §2): how long claims live, how long an
+ended claim waits before another may take it over, how long a ``complete --verify`` command
+may run. Each a positive whole number of seconds; ``default_ttl`` at most ``max_ttl``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NoReturn
+
+from ruamel.yaml.comments import CommentedMap
+
+from memkeeper.policy.model import LEASE_DEFAULTS
+
+Fail = Callable[[tuple[int, int], str, str], NoReturn]
+KnownKeys = Callable[[CommentedMap, tuple[str, ...], str], None]
+
+
+def lease_settings(top: CommentedMap, fail: Fail, known_keys: KnownKeys) -> tuple[int, ...]:
+    """default_ttl, max_ttl, takeover_grace and verify_timeout, in that order;
+    ``fail(position, what, todo)`` for anything invalid."""
+    node = CommentedMap() if top.get("leases") is None else top["leases"]
+    if not isinstance(node, CommentedMap):
+        todo = "write `leases:` with `default_ttl:` and `max_ttl:` under it"
+        fail(top.lc.value("leases"), f"`leases` must be a mapping, not {_show(node)}", todo)
+    known_keys(node, tuple(LEASE_DEFAULTS), "in leases")
+    values = tuple(_seconds(node, key, fail) for key in LEASE_DEFAULTS)
+    default_ttl, max_ttl = values[0], values[1]
+    if default_ttl > max_ttl:
+        what = f"leases.default_ttl {default_ttl} is greater than leases.max_ttl {max_ttl}"
+        fail(node.lc.value("default_ttl"), what, "lower default_ttl or raise max_ttl")
+    return values
+
+
+def _seconds(node: CommentedMap, key: str, fail: Fail) -> int:
+    fallback = LEASE_DEFAULTS[key]
+    value = node.get(key, fallback)
+    if type(value) is not int or value <= 0:
+        what = f"leases.{key} must be a positive whole number of seconds, not {_show(value)}"
+        fail(node.lc.value(key), what, f"write e.g. `{key}: {fallback}`")
+    return value
+
+
+def _show(value: object) -> str:
+    if isinstance(value, str):
+        return f"'{value}'"
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    if isinstance(value, CommentedMap | list):
+        return "a mapping" if isinstance(value, CommentedMap) else "a list"
+    return str(value)

@@ -1,0 +1,64 @@
+"""The contract of claim records (``claims.lifecycle``) on both stores: put, read back,
+replaced by a later revision, listed by state, kept apart from the live claims; a claim's and
+a waiter's plan round-trip with their rows."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from memkeeper.claims import lifecycle as life
+from memkeeper.claims.plan import Plan
+from tests.store.contract.conftest import NOW, claim, waiter
+
+if TYPE_CHECKING:
+    from memkeeper.store.protocol import StateStore
+
+PLAN = Plan("feat/retry", "wt", "abc123", ("CLAUDE.md#build",), ("tests/test_retry.py",))
+
+
+def test_a_record_round_trips_and_a_later_revision_replaces_it(store: StateStore) -> None:
+    first = life.open_record(claim("c1", 1, NOW + 60), PLAN, "2026-12-06T00:00:00Z")
+    with store.writing():
+        store.put_claim_record(first)
+    assert store.claim_record("c1") == first
+    ended = life.move(first, "abandoned", at="2026-12-06T00:01:00Z", by="agent-a", ended_at=NOW)
+    with store.writing():
+        store.put_claim_record(ended)
+    assert store.claim_record("c1") == ended
+    assert store.claim_record("c2") is None
+
+
+def test_records_are_listed_by_state_oldest_first_and_stay_out_of_the_live_set(
+    store: StateStore,
+) -> None:
+    a = life.open_record(claim("c1", 1, NOW + 60), PLAN, "2026-12-06T00:00:01Z")
+    b = life.open_record(claim("c2", 2, NOW + 60), Plan(), "2026-12-06T00:00:02Z")
+    done = life.move(b, "completed", at="t", by="agent-a", ended_at=NOW)
+    with store.writing():
+        store.put_claim_record(done)
+        store.put_claim_record(a)
+    assert store.claim_records() == [a, done]
+    assert store.claim_records(("completed",)) == [done]
+    assert store.claim_records(("active", "suspended")) == [a]
+    assert store.claim_rows() == []
+
+
+def test_a_claim_keeps_its_plan_in_its_row(store: StateStore) -> None:
+    with store.writing():
+        store.put_claim(replace(claim("c1", 1, NOW + 60), plan=PLAN))
+        store.put_claim(claim("c2", 2, NOW + 60))
+    assert [c.plan for c in store.claim_rows()] == [PLAN, None]
+    assert store.claim_table()[0][0].plan == PLAN
+    found = store.claim_row("c1")
+    assert found is not None
+    assert found.plan == PLAN
+
+
+def test_a_queued_request_keeps_its_plan(store: StateStore) -> None:
+    row = waiter("c5", 5)
+    row = row._replace(request=replace(row.request, plan=PLAN))
+    with store.writing():
+        store.put_waiter(row)
+    assert store.waiter_rows()[0].request.plan == PLAN
+    assert store.claim_table()[1][0].request.plan == PLAN
