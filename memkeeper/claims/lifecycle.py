@@ -18,8 +18,10 @@ Renewing changes liveness only, never the record or its revision.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field, replace
+from json.encoder import encode_basestring_ascii
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from memkeeper import limits
@@ -148,6 +150,47 @@ def open_record(
         claim.id, claim.agent, "active", 1, claim.token, claim.mode, claim.targets,
         claim.objective, plan, at, (step,), predecessor=predecessor,
     )  # fmt: skip
+
+
+def ended_body(
+    claim: Claim,
+    plan: Plan,
+    granted_at: str,
+    to: State,
+    *,
+    at: str,
+    by: str,
+    ended_at: float,
+    reason: str = "",
+) -> str:
+    """``json.dumps(move(open_record(claim, plan, granted_at), to, …).to_json())``, written
+    directly: the record of a claim not changed since its grant as it ends (a release, an
+    expiry), what nearly every claim's end stores — without the dataclasses, the dict and the
+    encoding of its keys on its way (tests/claims/test_lifecycle.py holds them equal)."""
+    if to not in NEXT["active"]:
+        raise ValueError(f"a live claim cannot end as {to!r}")
+    s = encode_basestring_ascii
+    agent, state, granted = s(claim.agent), s(to), s(granted_at)
+    return (
+        f'{{"id": {s(claim.id)}, "agent": {agent}, "state": {state}, "rev": 2, '
+        f'"token": {int(claim.token)!r}, "mode": {s(claim.mode)}, '
+        f'"targets": {_strings(claim.targets)}, "objective": {s(claim.objective)}, '
+        f'"branch": {s(plan.branch)}, "worktree": {s(plan.worktree)}, "base": {s(plan.base)}, '
+        f'"memory": {_strings(plan.memory)}, "tests": {_strings(plan.tests)}, '
+        f'"granted_at": {granted}, "ended_at": {_number(ended_at)}, "reason": {s(reason)}, '
+        '"predecessor": null, "successor": null, "evidence": null, "history": ['
+        f'{{"rev": 1, "state": "active", "at": {granted}, "by": {agent}, '
+        '"what": "claim.granted"}, '
+        f'{{"rev": 2, "state": {state}, "at": {s(at)}, "by": {s(by)}, "what": {s(EVENTS[to])}}}]}}'
+    )
+
+
+def _strings(items: tuple[str, ...]) -> str:
+    return "[" + ", ".join(map(encode_basestring_ascii, items)) + "]"
+
+
+def _number(x: float) -> str:
+    return repr(x) if math.isfinite(x) else json.dumps(x)  # what json writes for a number
 
 
 def check_rev(record: ClaimRecord, expect_rev: int | None) -> None:

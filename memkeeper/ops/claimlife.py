@@ -264,7 +264,8 @@ class ClaimLife(ClaimTable):
             held = self._held(claim_id)
             if held is not None:
                 life.check_rev(self.record_of(held), rev)
-                return self._end(held, now, to, extra, **changes)
+                self._end(held, now, to, extra, **changes)
+                return self.record(claim_id)
             record = self.record(claim_id)
             life.check_move(record, to)  # an expiry meanwhile is no conflict: it ended it
             life.check_rev(record, rev)

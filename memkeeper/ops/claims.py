@@ -304,29 +304,32 @@ class ClaimTable:
         return claim
 
     def _drop(self, claim: Claim, now: float, reason: str | None) -> None:
-        extra: dict[str, Any] = {"reason": reason} if reason else {}
-        self._end(claim, now, "released", extra, reason=reason or "")
+        self._end(claim, now, "released", {"reason": reason} if reason else {}, reason=reason or "")
 
     def _end(
         self, claim: Claim, now: float, to: State, extra: dict[str, Any], **changes: Any
-    ) -> ClaimRecord:
+    ) -> None:
         """Take ``claim`` out of the live set; its record moves to ``to`` (one revision on,
-        with ``changes``) and the move's event is recorded."""
+        with ``changes``), the move's event recorded. A record never stored (no change since
+        the grant: nearly every release, expiry) is added as JSON built directly, no read."""
         self.store.drop_claim(claim.id)
         self.held = [c for c in self.held if c.id != claim.id]
-        record = life.move(
-            self.record_of(claim), to, at=iso_utc(self.ws.now()), by=self.ws.agent,
+        at, by, rev = iso_utc(self.ws.now()), self.ws.agent, 2
+        fresh = None if set(changes) - {"reason"} else life.ended_body(
+            claim, claim.plan or EMPTY_PLAN, iso_utc(claim.granted_at), to, at=at, by=by,
             ended_at=now, **changes,
         )  # fmt: skip
-        self.store.put_claim_record(record)
-        data = {"rev": record.rev, "held_s": round(now - claim.granted_at, 3), **extra}
+        if fresh is None or not self.store.add_claim_record(claim.id, to, claim.agent, 2, fresh):
+            record = life.move(self.record_of(claim), to, at=at, by=by, ended_at=now, **changes)
+            self.store.put_claim_record(record)
+            rev = record.rev
+        data = {"rev": rev, "held_s": round(now - claim.granted_at, 3), **extra}
         self._event(life.EVENTS[to], claim, data)
         self.changed = True
-        return record
 
     def record_of(self, claim: Claim) -> ClaimRecord:
         """The record of a live claim: as stored, or as its grant made it (a record is first
-        written when it changes, which keeps the grant one statement)."""
+        written at its first change or end: a grant stays one statement)."""
         found = self.store.claim_record(claim.id)
         return found or life.open_record(claim, claim.plan or EMPTY_PLAN, iso_utc(claim.granted_at))
 

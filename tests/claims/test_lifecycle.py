@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -79,3 +81,43 @@ def test_a_takeover_waits_for_the_grace_period_and_needs_an_ended_claim() -> Non
 def test_an_abandon_needs_a_reason() -> None:
     with pytest.raises(Invalid, match="--reason"):
         life.reason_text("  ")
+
+
+TEXT = st.text(max_size=12)  # any Unicode: quotes, controls, what json escapes
+TEXTS = st.lists(TEXT, max_size=3).map(tuple)
+MODES = st.sampled_from(["read", "write"])
+MOMENTS = st.floats(0, 1e10)
+CLAIMS = st.builds(
+    Claim, TEXT, st.integers(0, 2**63), TEXT, MODES, TEXTS, st.integers(-5, 5), st.booleans(),
+    MOMENTS, MOMENTS, TEXT,
+)  # fmt: skip
+PLANS = st.builds(Plan, TEXT, TEXT, TEXT, TEXTS, TEXTS)
+ENDED_AT = st.floats(allow_nan=False) | st.integers(-(2**40), 2**40).map(float)
+ENDS = st.sampled_from(sorted(life.NEXT["active"]))
+
+
+@given(CLAIMS, PLANS, ENDS, TEXT, TEXT, TEXT, ENDED_AT, TEXT)
+def test_an_ended_records_json_written_directly_is_the_dataclasses_own(
+    claim: Claim,
+    plan: Plan,
+    to: life.State,
+    granted: str,
+    at: str,
+    by: str,
+    ended_at: float,
+    reason: str,
+) -> None:
+    """What a release or an expiry stores without the dataclasses (issue 24 item 1's cost):
+    byte for byte the JSON of ``move(open_record(…))``, which reads back as that record."""
+    record = life.move(
+        life.open_record(claim, plan, granted), to, at=at, by=by, ended_at=ended_at, reason=reason
+    )
+    body = life.ended_body(claim, plan, granted, to, at=at, by=by, ended_at=ended_at, reason=reason)
+    assert body == json.dumps(record.to_json())
+    assert life.ClaimRecord.from_json(json.loads(body)) == record
+
+
+@pytest.mark.parametrize("to", ["active", "taken-over"])
+def test_a_live_claim_ends_only_as_the_states_allow(to: life.State) -> None:
+    with pytest.raises(ValueError, match="cannot end"):
+        life.ended_body(CLAIM, Plan(), "g", to, at="t", by="a", ended_at=1.0)

@@ -206,6 +206,18 @@ class ClaimKeys(EtcdCore):
         body = json.dumps(r.to_json(), separators=(",", ":")).encode()
         self._alone(self._put, self._key("crec", r.id), body)
 
+    def add_claim_record(self, id: str, state: str, agent: str, rev: int, body: str) -> bool:
+        """Put a record given as its JSON text (``ClaimRecord.to_json()``'s; kept compact, as
+        ``put_claim_record`` keeps it) unless claim ``id`` has one: whether it was written."""
+        return bool(self._alone(self._add_claim_record, id, body))
+
+    def _add_claim_record(self, id: str, body: str) -> bool:
+        key = self._key("crec", id)
+        if self._get(key) is not None:
+            return False
+        self._put(key, json.dumps(json.loads(body), separators=(",", ":")).encode())
+        return True
+
     def claim_record(self, claim_id: str) -> ClaimRecord | None:
         raw = self._get(self._key("crec", claim_id))
         return None if raw is None else _record(raw)

@@ -126,6 +126,16 @@ class ClaimRows(SqliteCore):
             (r.id, r.state, r.agent, r.rev, json.dumps(r.to_json())),
         )
 
+    def add_claim_record(self, id: str, state: str, agent: str, rev: int, body: str) -> bool:
+        """Insert a record given as its JSON text (``ClaimRecord.to_json()``'s) unless claim
+        ``id`` has one: whether it was written (one statement either way)."""
+        done = self._db.execute(
+            "INSERT INTO claim_records (id, state, agent, rev, body) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (id) DO NOTHING",
+            (id, state, agent, rev, body),
+        )
+        return done.rowcount == 1
+
     def claim_record(self, claim_id: str) -> ClaimRecord | None:
         sql = "SELECT body FROM claim_records WHERE id = ?"
         row = self._db.execute(sql, (claim_id,)).fetchone()

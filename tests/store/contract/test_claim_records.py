@@ -4,6 +4,7 @@ a waiter's plan round-trip with their rows."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -62,3 +63,17 @@ def test_a_queued_request_keeps_its_plan(store: StateStore) -> None:
         store.put_waiter(row)
     assert store.waiter_rows()[0].request.plan == PLAN
     assert store.claim_table()[1][0].request.plan == PLAN
+
+
+def test_a_record_is_added_once_and_never_over_a_stored_one(store: StateStore) -> None:
+    """A release or an expiry adds its record without reading first (``add_claim_record``):
+    written where none is stored, refused — nothing changed — where one is."""
+    first = life.open_record(claim("c1", 1, NOW + 60), PLAN, "2026-12-06T00:00:00Z")
+    ended = life.move(first, "released", at="2026-12-06T00:01:00Z", by="agent-a", ended_at=NOW)
+    body = json.dumps(ended.to_json())
+    with store.writing():
+        assert store.add_claim_record("c1", "released", "agent-a", 2, body)
+        assert not store.add_claim_record("c1", "expired", "agent-a", 2, body.replace("d", "x"))
+    assert store.claim_record("c1") == ended
+    assert store.claim_records(("released",)) == [ended]
+    assert store.claim_records(("expired",)) == []
