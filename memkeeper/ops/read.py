@@ -65,13 +65,39 @@ def read(ws: Workspace, ref: str) -> SectionText:
     if not ws.has_store:
         return _read_unstored(ws, rel, key, None)
     if not ws.shared:
-        return _read(ws, rel, key)
+        answer = _read(ws, rel, key)
+    else:
+        try:
+            answer = ws.again(lambda: _read(ws, rel, key))  # (a snapshot moved on meanwhile)
+        except StoreRefused:
+            raise  # a setting to fix (a password, a certificate): said, not answered around
+        except StoreUnavailable:
+            return _read_unstored(ws, rel, key, None)._replace(stale=True)
+    if not answer.stale:
+        _remember(ws, rel, answer)
+    return answer
+
+
+def _remember(ws: Workspace, rel: str, answer: SectionText) -> None:
+    """Write down what this identity read of a section-owned file (each section of it, for a
+    whole file), for the channel's "changed since you read it" (``mail.reads``): one small
+    row per section, written only when newer than the one held — a read again of an
+    unchanged section writes nothing. Not worth a durable commit: a lost row costs a notice."""
+    from memkeeper.mail import reads
+
+    if ws.rule(rel).file_class not in reads.CLASSES:
+        return
+    if answer.key is not None:
+        revs = {answer.key: answer.rev}
+    else:
+        revs = {row.key: row.rev for row in ws.store.sections(rel)}
     try:
-        return ws.again(lambda: _read(ws, rel, key))  # (a snapshot another writer moved on)
-    except StoreRefused:
-        raise  # a setting to fix (a password, a certificate): said, not answered around
+        fresh = reads.to_record(ws.store.reads_of(ws.agent, rel), revs)
+        if fresh:
+            with ws.store.writing(durable=False):
+                ws.store.record_reads(ws.agent, rel, fresh)
     except StoreUnavailable:
-        return _read_unstored(ws, rel, key, None)._replace(stale=True)
+        pass  # (a shared store gone since it answered: the read stands)
 
 
 def _read(ws: Workspace, rel: str, key: str | None) -> SectionText:
