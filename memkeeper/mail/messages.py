@@ -27,6 +27,12 @@ MAX_SHOWN = 20  # messages one notice carries; the rest wait for the next
 # seconds) is left: told once, so its holder renews or releases it in time.
 EXPIRING_SHARE = 0.25
 EXPIRING_MAX_S = 300.0
+# The bound on kept messages: one its recipient was given (delivered or acknowledged) is
+# dropped a week after it was sent, and beyond the newest KEEP_GIVEN of them whatever its age;
+# one to all (each agent session being an identity of its own) a week after it was sent; one
+# its recipient was not given yet, never.
+KEEP_S = 7 * 24 * 3600.0
+KEEP_GIVEN = 1000
 
 
 def recipient(to: str) -> str:
@@ -79,6 +85,17 @@ def expiring(claims: Iterable[Claim], now: float) -> list[tuple[str, str]]:
                 )
             )
     return out
+
+
+def to_trim(kept: Sequence[tuple[int, str, str, bool]], before: str, keep: int) -> list[int]:
+    """The messages to drop, of ``kept`` — ``(id, to, sent_at, given)`` oldest first, ``given``
+    when its named recipient was given it: those given (every one to all counts as given)
+    sent before ``before`` (an ``iso_utc`` stamp), and those given beyond the newest ``keep``;
+    never the newest message (SQLite would hand its id out again)."""
+    given = [(mid, sent_at) for mid, to, sent_at, was in kept[:-1] if was or to == ALL]
+    drop = {mid for mid, sent_at in given if sent_at < before}
+    drop.update(mid for mid, _ in given[: max(0, len(given) - keep)])
+    return sorted(drop)
 
 
 def line(message: Message) -> str:

@@ -33,10 +33,19 @@ def send(
             posted = ws.store.post_message(ws.agent, to, kind, about, text, iso_utc(ws.now()))
             data = {"message": posted.id, "to": to, "kind": kind, "about": about}
             ws.record("message.sent", None, None, data)
+            _trim(ws)
         return posted
 
     sent: Message = ws.again(once)
     return sent
+
+
+def _trim(ws: Workspace) -> None:
+    """Keep the messages within their bound (``messages.to_trim``), in the transaction that
+    posts a new one."""
+    before = iso_utc(ws.now() - messages.KEEP_S)
+    drop = messages.to_trim(ws.store.kept_messages(), before, messages.KEEP_GIVEN)
+    ws.store.drop_messages(drop, before)
 
 
 def inbox(ws: Workspace, *, acked: bool = False) -> list[Message]:

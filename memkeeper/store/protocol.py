@@ -201,6 +201,10 @@ class MailStore(Protocol):
 
     def ack_message(self, recipient: str, message_id: int, at: str) -> bool: ...
 
+    def kept_messages(self) -> list[tuple[int, str, str, bool]]: ...
+
+    def drop_messages(self, message_ids: Sequence[int], notices_before: str) -> None: ...
+
 
 class ReadStore(Protocol):
     """What each identity last read of each section (its rev), and the last rev it was told

@@ -199,3 +199,16 @@ def test_reads_of_files_not_changed_by_section_are_not_written_down(agents: Agen
     rev = me.read("CLAUDE.md#build").rev
     assert store.reads_of(ME, "CLAUDE.md") == {"inventory-service/build": rev}
     assert store.reads_of(ME, "memory/decisions.md") == {}
+
+
+def test_a_new_message_trims_those_given_a_week_ago_never_unread_ones(
+    agents: Agents, clock: FakeClock
+) -> None:
+    human, me = agents("human"), agents(ME)
+    mail.send(human.workspace, ME, "told")
+    mail.send(human.workspace, THEM, "not yet told")
+    mail.deliver(me.workspace, "hook")
+    clock.advance(8 * 24 * 3600)
+    mail.send(human.workspace, ME, "new")
+    assert [m.text for m in mail.inbox(agents(THEM).workspace)] == ["not yet told"]
+    assert [m.text for m in mail.inbox(me.workspace, acked=True)] == ["new"]
