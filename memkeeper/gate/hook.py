@@ -70,7 +70,7 @@ def run(
             decisions = [_decision(call, root, who, named, adapter.name) for call in got.calls]
             answer = adapter.render(gate.combine(decisions))
         else:
-            for call in got.calls if phase in ("post", "failed") else ():
+            for call in got.calls if phase in ("post", "failed", "indexed") else ():
                 _index(call, root, who)
             answer = adapter.allow(phase)
             if adapter.tell is not None and phase in ("start", "prompt", "post", "failed"):
