@@ -15,7 +15,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from memkeeper.claims.decisions import Claim
+    from memkeeper.claims.decisions import Claim, Request
     from memkeeper.coordination import Message
 
 ALL = "all"  # the recipient that is every identity (but the sender)
@@ -96,6 +96,32 @@ def to_trim(kept: Sequence[tuple[int, str, str, bool]], before: str, keep: int) 
     drop = {mid for mid, sent_at in given if sent_at < before}
     drop.update(mid for mid, _ in given[: max(0, len(given) - keep)])
     return sorted(drop)
+
+
+def overlaps(request: Request, live: Iterable[Claim]) -> list[tuple[str, str]]:
+    """``(holder, text)``: one ``overlap`` message to each other identity whose live claims
+    ``request`` overlaps (``claims.decisions.conflicts``) and so queued behind, naming who,
+    what, how and why. (A claim is never granted over another's that it conflicts with: a
+    request that overlaps one is refused, or queued.)"""
+    from memkeeper.claims.decisions import conflicts
+
+    theirs: dict[str, list[Claim]] = {}
+    for claim in live:
+        if conflicts(claim, request):
+            theirs.setdefault(claim.agent, []).append(claim)
+    how = f"{request.mode}, {'strict' if request.strict else 'advisory'}"
+    why = f" for: {request.objective}" if request.objective else ""
+    out = []
+    for holder, claims in theirs.items():
+        yours = "; ".join(f"{c.id} on {', '.join(c.targets)}" for c in claims)
+        out.append(
+            (
+                holder,
+                f"{request.agent} waits for {', '.join(request.targets)} ({how}){why}, behind "
+                f"your claim {yours}: release it when you are done (memkeeper release ID)",
+            )
+        )
+    return out
 
 
 def line(message: Message) -> str:

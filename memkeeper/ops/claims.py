@@ -20,10 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from memkeeper.claims import decisions as rules
 from memkeeper.claims.waiters import WaiterRow
-from memkeeper.claims.wording import (
-    claim_data,
-    ttl_warnings,
-)
+from memkeeper.claims.wording import claim_data, ttl_warnings
 from memkeeper.errors import Busy, Invalid, Refused
 from memkeeper.events import iso_utc
 from memkeeper.fs import crash
@@ -37,6 +34,7 @@ from memkeeper.ops.claimwaits import (
     wait_for,
 )
 from memkeeper.ops.claimwrites import resolve_target
+from memkeeper.ops.mail import overlaps
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -345,6 +343,7 @@ class ClaimTable:
         blocking = rules.blockers(self.held, request)
         data["waiting_on"] = [{"id": c.id, "agent": c.agent} for c in blocking]
         self.ws.record("claim.queued", None, None, data, request.agent)
+        overlaps(self.ws, request, blocking)  # each holder told who waits behind it
 
     def _event(self, type: str, claim: Claim, extra: dict[str, Any]) -> None:
         self.ws.record(type, None, None, {**claim_data(claim), **extra}, claim.agent)

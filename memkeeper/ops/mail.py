@@ -16,6 +16,9 @@ from memkeeper.mail import messages, reads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from memkeeper.claims.decisions import Claim, Request
     from memkeeper.coordination import Message, StaleRead
     from memkeeper.ops.workspace import Workspace
 
@@ -30,14 +33,26 @@ def send(
 
     def once() -> Message:
         with ws.store.writing():
-            posted = ws.store.post_message(ws.agent, to, kind, about, text, iso_utc(ws.now()))
-            data = {"message": posted.id, "to": to, "kind": kind, "about": about}
-            ws.record("message.sent", None, None, data)
-            _trim(ws)
-        return posted
+            return post(ws, ws.agent, to, kind, about, text)
 
     sent: Message = ws.again(once)
     return sent
+
+
+def post(ws: Workspace, sender: str, to: str, kind: str, about: str | None, text: str) -> Message:
+    """Post a message inside the caller's transaction (``message.sent``), keeping the bound."""
+    posted = ws.store.post_message(sender, to, kind, about, text, iso_utc(ws.now()))
+    data = {"message": posted.id, "to": to, "kind": kind, "about": about}
+    ws.record("message.sent", None, None, data, sender)
+    _trim(ws)
+    return posted
+
+
+def overlaps(ws: Workspace, request: Request, live: Iterable[Claim]) -> None:
+    """Tell each other identity whose live claims ``request`` queued behind, inside the claim
+    transaction that queued it (``messages.overlaps``)."""
+    for holder, text in messages.overlaps(request, live):
+        post(ws, request.agent, holder, "overlap", request.id, text)
 
 
 def _trim(ws: Workspace) -> None:

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memkeeper.claims.decisions import Claim
+from memkeeper.claims.decisions import Claim, make_request
 from memkeeper.coordination import Message
 from memkeeper.errors import Invalid
 from memkeeper.mail import messages
@@ -112,3 +112,30 @@ def test_a_given_message_is_kept_a_week_and_to_all_too() -> None:
     kept += [(5, "b:2", "2026-11-01", True)]  # the newest: kept, whatever its age
     assert messages.to_trim(kept, "2026-11-29", 1000) == [1, 3]
     assert messages.to_trim(kept, "2026-10-01", 1) == [1, 3]  # beyond the newest one given
+
+
+def claim(cid: str, agent: str, target: str, mode: str = "write") -> Claim:
+    return Claim(cid, 1, agent, mode, (target,), 0, False, 0.0, 99.0, "")  # type: ignore[arg-type]
+
+
+def test_a_queued_request_is_told_once_to_each_holder_with_who_what_and_why() -> None:
+    live = [
+        claim("c1", "a:1", "CLAUDE.md#build"),
+        claim("c2", "a:1", "CLAUDE.md#testing"),
+        claim("c3", "b:2", "memory/decisions.md"),  # elsewhere
+        claim("c4", "codex:x", "CLAUDE.md"),  # its own
+        claim("c5", "c:3", "CLAUDE.md", mode="read"),
+    ]
+    request = make_request(
+        "r9", "codex:x", ["CLAUDE.md"], strict=True, ttl=60, objective="fix build", arrival=1
+    )
+    assert messages.overlaps(request, live) == [
+        ("a:1", "codex:x waits for CLAUDE.md (write, strict) for: fix build, behind your claim "
+         "c1 on CLAUDE.md#build; c2 on CLAUDE.md#testing: release it when you are done "
+         "(memkeeper release ID)"),
+        ("c:3", "codex:x waits for CLAUDE.md (write, strict) for: fix build, behind your claim "
+         "c5 on CLAUDE.md: release it when you are done (memkeeper release ID)"),
+    ]  # fmt: skip
+    reading = make_request("r1", "codex:x", ["CLAUDE.md"], mode="read", ttl=60, arrival=1)
+    assert [to for to, _ in messages.overlaps(reading, live)] == ["a:1"]  # reads share
+    assert messages.overlaps(request, []) == []
