@@ -109,7 +109,8 @@ def allow(phase: Phase) -> Answer:
 def _entry(event: str, command: str) -> dict[str, Any]:
     if event in CONTEXT_EVENTS:  # every session start (startup, resume, clear), every prompt
         return {"hooks": [{"type": "command", "command": command}]}
-    return nested_entry(MATCHER, command)
+    # after a Read too: what the session read, for the channel's "changed since you read it"
+    return nested_entry(MATCHER + "|Read" if event == "PostToolUse" else MATCHER, command)
 
 
 def _missing(why: str) -> dict[str, Any]:
