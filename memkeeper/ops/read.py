@@ -9,6 +9,8 @@ a store (read-only commands create no state where there is none).
 
 from __future__ import annotations
 
+import contextlib
+
 from memkeeper.errors import EnvironmentFailure
 from memkeeper.events import digest
 from memkeeper.fs import files
@@ -87,17 +89,21 @@ def _remember(ws: Workspace, rel: str, answer: SectionText) -> None:
 
     if ws.rule(rel).file_class not in reads.CLASSES:
         return
-    if answer.key is not None:
-        revs = {answer.key: answer.rev}
-    else:
-        revs = {row.key: row.rev for row in ws.store.sections(rel)}
-    try:
+
+    def once() -> None:
+        if answer.key is not None:
+            revs = {answer.key: answer.rev}
+        else:
+            revs = {row.key: row.rev for row in ws.store.sections(rel)}
         fresh = reads.to_record(ws.store.reads_of(ws.agent, rel), revs)
         if fresh:
             with ws.store.writing(durable=False):
                 ws.store.record_reads(ws.agent, rel, fresh)
-    except StoreUnavailable:
-        pass  # (a shared store gone since it answered: the read stands)
+
+    # Started over when a shared store's writer got in first (or a commit's answer was lost);
+    # a store gone, or busy, since it answered costs the row, never the read.
+    with contextlib.suppress(EnvironmentFailure):
+        ws.again(once)
 
 
 def _read(ws: Workspace, rel: str, key: str | None) -> SectionText:
