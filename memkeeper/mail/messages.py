@@ -15,7 +15,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from memkeeper.claims.decisions import Claim
+    from memkeeper.claims.decisions import Claim, Request
     from memkeeper.coordination import Message
 
 ALL = "all"  # the recipient that is every identity (but the sender)
@@ -27,6 +27,12 @@ MAX_SHOWN = 20  # messages one notice carries; the rest wait for the next
 # seconds) is left: told once, so its holder renews or releases it in time.
 EXPIRING_SHARE = 0.25
 EXPIRING_MAX_S = 300.0
+# The bound on kept messages: one its recipient was given (delivered or acknowledged) is
+# dropped a week after it was sent, and beyond the newest KEEP_GIVEN of them whatever its age;
+# one to all (each agent session being an identity of its own) a week after it was sent; one
+# its recipient was not given yet, never.
+KEEP_S = 7 * 24 * 3600.0
+KEEP_GIVEN = 1000
 
 
 def recipient(to: str) -> str:
@@ -78,6 +84,43 @@ def expiring(claims: Iterable[Claim], now: float) -> list[tuple[str, str]]:
                     f"(memkeeper renew {claim.id}) or release it (memkeeper release {claim.id})",
                 )
             )
+    return out
+
+
+def to_trim(kept: Sequence[tuple[int, str, str, bool]], before: str, keep: int) -> list[int]:
+    """The messages to drop, of ``kept`` — ``(id, to, sent_at, given)`` oldest first, ``given``
+    when its named recipient was given it: those given (every one to all counts as given)
+    sent before ``before`` (an ``iso_utc`` stamp), and those given beyond the newest ``keep``;
+    never the newest message (SQLite would hand its id out again)."""
+    given = [(mid, sent_at) for mid, to, sent_at, was in kept[:-1] if was or to == ALL]
+    drop = {mid for mid, sent_at in given if sent_at < before}
+    drop.update(mid for mid, _ in given[: max(0, len(given) - keep)])
+    return sorted(drop)
+
+
+def overlaps(request: Request, live: Iterable[Claim]) -> list[tuple[str, str]]:
+    """``(holder, text)``: one ``overlap`` message to each other identity whose live claims
+    ``request`` overlaps (``claims.decisions.conflicts``) and so queued behind, naming who,
+    what, how and why. (A claim is never granted over another's that it conflicts with: a
+    request that overlaps one is refused, or queued.)"""
+    from memkeeper.claims.decisions import conflicts
+
+    theirs: dict[str, list[Claim]] = {}
+    for claim in live:
+        if conflicts(claim, request):
+            theirs.setdefault(claim.agent, []).append(claim)
+    how = f"{request.mode}, {'strict' if request.strict else 'advisory'}"
+    why = f" for: {request.objective}" if request.objective else ""
+    out = []
+    for holder, claims in theirs.items():
+        yours = "; ".join(f"{c.id} on {', '.join(c.targets)}" for c in claims)
+        out.append(
+            (
+                holder,
+                f"{request.agent} waits for {', '.join(request.targets)} ({how}){why}, behind "
+                f"your claim {yours}: release it when you are done (memkeeper release ID)",
+            )
+        )
     return out
 
 

@@ -31,6 +31,7 @@ from memkeeper.fs import wakeups as waiting
 from memkeeper.ops.claimsimilar import overlap_warnings
 from memkeeper.ops.claimwaits import Cancel, abandoned, busy, busy_reason, next_look, wait_for
 from memkeeper.ops.claimwrites import resolve_target
+from memkeeper.ops.mail import overlaps
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -346,6 +347,7 @@ class ClaimTable:
         blocking = rules.blockers(self.held, request)
         data["waiting_on"] = [{"id": c.id, "agent": c.agent} for c in blocking]
         self.ws.record("claim.queued", None, None, data, request.agent)
+        overlaps(self.ws, request, blocking)  # each holder told who waits behind it
 
     def _event(self, type: str, claim: Claim, extra: dict[str, Any]) -> None:
         self.ws.record(type, None, None, {**claim_data(claim), **extra}, claim.agent)

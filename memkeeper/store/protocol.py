@@ -31,14 +31,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
     from contextlib import AbstractContextManager
 
     from memkeeper.claims.decisions import Claim
     from memkeeper.claims.lifecycle import ClaimRecord
     from memkeeper.claims.waiters import WaiterRow
     from memkeeper.clock import Clock
-    from memkeeper.coordination import Message, Proposal, Reconciliation
+    from memkeeper.coordination import Message, Proposal, Reconciliation, StaleRead
     from memkeeper.events import Sign
     from memkeeper.records import Event, FileState, PendingWrite, SectionRow
 
@@ -209,6 +209,23 @@ class MailStore(Protocol):
 
     def ack_message(self, recipient: str, message_id: int, at: str) -> bool: ...
 
+    def kept_messages(self) -> list[tuple[int, str, str, bool]]: ...
+
+    def drop_messages(self, message_ids: Sequence[int], notices_before: str) -> None: ...
+
+
+class ReadStore(Protocol):
+    """What each identity last read of each section (its rev), and the last rev it was told
+    the section changed to: one small row per (identity, path, key), no event."""
+
+    def reads_of(self, reader: str, path: str) -> dict[str, int]: ...
+
+    def record_reads(self, reader: str, path: str, revs: Mapping[str, int]) -> None: ...
+
+    def stale_reads(self, reader: str) -> list[StaleRead]: ...
+
+    def tell_read(self, reader: str, path: str, key: str, rev: int) -> bool: ...
+
 
 class StateStore(
     FileStore,
@@ -218,6 +235,7 @@ class StateStore(
     ReconciliationStore,
     PendingStore,
     MailStore,
+    ReadStore,
     Protocol,
 ):
     """A whole store: every domain, and the transactions, prefetches and cache they share."""
@@ -251,4 +269,5 @@ DOMAINS: dict[str, type[Any]] = {
     "reconciliations": ReconciliationStore,
     "pending": PendingStore,
     "mail": MailStore,
+    "reads": ReadStore,
 }

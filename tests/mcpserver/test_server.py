@@ -381,6 +381,7 @@ def test_a_cancelled_wait_for_a_claim_leaves_the_queue_at_once(root: Path) -> No
     ends = [(e.type, e.actor, e.data.get("reason")) for e in holder.events()]
     assert ends[1:] == [
         ("claim.queued", "mcp:waiter", None),
+        ("message.sent", "mcp:waiter", None),  # the holder told who waits (an overlap)
         ("claim.aborted", "mcp:waiter", "interrupted"),
     ]
     holder.close()

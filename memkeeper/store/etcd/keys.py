@@ -29,6 +29,8 @@ order is numeric order; values are compact JSON (``codec``):
   ``P/to/<recipient>\\0<id>`` (empty): the messages to a recipient (``all`` is one);
   ``P/dlv/<recipient>\\0<key>``: ``[delivered_at, acked_at]`` of a message (``m:ID``) or a
   computed notice's key, for that recipient;
+- ``P/read/<reader>\\0<path>\\0<key>``: ``[rev, told]``, the rev of a section an identity
+  last read and the last rev it was told of (keys an older memkeeper never reads);
 - ``P/seq/<name>``: the last id handed out (``rec``, ``prop``, ``pend``, ``msg``);
 - ``P/lease/claim\\0<id>``: a live claim, ``[token, agent, mode, targets, priority, strict,
   granted_at, expires_at, objective, lease, lease TTL, plan]`` (``plan`` from format 4), held

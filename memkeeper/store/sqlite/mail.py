@@ -70,3 +70,24 @@ class MailRows(SqliteCore):
             (recipient, f"m:{message_id}", at, at),
         )
         return bool(cursor.rowcount)
+
+    def kept_messages(self) -> list[tuple[int, str, str, bool]]:
+        """Every message kept, oldest first: ``(id, to, sent_at, given)``, ``given`` when its
+        named recipient was given it (delivered or acknowledged)."""
+        rows = self._db.execute(
+            "SELECT m.id, m.recipient, m.sent_at, d.delivered_at IS NOT NULL FROM messages m "
+            "LEFT JOIN deliveries d ON d.recipient = m.recipient AND d.key = 'm:' || m.id "
+            "ORDER BY m.id"
+        ).fetchall()
+        return [(mid, to, at, bool(given)) for mid, to, at, given in rows]
+
+    def drop_messages(self, message_ids: Sequence[int], notices_before: str) -> None:
+        """Drop these messages with what any recipient was told of them, and what computed
+        notices were told before ``notices_before``."""
+        ids = [(mid,) for mid in message_ids]
+        self._db.executemany("DELETE FROM messages WHERE id = ?", ids)
+        self._db.executemany("DELETE FROM deliveries WHERE key = 'm:' || ?", ids)
+        self._db.execute(
+            "DELETE FROM deliveries WHERE key NOT LIKE 'm:%' AND delivered_at < ?",
+            (notices_before,),
+        )

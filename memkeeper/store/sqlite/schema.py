@@ -11,8 +11,8 @@ if TYPE_CHECKING:
 
 # 1: files, sections, events, cache; 2: + claims, waiters, counters, tallies, reconciliations;
 # 3: + bodies, proposals; 4: + events_by_path; 5: + pending; 6: + events.signer, events.sig;
-# 7: + messages, deliveries; 8: + claim_records, claims.plan, waiters.plan.
-SCHEMA_VERSION = 8
+# 7: + messages, deliveries; 8: + claim_records, claims.plan, waiters.plan; 9: + reads.
+SCHEMA_VERSION = 9
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -166,6 +166,14 @@ CREATE TABLE IF NOT EXISTS deliveries (  -- what each recipient was told (m:ID, 
     delivered_at TEXT,
     acked_at TEXT,
     PRIMARY KEY (recipient, key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS reads (  -- what each identity last read of a section
+    reader TEXT NOT NULL,
+    path TEXT NOT NULL,
+    key TEXT NOT NULL,
+    rev INTEGER NOT NULL,          -- the rev it read
+    told INTEGER NOT NULL,         -- the last rev it was told of (its rev until then)
+    PRIMARY KEY (reader, path, key)
 ) WITHOUT ROWID;
 """
 
