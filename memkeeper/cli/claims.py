@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from memkeeper.api import Memory
+    from memkeeper.claims.decisions import Claim
 
     Verb = Callable[[str, str], argparse.ArgumentParser]
 
@@ -34,6 +35,11 @@ def add_verbs(verb: Verb) -> None:
     claim.add_argument("--strict", action="store_true", help="refuse others' writes under it")
     claim.add_argument("--wait", type=float, metavar="S", help="queue up to S seconds")
     claim.add_argument("--objective", default="", metavar="T", help="what the claim is for")
+    claim.add_argument(
+        "--request-release",
+        action="store_true",
+        help="if refused or queued: ask each holder in the way to release (once per holder)",
+    )
     renew = verb("renew", "keep a claim alive: it expires TTL seconds from now")
     renew.add_argument("id", metavar="ID")
     renew.add_argument(
@@ -45,16 +51,23 @@ def add_verbs(verb: Verb) -> None:
 
 
 def cmd_claim(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
+    from memkeeper.ops import blocked
 
-    claim = memory.claim(
-        args.targets,
-        mode=args.mode,
-        ttl=args.ttl,
-        priority=args.priority,
-        strict=args.strict,
-        wait=args.wait,
-        objective=args.objective,
-    )
+    def take() -> Claim:
+        return memory.claim(
+            args.targets,
+            mode=args.mode,
+            ttl=args.ttl,
+            priority=args.priority,
+            strict=args.strict,
+            wait=args.wait,
+            objective=args.objective,
+        )
+
+    claim = blocked.claim(
+        memory.workspace, take, args.targets, mode=args.mode, strict=args.strict,
+        wait=args.wait, request_release=args.request_release,
+    )  # fmt: skip
     return {**claim_json(claim, memory.claim_now()), "warnings": list(claim.warnings)}
 
 

@@ -26,6 +26,7 @@ GitForm = Literal["placeholder", "snapshot"]
 GIT_FORMS: tuple[str, ...] = get_args(GitForm)
 DEFAULT_TTL = 120
 MAX_TTL = 3600
+MEETING_DEADLINE = 900
 ENTRY_FIELDS = ("date", "time", "agent", "text")
 # Never descended into by `managed_files`, whatever the globs say.
 SKIP_DIRS = frozenset({".git", HOME_DIR, ".venv", "node_modules", "__pycache__"})
@@ -71,6 +72,9 @@ class Policy:
     store: str | None = (
         None  # reference §12: etcd://… for a fleet's shared store (None: local SQLite)
     )
+    # reference §4.29: a blocked strict claim opens a meeting with each holder in its way
+    meet_on_overlap: bool = False
+    meeting_deadline: int = MEETING_DEADLINE  # seconds a meeting has before it escalates
 
     def classify(self, relpath: str) -> FileRule | None:
         """The first rule matching a root-relative POSIX path; None means unmanaged.

@@ -19,6 +19,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from memkeeper.errors import PolicyInvalid
+from memkeeper.policy import meetingkeys
 from memkeeper.policy.model import (
     DEFAULT_TTL,
     ENTRY_FIELDS,
@@ -41,7 +42,7 @@ from memkeeper.policy.storeurl import (
 )
 from memkeeper.regions.templates import SOURCES, TemplateError, parse_template
 
-_TOP_KEYS = ("version", "files", "leases", "templates", "store", "signatures")
+_TOP_KEYS = ("version", "files", "leases", "templates", "store", "signatures", "meetings")
 _SIGNATURES = ("required", "optional")
 _RULE_KEYS = ("path", "class", "strict", "sections", "entry_template", "git")
 _SECTION_KEYS = ("owners", "strict")
@@ -80,7 +81,8 @@ class _Parser:
         default_ttl, max_ttl = self.leases(top)
         store = self.store(top, data)
         self.signatures(top)
-        return Policy(self.files(top), default_ttl, max_ttl, self.templates(top), store)
+        meet = meetingkeys.meetings(top, self.fail, self.known_keys, _show)
+        return Policy(self.files(top), default_ttl, max_ttl, self.templates(top), store, *meet)
 
     def store(self, top: CommentedMap, data: bytes) -> str | None:
         """``store: etcd://…`` (reference §12), on one line of its own at the top level:

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from memkeeper.clock import Clock
     from memkeeper.coordination import Message, Proposal, Reconciliation
     from memkeeper.events import Sign
+    from memkeeper.meetings.records import Meeting
     from memkeeper.records import Event, FileState, PendingWrite, SectionRow
 
 
@@ -202,6 +203,19 @@ class MailStore(Protocol):
     def ack_message(self, recipient: str, message_id: int, at: str) -> bool: ...
 
 
+class MeetingStore(Protocol):
+    """Meetings: overlaps between agents' claims, each one record whose ``rev`` the caller
+    compares inside ``writing()`` before it puts the next one (compare-and-swap)."""
+
+    def add_meeting(self, m: Meeting) -> Meeting: ...
+
+    def meeting(self, meeting_id: int) -> Meeting | None: ...
+
+    def meetings(self, *, resolved: bool = False) -> list[Meeting]: ...
+
+    def put_meeting(self, m: Meeting) -> None: ...
+
+
 class StateStore(
     FileStore,
     EventStore,
@@ -210,6 +224,7 @@ class StateStore(
     ReconciliationStore,
     PendingStore,
     MailStore,
+    MeetingStore,
     Protocol,
 ):
     """A whole store: every domain, and the transactions, prefetches and cache they share."""
@@ -243,4 +258,5 @@ DOMAINS: dict[str, type[Any]] = {
     "reconciliations": ReconciliationStore,
     "pending": PendingStore,
     "mail": MailStore,
+    "meetings": MeetingStore,
 }

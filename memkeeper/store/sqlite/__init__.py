@@ -15,6 +15,7 @@ from memkeeper.store.sqlite.claims import ClaimRows
 from memkeeper.store.sqlite.events import EventRows
 from memkeeper.store.sqlite.files import FileRows
 from memkeeper.store.sqlite.mail import MailRows
+from memkeeper.store.sqlite.meetings import MeetingRows
 from memkeeper.store.sqlite.pending import PendingRows
 from memkeeper.store.sqlite.proposals import ProposalRows
 from memkeeper.store.sqlite.reconciliations import ReconciliationRows
@@ -23,6 +24,13 @@ __all__ = ["Store", "prepare_home"]
 
 
 class Store(
-    FileRows, EventRows, ClaimRows, ProposalRows, ReconciliationRows, PendingRows, MailRows
+    FileRows,
+    EventRows,
+    ClaimRows,
+    ProposalRows,
+    ReconciliationRows,
+    PendingRows,
+    MailRows,
+    MeetingRows,
 ):
     """One connection to the memory home's database, with every domain's tables."""

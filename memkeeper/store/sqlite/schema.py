@@ -11,8 +11,8 @@ if TYPE_CHECKING:
 
 # 1: files, sections, events, cache; 2: + claims, waiters, counters, tallies, reconciliations;
 # 3: + bodies, proposals; 4: + events_by_path; 5: + pending; 6: + events.signer, events.sig;
-# 7: + messages, deliveries.
-SCHEMA_VERSION = 7
+# 7: + messages, deliveries; 8: + meetings.
+SCHEMA_VERSION = 8
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -157,6 +157,12 @@ CREATE TABLE IF NOT EXISTS deliveries (  -- what each recipient was told (m:ID, 
     acked_at TEXT,
     PRIMARY KEY (recipient, key)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meetings (  -- overlaps between agents' claims, until resolved
+    id INTEGER PRIMARY KEY,
+    state TEXT NOT NULL,           -- open, escalated or resolved
+    record TEXT NOT NULL           -- the whole record as JSON (meetings.records.encode)
+);
+CREATE INDEX IF NOT EXISTS meetings_by_state ON meetings (state, id);
 """
 
 
