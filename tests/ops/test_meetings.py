@@ -88,7 +88,7 @@ def test_a_participant_cannot_resolve_alone_but_a_human_can(agents: Agents) -> N
 
 
 def test_serialize_gives_the_first_the_targets(agents: Agents) -> None:
-    a, b, human = agents(A), agents(B), agents("human")
+    a, human = agents(A), agents("human")
     a.claim(["docs/"])
     meetings.open_meeting(a.workspace, [B], ["docs/"])
     meetings.resolve(human.workspace, 1, 1, how=How("serialize", who=B))

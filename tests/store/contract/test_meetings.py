@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from memkeeper.meetings import rules
-from memkeeper.meetings.records import Plan
+from memkeeper.meetings.records import Meeting, Plan
 from tests.store.contract.conftest import NOW, etcd_on, etcd_only, retrying
 
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 A, B = "claude-code:s1", "codex:t2"
 
 
-def opened() -> rules.Meeting:
+def opened() -> Meeting:
     return rules.opened(0, A, [B], ["CLAUDE.md"], NOW, claims=["c1"], reason="overlap")
 
 
