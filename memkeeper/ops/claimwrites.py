@@ -15,7 +15,7 @@ from memkeeper.claims.wording import holder_json
 from memkeeper.errors import Refused
 from memkeeper.fs import root as roots
 from memkeeper.markdown import refs
-from memkeeper.ops.meetingclaims import as_seen_by
+from memkeeper.ops.jointclaims import as_seen_by
 from memkeeper.ops.read import present_rows
 
 TYPE_CHECKING = False

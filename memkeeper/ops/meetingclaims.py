@@ -92,20 +92,3 @@ def _narrow(table: ClaimTable, claim_id: str, targets: tuple[str, ...], m: int, 
     data = {**claim_data(narrowed), "previous_targets": list(claim.targets), "meeting": m}
     table.ws.record("claim.narrowed", None, None, data, claim.agent)
     table.changed = True
-
-
-def as_seen_by(ws: Workspace, claims: list[Claim], target: str) -> list[Claim]:
-    """``claims`` as this identity's writes see them: a claim a ``join`` made joint counts as
-    its own when it is one of that meeting's participants. The meetings are read only when
-    another identity's claim touches ``target`` (a write nobody else claims pays nothing)."""
-    from memkeeper.claims.targets import normalize_target, targets_overlap
-
-    me, target = ws.agent, normalize_target(target)
-    if not any(
-        c.agent != me and any(targets_overlap(t, target) for t in c.targets) for c in claims
-    ):
-        return claims
-    from memkeeper.ops.meetings import joint_claims
-
-    joint = joint_claims(ws)
-    return [replace(c, agent=me) if me in joint.get(c.id, ()) else c for c in claims]

@@ -18,8 +18,7 @@ from dataclasses import dataclass
 
 from memkeeper.errors import Invalid
 from memkeeper.events import iso_utc
-from memkeeper.meetings import codeowners, rules
-from memkeeper.meetings.effects import effects
+from memkeeper.meetings import rules
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -158,6 +157,7 @@ def resolve(
         _record(ws, "meeting.resolved", m, data)
         _tell(ws, m, f"{ws.agent} resolved meeting {m.id}: {_plan_text(m.resolution)}")
 
+    from memkeeper.meetings.effects import effects
     from memkeeper.ops.meetingclaims import resolve_with
 
     resolve_with(ws, decide, commit)
@@ -184,15 +184,6 @@ def settle(ws: Workspace) -> list[Meeting]:
 
     result: list[Meeting] = ws.again(once)
     return result
-
-
-def joint_claims(ws: Workspace) -> dict[str, tuple[str, ...]]:
-    """Claim id -> the participants who share it (resolved by ``join``)."""
-    out: dict[str, tuple[str, ...]] = {}
-    for m in ws.store.meetings(resolved=True):
-        for claim_id in m.joint:
-            out[claim_id] = tuple(dict.fromkeys((*out.get(claim_id, ()), *m.participants)))
-    return out
 
 
 # -- the shared steps ---------------------------------------------------------------------------
@@ -247,6 +238,8 @@ def _chosen(m: Meeting, n: int | None, how: How | None) -> Plan:
 
 
 def _owners(ws: Workspace, m: Meeting) -> tuple[str, ...]:
+    from memkeeper.meetings import codeowners  # pathspec: only when a meeting escalates
+
     for place in codeowners.PLACES:
         try:
             with open(os.path.join(ws.top, place), encoding="utf-8", errors="replace") as f:

@@ -21,7 +21,7 @@ def test_a_schema_6_store_gains_the_messages_on_opening(home: Path) -> None:
     raw_sql(home, "PRAGMA user_version=6")
     upgraded = Store.open(str(home))
     try:
-        assert pragma(upgraded, "user_version") == SCHEMA_VERSION == 7
+        assert pragma(upgraded, "user_version") == SCHEMA_VERSION == 8
         assert [m.text for m in upgraded.messages_for("a:1")] == ["kept"]
         with upgraded.writing():
             assert upgraded.mark_delivered("a:1", ["m:1"], AT) == ["m:1"]
