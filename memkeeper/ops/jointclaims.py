@@ -13,6 +13,8 @@ from memkeeper.claims.targets import normalize_target, targets_overlap
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from memkeeper.claims.decisions import Claim
     from memkeeper.ops.workspace import Workspace
 
@@ -34,5 +36,14 @@ def as_seen_by(ws: Workspace, claims: list[Claim], target: str) -> list[Claim]:
         c.agent != me and any(targets_overlap(t, target) for t in c.targets) for c in claims
     ):
         return claims
+    return shared(ws, claims)
+
+
+def shared(ws: Workspace, claims: Sequence[Claim]) -> list[Claim]:
+    """``claims``, each joint one this identity shares as its own (the gate's view: it judges
+    many targets at once)."""
+    me = ws.agent
+    if all(c.agent == me for c in claims):
+        return list(claims)
     joint = joint_claims(ws)
     return [replace(c, agent=me) if me in joint.get(c.id, ()) else c for c in claims]

@@ -127,6 +127,26 @@ def test_a_split_leaves_each_claim_its_part_and_fences_the_rest(
     assert f"{ASKER} holds strict write claim" in outside.stderr
     assert write(sample, two, "CLAUDE.md#testing", "Tested by the asker.\n").code == 0
     assert write(sample, two, "CLAUDE.md#build", "Not the asker's.\n").code == 4
+    # the holder's agent editing the other's part: its PreToolUse gate denies it
+    assert edit(sample, one, "Tested by the asker.", "Tested by the holder.") == "deny"
+    assert edit(sample, one, "Built by the holder.", "Built by the holder, twice.") == "allow"
+
+
+def edit(root: Path, env: dict[str, str], old: str, new: str) -> str:
+    """The holder's Claude Code gate's verdict on an Edit of CLAUDE.md."""
+    body: dict[str, Any] = {"session_id": CLAUDE, "hook_event_name": "PreToolUse"}
+    body |= {"cwd": str(root), "tool_name": "Edit", "tool_use_id": "u1"}
+    body["tool_input"] = {
+        "file_path": str(root / "CLAUDE.md"),
+        "old_string": old,
+        "new_string": new,
+    }
+    done = run_cli(root, "hook", "claude-code", stdin=json.dumps(body), env=env)
+    assert done.code == 0, done.stderr
+    if not done.stdout:
+        return "allow"
+    verdict: str = json.loads(done.stdout)["hookSpecificOutput"].get("permissionDecision", "allow")
+    return verdict
 
 
 def write(root: Path, env: dict[str, str], ref: str, body: str) -> Run:

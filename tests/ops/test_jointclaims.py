@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memkeeper.ops import meetings
-from memkeeper.ops.jointclaims import as_seen_by, joint_claims
+from memkeeper.ops.jointclaims import as_seen_by, joint_claims, shared
 from memkeeper.ops.meetings import How
 
 if TYPE_CHECKING:
@@ -26,3 +26,5 @@ def test_a_joint_claim_is_each_participants_own(agents: Agents) -> None:
     assert joint_claims(b.workspace) == {held.id: (B, A)}
     assert as_seen_by(b.workspace, b.claims(), "CLAUDE.md#x")[0].agent == B
     assert as_seen_by(c.workspace, c.claims(), "CLAUDE.md#x")[0].agent == A
+    assert [c.agent for c in shared(b.workspace, c.claims())] == [B]  # the gate's view
+    assert [c.agent for c in shared(c.workspace, c.claims())] == [A]
