@@ -18,7 +18,7 @@ No ``from __future__ import annotations`` here: the SDK reads these annotations 
 import os
 import threading
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import anyio
 import anyio.to_thread
@@ -250,7 +250,89 @@ def build(root: str | None = None, agent: str | None = None) -> Server:
         handoff…), oldest first, and notices (a claim of yours about to expire)."""
         return run(ctx, lambda m: tools.inbox(m, ack or []))
 
+    register_meetings(server, run)
     return server
+
+
+MeetingId = Annotated[int, Field(description="a meeting's id", ge=1, le=MAX_INT)]
+MeetingRev = Annotated[
+    int, Field(description="the meeting's rev as you read it (compare-and-swap)", ge=0, le=MAX_INT)
+]
+Kind = Annotated[
+    Literal["split", "serialize", "handoff", "join", "escalate"],
+    Field(description="split, serialize, handoff, join or escalate"),
+]
+Assign = Annotated[
+    dict[str, list[str]] | None,
+    Field(description="split: each participant's targets (paths or PATH#KEY)"),
+]
+Who = Annotated[str | None, Field(description="serialize: who goes first; handoff: who takes")]
+Note = Annotated[str, Field(description="a word on the plan")]
+
+
+def register_meetings(server: Server, run: Callable[..., Payload]) -> None:
+    """The tools of meetings and release answers (``meetingtools``)."""
+    from memkeeper.mcpserver import meetingtools as mt
+
+    @server.tool()
+    def memory_meetings(
+        ctx: Context,
+        id: Annotated[int | None, Field(description="one meeting (default: the list)")] = None,
+        resolved: Annotated[bool, Field(description="list resolved ones too")] = False,
+    ) -> Payload:
+        """Meetings on overlapping claims: participants, contested targets, proposals, rev,
+        deadline, state (a meeting past its deadline escalates to a human)."""
+        return run(ctx, lambda m: mt.meetings(m, id, resolved))
+
+    @server.tool()
+    def memory_meeting_open(
+        others: Annotated[list[str], Field(description="the other participants' identities")],
+        targets: Annotated[list[str], Field(description="the contested targets")],
+        ctx: Context,
+        deadline: Annotated[float | None, Field(description="seconds to agree")] = None,
+        reason: Annotated[str, Field(description="why")] = "",
+    ) -> Payload:
+        """Open a meeting with another agent on targets you both need."""
+        return run(ctx, lambda m: mt.open_meeting(m, others, targets, deadline, reason))
+
+    @server.tool()
+    def memory_meeting_propose(
+        id: MeetingId, expect_rev: MeetingRev, kind: Kind, ctx: Context,
+        assign: Assign = None, who: Who = None, note: Note = "",
+    ) -> Payload:  # fmt: skip
+        """Propose a resolution (you accept it yourself)."""
+        return run(ctx, lambda m: mt.propose(m, id, expect_rev, kind, assign, who, note))
+
+    @server.tool()
+    def memory_meeting_accept(
+        id: MeetingId,
+        expect_rev: MeetingRev,
+        proposal: Annotated[int, Field(description="the proposal's number", ge=1, le=MAX_INT)],
+        ctx: Context,
+    ) -> Payload:
+        """Accept a proposal of a meeting you take part in."""
+        return run(ctx, lambda m: mt.accept(m, id, expect_rev, proposal))
+
+    @server.tool()
+    def memory_meeting_resolve(
+        id: MeetingId, expect_rev: MeetingRev, ctx: Context,
+        proposal: Annotated[int | None, Field(description="a proposal all accepted")] = None,
+        kind: Annotated[Kind | None, Field(description="or a plan: its kind")] = None,
+        assign: Assign = None, who: Who = None, note: Note = "",
+    ) -> Payload:  # fmt: skip
+        """Resolve a meeting: with a proposal every participant accepted, or escalate it."""
+        return run(ctx, lambda m: mt.resolve(m, id, expect_rev, proposal, kind, assign, who, note))
+
+    @server.tool()
+    def memory_answer(
+        id: Annotated[int, Field(description="the release request's message id", ge=1)],
+        ctx: Context,
+        release: Annotated[bool, Field(description="release the claim it asks for")] = False,
+        reason: Annotated[str | None, Field(description="else: why you keep it")] = None,
+        eta: Annotated[float | None, Field(description="with reason: seconds until done")] = None,
+    ) -> Payload:
+        """Answer a release request: release the claim, or say why not yet (and when)."""
+        return run(ctx, lambda m: mt.answer(m, id, release, reason, eta))
 
 
 def serve(root: str | None, agent: str | None) -> int:

@@ -26,7 +26,9 @@ from mcp_types import Implementation
 TOOLS = {
     *("memory_sections", "memory_read", "memory_patch", "memory_append", "memory_claim"),
     *("memory_renew", "memory_release", "memory_claims", "memory_events", "memory_emit"),
-    *("memory_check", "memory_inbox"),
+    *("memory_check", "memory_inbox", "memory_meetings", "memory_meeting_open"),
+    *("memory_meeting_propose", "memory_meeting_accept", "memory_meeting_resolve"),
+    "memory_answer",
 }
 
 
