@@ -146,6 +146,7 @@ def build(
         Route("/static/{name}", guard(static, public=True)),
         Route("/api/status", guard(api(lambda m, r: m.status()))),
         Route("/api/claims", guard(api(lambda m, r: m.waiters()))),
+        Route("/api/meetings", guard(api(_meetings))),
         Route("/api/files", guard(api(lambda m, r: {"files": m.files()}))),
         Route("/api/sections", guard(api(_sections))),
         Route("/api/events", guard(api(functools.partial(_events, marks)))),
@@ -199,6 +200,14 @@ def _sections(memory: Memory, request: Request) -> dict[str, Any]:
         rel = memory.workspace.relpath(path)
         raise ApiError(404, "not_found", f"{rel} is not a managed file")
     return {"path": found["path"], "class": found["class"], "sections": found["sections"]}
+
+
+def _meetings(memory: Memory, request: Request) -> dict[str, Any]:
+    """Meetings not yet resolved (each with its deadline) and the day's release requests."""
+    from memkeeper.ops import releases
+
+    found = [m.to_json() for m in memory.meetings.list()]
+    return {"meetings": found, "release_requests": releases.view(memory.workspace)}
 
 
 def _metrics(memory: Memory, request: Request) -> dict[str, Any]:
