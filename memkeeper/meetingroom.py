@@ -1,5 +1,5 @@
 """``Memory.meetings``: meetings on overlapping claims, the Python API's sub-façade over
-``ops.meetings`` (docs/reference.md §4.29), and the answers to release requests
+``ops.meetings`` (docs/reference.md §4.32), and the answers to release requests
 (``ops.releases``)."""
 
 from __future__ import annotations

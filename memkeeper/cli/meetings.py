@@ -1,4 +1,4 @@
-"""The ``meeting`` verb of the CLI (docs/reference.md §4.29): ``list``, ``show``, ``open``,
+"""The ``meeting`` verb of the CLI (docs/reference.md §4.32): ``list``, ``show``, ``open``,
 ``propose``, ``accept`` and ``resolve`` — every change with ``--expect-rev``, the meeting's
 revision as ``show`` gave it (stale: exit 3, with the meeting as it is now)."""
 

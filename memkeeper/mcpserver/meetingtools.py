@@ -1,4 +1,4 @@
-"""The MCP tools of meetings and release answers (docs/reference.md §4.21, §4.29): plain
+"""The MCP tools of meetings and release answers (docs/reference.md §4.21, §4.32): plain
 functions over a ``Memory`` answering what ``memkeeper meeting … --json`` and ``memkeeper
 answer --json`` answer (``server`` registers them; ``tools.answer`` wraps their errors)."""
 

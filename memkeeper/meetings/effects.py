@@ -1,4 +1,4 @@
-"""What a meeting's resolution does to the claims in contention (docs/reference.md §4.29), as
+"""What a meeting's resolution does to the claims in contention (docs/reference.md §4.32), as
 values for the shell to apply in one claims transaction. Pure.
 
 After a resolution each participant holds, of the contested targets, exactly what the plan

@@ -1,4 +1,4 @@
-"""A meeting's record (docs/reference.md §4.29): an overlap between agents' claims, open until
+"""A meeting's record (docs/reference.md §4.32): an overlap between agents' claims, open until
 someone resolves it — who takes part, what is contested, the plans proposed and who accepted
 each, the deadline, and the revision every change raises. Pure: records and their JSON.
 """

@@ -1,4 +1,4 @@
-"""How a meeting changes (docs/reference.md §4.29): opened, a plan proposed, a plan accepted,
+"""How a meeting changes (docs/reference.md §4.32): opened, a plan proposed, a plan accepted,
 escalated (by a participant, or once its deadline has passed), resolved. Each transition is a
 pure function from a meeting to the next one, its revision one higher; nothing leaves
 ``resolved``. Who may do what:

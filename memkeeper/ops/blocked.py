@@ -1,5 +1,5 @@
 """What a claim that other agents' claims stand in the way of does besides waiting or being
-refused (docs/reference.md §4.28 and §4.29): with ``--request-release`` it asks each holder
+refused (docs/reference.md §4.28 and §4.32): with ``--request-release`` it asks each holder
 in its way to release (``releases.ask``); where the claim is strict — asked so, or a holder's
 claim is — and the policy's ``meetings.on_overlap`` is true, it opens a meeting with each
 such holder on what they both claim.

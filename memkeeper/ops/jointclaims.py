@@ -1,4 +1,4 @@
-"""Joint claims (docs/reference.md §4.29, ``join``): a claim a meeting resolved by ``join``
+"""Joint claims (docs/reference.md §4.32, ``join``): a claim a meeting resolved by ``join``
 is held by all its participants — for the writes it covers, each of them counts as its
 holder. On the path of every write check (``ops.claimwrites``): the meetings are read only
 when another identity's claim touches the target, so a write nobody else claims pays

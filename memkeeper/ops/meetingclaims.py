@@ -1,4 +1,4 @@
-"""A meeting's resolution applied to the claims (docs/reference.md §4.29): the one place a
+"""A meeting's resolution applied to the claims (docs/reference.md §4.32): the one place a
 meeting changes a claim. Everything happens in one claims transaction (``ClaimTable``'s:
 expired claims swept first, the queue served after), with the meeting's own write, so the
 claims never show a resolution half done.

@@ -1,4 +1,4 @@
-"""Meetings (docs/reference.md §4.29): an overlap between agents' claims, opened on request
+"""Meetings (docs/reference.md §4.32): an overlap between agents' claims, opened on request
 (``open``) or by the policy when a strict claim is blocked (``ops.blocked``), then proposed
 to, accepted and resolved — every change a compare-and-swap on the meeting's ``rev``, every
 change an event (``meeting.opened``, ``.proposed``, ``.accepted``, ``.escalated``,

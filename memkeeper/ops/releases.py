@@ -1,4 +1,4 @@
-"""Release requests and their answers (docs/reference.md §4.28, "Answers"): a blocked claim
+"""Release requests and their answers (docs/reference.md §4.31): a blocked claim
 asks each holder that stands in its way to release (``ask``: one request per holder's claim
 until it is answered), the holder answers (``answer``: it releases the claim, or says why not
 and when), and the requester is told through the channel (a ``release-answer`` message). The

@@ -1,4 +1,4 @@
-"""The policy's ``meetings:`` mapping (docs/reference.md §4.29): ``on_overlap`` (a strict claim
+"""The policy's ``meetings:`` mapping (docs/reference.md §4.32): ``on_overlap`` (a strict claim
 blocked by another agent's claim opens a meeting with its holder; default false) and
 ``deadline`` (seconds a meeting has before it escalates; default 900). Pure."""
 

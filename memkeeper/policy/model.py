@@ -72,7 +72,7 @@ class Policy:
     store: str | None = (
         None  # reference §12: etcd://… for a fleet's shared store (None: local SQLite)
     )
-    # reference §4.29: a blocked strict claim opens a meeting with each holder in its way
+    # reference §4.32: a blocked strict claim opens a meeting with each holder in its way
     meet_on_overlap: bool = False
     meeting_deadline: int = MEETING_DEADLINE  # seconds a meeting has before it escalates
 
