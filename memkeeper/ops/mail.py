@@ -83,9 +83,10 @@ def deliver(ws: Workspace, via: str) -> tuple[list[Message], list[str]]:
     """What to tell this identity's agent now, each thing once: ``(messages, notices)``."""
     if not ws.has_store:
         return [], []
-    from memkeeper.ops.meetings import settle
+    if ws.store.meetings():  # a meeting past its deadline escalates now: its people hear here
+        from memkeeper.ops.meetings import settle
 
-    settle(ws)  # a meeting past its deadline escalates now: its participants hear of it here
+        settle(ws)
     me, now, claims_now = ws.agent, ws.now(), ws.claim_now()
     waiting = [m for m in ws.store.messages_for(me) if m.delivered_at is None]
     mine = [c for c in ws.store.claim_rows() if c.agent == me and c.is_live(claims_now)]
