@@ -155,7 +155,11 @@ def resolve(
         assert m.resolution is not None
         data = {"resolution": m.resolution.to_json(), "proposal": proposal}
         _record(ws, "meeting.resolved", m, data)
-        _tell(ws, m, f"{ws.agent} resolved meeting {m.id}: {_plan_text(m.resolution)}")
+        then = ""
+        if m.resolution.kind == "serialize":
+            targets = " ".join(m.targets)
+            then = f" — the others wait: memkeeper claim {targets} --wait SECONDS queues you"
+        _tell(ws, m, f"{ws.agent} resolved meeting {m.id}: {_plan_text(m.resolution)}{then}")
 
     from memkeeper.meetings.effects import effects
     from memkeeper.ops.meetingclaims import resolve_with

@@ -94,6 +94,8 @@ def test_serialize_gives_the_first_the_targets(agents: Agents) -> None:
     meetings.resolve(human.workspace, 1, 1, how=How("serialize", who=B))
     assert held(a) == {B: ("docs/",)}
     assert "claim.released" in [e.type for e in a.events()]
+    (told,) = [m for m in a.mail.inbox() if "resolved" in m.text]
+    assert told.text.endswith("the others wait: memkeeper claim docs/ --wait SECONDS queues you")
 
 
 def test_join_shares_the_holders_claim_for_writes(agents: Agents) -> None:
