@@ -5,9 +5,14 @@ granted where a participant held none; a target wider than the contested ones is
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memkeeper.claims.decisions import Claim
+from memkeeper.claims.targets import targets_overlap
 from memkeeper.errors import Invalid
 from memkeeper.meetings import rules
 from memkeeper.meetings.effects import Effects, Grant, Narrow, effects
@@ -60,3 +65,44 @@ def test_a_target_wider_than_the_contested_ones_is_refused() -> None:
     m = rules.opened(1, B, [A], ["docs/a.md"], NOW)
     with pytest.raises(Invalid, match="wider than the contested"):
         effects(m, Plan("handoff", (), B), [claim("c1", A, "docs/")])
+
+
+SECTIONS = st.sampled_from(["CLAUDE.md#a", "CLAUDE.md#b", "CLAUDE.md#c", "docs/x.md", "docs/y/"])
+OUTSIDE = st.sampled_from(["src/", "notes.md", "AGENTS.md#z"])
+
+
+def applied(claims: list[Claim], fx: Effects) -> list[Claim]:
+    """The claims as the shell leaves them: narrowed, released when empty, granted."""
+    after = {n.claim_id: n.targets for n in fx.narrow}
+    out = [replace(c, targets=after.get(c.id, c.targets)) for c in claims]
+    out = [c for c in out if c.targets]
+    return out + [
+        claim(f"g{i}", g.agent, *g.targets, token=100 + i) for i, g in enumerate(fx.grant)
+    ]
+
+
+@given(
+    st.dictionaries(st.sampled_from([A, B]), st.lists(SECTIONS, max_size=3, unique=True)),
+    st.lists(OUTSIDE, max_size=2, unique=True),
+    st.sampled_from(["CLAUDE.md", "docs/"]),
+)
+def test_after_a_split_each_participant_holds_exactly_its_assignment(
+    assign: dict[str, list[str]], kept: list[str], held_by_a: str
+) -> None:
+    m = rules.opened(1, B, [A], ["CLAUDE.md", "docs/"], NOW)
+    try:
+        p = rules.plan("split", m, assign=assign)
+    except Invalid:
+        return
+    before = [claim("c1", A, held_by_a, *kept), claim("c9", C, "elsewhere.md", token=9)]
+    after = applied(before, effects(m, p, before))
+    for agent in (A, B):
+        mine = {t for c in after if c.agent == agent for t in c.targets}
+        contested = {t for t in mine if any(targets_overlap(t, u) for u in m.targets)}
+        assert contested == set(p.assigned(agent))
+    assert {t for c in after if c.agent == A for t in c.targets} >= set(kept)  # the rest stays
+    assert [c for c in after if c.agent == C] == [before[1]]  # outsiders untouched
+    for x in after:
+        for y in after:
+            if x.agent != y.agent:
+                assert not any(targets_overlap(s, t) for s in x.targets for t in y.targets)
