@@ -259,6 +259,10 @@ def _release(p: dict[str, Any]) -> str:
 
 
 def _claims(p: dict[str, Any]) -> str:
+    if "matches" in p:
+        lines = [f"live claims by similarity to {p['search']!r}: {len(p['matches'])}"]
+        lines += [f"  {m['score']:.2f} {_claim_line(m)}: {m['objective']}" for m in p["matches"]]
+        return "\n".join(lines) + "\n"
     lines = [f"live claims: {len(p['claims'])}"]
     lines += [f"  {_claim_line(c)}" for c in p["claims"]]
     lines.append(f"queued requests: {len(p['waiters'])}")

@@ -27,6 +27,9 @@ GIT_FORMS: tuple[str, ...] = get_args(GitForm)
 DEFAULT_TTL = 120
 MAX_TTL = 3600
 MEETING_DEADLINE = 900
+# ``semantic.threshold``: the score from which two claims' objectives are called similar
+# (chosen on tests/data/objective_pairs.csv; docs/reference.md §4 "Similar objectives")
+SEMANTIC_THRESHOLD = 0.2
 ENTRY_FIELDS = ("date", "time", "agent", "text")
 # Never descended into by `managed_files`, whatever the globs say.
 SKIP_DIRS = frozenset({".git", HOME_DIR, ".venv", "node_modules", "__pycache__"})
@@ -72,6 +75,7 @@ class Policy:
     store: str | None = (
         None  # reference §12: etcd://… for a fleet's shared store (None: local SQLite)
     )
+    semantic_threshold: float = SEMANTIC_THRESHOLD
     # reference §4.32: a blocked strict claim opens a meeting with each holder in its way
     meet_on_overlap: bool = False
     meeting_deadline: int = MEETING_DEADLINE  # seconds a meeting has before it escalates

@@ -32,6 +32,7 @@ from memkeeper.policy.model import (
     Policy,
     SectionRule,
 )
+from memkeeper.policy.semantic import semantic_threshold
 from memkeeper.policy.storeurl import (
     CREDENTIAL_KEY,
     CREDENTIALS_TODO,
@@ -42,7 +43,7 @@ from memkeeper.policy.storeurl import (
 )
 from memkeeper.regions.templates import SOURCES, TemplateError, parse_template
 
-_TOP_KEYS = ("version", "files", "leases", "templates", "store", "signatures", "meetings")
+_TOP_KEYS = ("version", "files", "leases", "templates", "store", "signatures", "semantic")
 _SIGNATURES = ("required", "optional")
 _RULE_KEYS = ("path", "class", "strict", "sections", "entry_template", "git")
 _SECTION_KEYS = ("owners", "strict")
@@ -76,13 +77,12 @@ class _Parser:
     def policy(self, data: bytes) -> Policy:
         top = self.document(data)
         self.no_credentials(top)
-        self.known_keys(top, _TOP_KEYS, "at the top level")
+        self.known_keys(top, (*_TOP_KEYS, "meetings"), "at the top level")
         self.version(top)
-        default_ttl, max_ttl = self.leases(top)
-        store = self.store(top, data)
+        ttls, meet = self.leases(top), meetingkeys.meetings(top, self.fail, self.known_keys, _show)
+        store, threshold = self.store(top, data), semantic_threshold(top, self.fail)
         self.signatures(top)
-        meet = meetingkeys.meetings(top, self.fail, self.known_keys, _show)
-        return Policy(self.files(top), default_ttl, max_ttl, self.templates(top), store, *meet)
+        return Policy(self.files(top), *ttls, self.templates(top), store, threshold, *meet)
 
     def store(self, top: CommentedMap, data: bytes) -> str | None:
         """``store: etcd://…`` (reference §12), on one line of its own at the top level:
