@@ -70,9 +70,14 @@ def open_meeting(
     from memkeeper.ops.claimwrites import resolve_target
 
     resolved = [resolve_target(ws, t) for t in targets]
-    wait = rules.DEFAULT_DEADLINE_S if deadline_s is None else deadline_s
-    draft = rules.opened(0, ws.agent, others, resolved, ws.now(), deadline_s=wait, claims=claims)
-    draft = draft if not reason else _with_reason(draft, reason)
+    if deadline_s is None:  # the policy's meetings.deadline
+        from memkeeper.policy.loader import parse_policy, policy_bytes
+
+        deadline_s = parse_policy(policy_bytes(ws.top)).meeting_deadline
+    draft = rules.opened(
+        0, ws.agent, others, resolved, ws.now(), deadline_s=deadline_s, claims=claims,
+        reason=reason,
+    )  # fmt: skip
 
     def once() -> Meeting:
         with ws.store.writing():
@@ -295,9 +300,3 @@ def _plan_text(p: Plan) -> str:
 
 def _why(m: Meeting) -> str:
     return f" ({m.reason})" if m.reason else ""
-
-
-def _with_reason(m: Meeting, reason: str) -> Meeting:
-    from dataclasses import replace
-
-    return replace(m, reason=reason)

@@ -150,3 +150,10 @@ def test_unknown_meetings_and_bad_plans_are_refused(agents: Agents) -> None:
     with pytest.raises(Invalid, match="one of --proposal N"):
         meetings.resolve(a.workspace, 1, 1)
     assert meetings.show(a.workspace, 1).rev == 1
+
+
+def test_the_deadline_defaults_to_the_policys(agents: Agents, sample: Path) -> None:
+    policy = sample / ".memkeeper.yaml"
+    policy.write_text(policy.read_text() + "meetings:\n  deadline: 45\n")
+    m = meetings.open_meeting(agents(A).workspace, [B], ["docs/"], reason="why")
+    assert (m.deadline - m.opened_at, m.reason) == (45, "why")
