@@ -37,7 +37,8 @@ VERB_GROUPS = {
     "memkeeper.cli.history": ("log", "revert"),
     "memkeeper.cli.doctor": ("doctor",),
     "memkeeper.cli.keys": ("keys",),
-    "memkeeper.cli.mail": ("send", "inbox", "ack", "request-release"),
+    "memkeeper.cli.mail": ("send", "inbox", "ack", "request-release", "answer"),
+    "memkeeper.cli.meetings": ("meeting",),
 }
 
 
@@ -114,6 +115,11 @@ def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
         default=False if top else argparse.SUPPRESS,
         help="print the traceback of an internal error (else: .memkeeper/error.log)",
     )
+
+
+def common_options(parser: argparse.ArgumentParser) -> None:
+    """The common options on a verb's own sub-verb (``meeting show``, …)."""
+    _common(parser, top=False)
 
 
 class _Skipped:

@@ -217,7 +217,9 @@ def gather(
     claims: tuple[Claim, ...] = ()
     try:
         if (paths or entries) and ws.store.any_live_claim(now := ws.claim_now()):
-            claims = tuple(ws.store.claim_rows())
+            from memkeeper.ops.jointclaims import shared  # a join's claim is each one's
+
+            claims = tuple(shared(ws, ws.store.claim_rows()))
     # A shared store down: the policy still decides, without the claims nobody can read now.
     except StoreUnavailable:
         pass

@@ -19,7 +19,16 @@ if TYPE_CHECKING:
     from memkeeper.coordination import Message
 
 ALL = "all"  # the recipient that is every identity (but the sender)
-KINDS = ("message", "release-request", "handoff", "overlap", "changed", "expiring")
+KINDS = (
+    "message",
+    "release-request",
+    "release-answer",
+    "meeting",
+    "handoff",
+    "overlap",
+    "changed",
+    "expiring",
+)
 MAX_TEXT_CHARS = 16 * 1024
 MAX_RECIPIENT_CHARS = 256
 MAX_SHOWN = 20  # messages one notice carries; the rest wait for the next
@@ -130,6 +139,8 @@ def line(message: Message) -> str:
     head = {
         "release-request": f"{message.sender} asks you to release your claim{about}",
         "handoff": f"{message.sender} hands you{about or ' work'}",
+        "release-answer": f"{message.sender} answers your release request{about}",
+        "meeting": f"{message.about or 'a meeting'}",
     }.get(message.kind, f"{message.kind} from {message.sender}{about}")
     return f"- [{message.id}] {head}: {message.text.strip()}"
 
@@ -146,8 +157,13 @@ def notice(messages: Sequence[Message], computed: Sequence[str]) -> str:
         lines.append(f"- … and {len(messages) - MAX_SHOWN} more: memkeeper inbox")
     if any(m.kind == "release-request" for m in messages):
         lines.append(
-            "Answer a release request by releasing the claim (memkeeper release ID), or tell "
-            "the requester why not and when: memkeeper send --to THEM --about ID --text '…'."
+            "Answer a release request [N]: memkeeper answer N --release (releases the claim), "
+            "or memkeeper answer N --reason '…' --eta SECONDS (why not yet, and when)."
+        )
+    if any(m.kind == "meeting" for m in messages):
+        lines.append(
+            "Meetings: memkeeper meeting show ID (its rev, proposals, deadline); propose, "
+            "accept or resolve with --expect-rev REV."
         )
     lines.append("These were delivered once; memkeeper inbox lists them until you ack them.")
     return "\n".join(lines)

@@ -31,7 +31,7 @@ from memkeeper.fs import wakeups as waiting
 from memkeeper.ops.claimsimilar import overlap_warnings
 from memkeeper.ops.claimwaits import Cancel, abandoned, busy, busy_reason, next_look, wait_for
 from memkeeper.ops.claimwrites import resolve_target
-from memkeeper.ops.mail import overlaps
+from memkeeper.ops.posting import overlaps
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator

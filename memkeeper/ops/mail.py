@@ -13,12 +13,10 @@ from memkeeper import limits
 from memkeeper.errors import Invalid
 from memkeeper.events import iso_utc
 from memkeeper.mail import messages, reads
+from memkeeper.ops.posting import post
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
-    from memkeeper.claims.decisions import Claim, Request
     from memkeeper.coordination import Message, StaleRead
     from memkeeper.ops.workspace import Workspace
 
@@ -37,30 +35,6 @@ def send(
 
     sent: Message = ws.again(once)
     return sent
-
-
-def post(ws: Workspace, sender: str, to: str, kind: str, about: str | None, text: str) -> Message:
-    """Post a message inside the caller's transaction (``message.sent``), keeping the bound."""
-    posted = ws.store.post_message(sender, to, kind, about, text, iso_utc(ws.now()))
-    data = {"message": posted.id, "to": to, "kind": kind, "about": about}
-    ws.record("message.sent", None, None, data, sender)
-    _trim(ws)
-    return posted
-
-
-def overlaps(ws: Workspace, request: Request, live: Iterable[Claim]) -> None:
-    """Tell each other identity whose live claims ``request`` queued behind, inside the claim
-    transaction that queued it (``messages.overlaps``)."""
-    for holder, text in messages.overlaps(request, live):
-        post(ws, request.agent, holder, "overlap", request.id, text)
-
-
-def _trim(ws: Workspace) -> None:
-    """Keep the messages within their bound (``messages.to_trim``), in the transaction that
-    posts a new one."""
-    before = iso_utc(ws.now() - messages.KEEP_S)
-    drop = messages.to_trim(ws.store.kept_messages(), before, messages.KEEP_GIVEN)
-    ws.store.drop_messages(drop, before)
 
 
 def inbox(ws: Workspace, *, acked: bool = False) -> list[Message]:
@@ -107,6 +81,10 @@ def deliver(ws: Workspace, via: str) -> tuple[list[Message], list[str]]:
     """What to tell this identity's agent now, each thing once: ``(messages, notices)``."""
     if not ws.has_store:
         return [], []
+    if ws.store.meetings():  # a meeting past its deadline escalates now: its people hear here
+        from memkeeper.ops.meetings import settle
+
+        settle(ws)
     me, now, claims_now = ws.agent, ws.now(), ws.claim_now()
     waiting = [m for m in ws.store.messages_for(me) if m.delivered_at is None]
     mine = [c for c in ws.store.claim_rows() if c.agent == me and c.is_live(claims_now)]

@@ -19,6 +19,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from memkeeper.errors import PolicyInvalid
+from memkeeper.policy import meetingkeys
 from memkeeper.policy.leases import lease_settings
 from memkeeper.policy.model import (
     ENTRY_FIELDS,
@@ -74,14 +75,17 @@ class _Parser:
     def policy(self, data: bytes) -> Policy:
         top = self.document(data)
         self.no_credentials(top)
-        self.known_keys(top, _TOP_KEYS, "at the top level")
+        self.known_keys(top, (*_TOP_KEYS, "meetings"), "at the top level")
         self.version(top)
         default_ttl, max_ttl, grace, timeout = lease_settings(top, self.fail, self.known_keys)
+        meet, deadline = meetingkeys.meetings(top, self.fail, self.known_keys, _show)
         store, threshold = self.store(top, data), semantic_threshold(top, self.fail)
         self.signatures(top)
         files, templates = self.files(top), self.templates(top)
-        leases = {"takeover_grace": grace, "verify_timeout": timeout}
-        return Policy(files, default_ttl, max_ttl, templates, store, threshold, **leases)
+        return Policy(
+            files, default_ttl, max_ttl, templates, store, threshold, takeover_grace=grace,
+            verify_timeout=timeout, meet_on_overlap=meet, meeting_deadline=deadline,
+        )  # fmt: skip
 
     def store(self, top: CommentedMap, data: bytes) -> str | None:
         """``store: etcd://…`` (reference §12), on one line of its own at the top level:

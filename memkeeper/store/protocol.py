@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from memkeeper.clock import Clock
     from memkeeper.coordination import Message, Proposal, Reconciliation, StaleRead
     from memkeeper.events import Sign
+    from memkeeper.meetings.records import Meeting
     from memkeeper.records import Event, FileState, PendingWrite, SectionRow
 
 
@@ -227,6 +228,19 @@ class ReadStore(Protocol):
     def tell_read(self, reader: str, path: str, key: str, rev: int) -> bool: ...
 
 
+class MeetingStore(Protocol):
+    """Meetings: overlaps between agents' claims, each one record whose ``rev`` the caller
+    compares inside ``writing()`` before it puts the next one (compare-and-swap)."""
+
+    def add_meeting(self, m: Meeting) -> Meeting: ...
+
+    def meeting(self, meeting_id: int) -> Meeting | None: ...
+
+    def meetings(self, *, resolved: bool = False) -> list[Meeting]: ...
+
+    def put_meeting(self, m: Meeting) -> None: ...
+
+
 class StateStore(
     FileStore,
     EventStore,
@@ -236,6 +250,7 @@ class StateStore(
     PendingStore,
     MailStore,
     ReadStore,
+    MeetingStore,
     Protocol,
 ):
     """A whole store: every domain, and the transactions, prefetches and cache they share."""
@@ -270,4 +285,5 @@ DOMAINS: dict[str, type[Any]] = {
     "pending": PendingStore,
     "mail": MailStore,
     "reads": ReadStore,
+    "meetings": MeetingStore,
 }

@@ -70,7 +70,16 @@ def test_a_notice_says_each_message_and_how_to_answer_a_release_request() -> Non
         "- [5] message from human: text",
         "- your claim c9 expires",
     ]
-    assert "memkeeper release ID" in said
+    assert "memkeeper answer N --release" in said
+    assert "memkeeper answer N --reason '…' --eta SECONDS" in said
+
+
+def test_an_answer_and_a_meeting_read_as_what_they_are() -> None:
+    answer, meeting = msg(6, "release-answer"), msg(7, "meeting")
+    said = messages.notice([answer._replace(about="c7"), meeting._replace(about="meeting 2")], [])
+    assert "- [6] human answers your release request about c7: text" in said
+    assert "- [7] meeting 2: text" in said
+    assert "memkeeper meeting show ID" in said
 
 
 def test_a_long_inbox_is_cut_with_the_count_of_the_rest() -> None:

@@ -15,6 +15,7 @@ from memkeeper.store.etcd.claims import ClaimKeys
 from memkeeper.store.etcd.events import EventKeys
 from memkeeper.store.etcd.files import FileKeys
 from memkeeper.store.etcd.mail import MailKeys
+from memkeeper.store.etcd.meetings import MeetingKeys
 from memkeeper.store.etcd.pending import PendingKeys
 from memkeeper.store.etcd.proposals import ProposalKeys
 from memkeeper.store.etcd.reads import ReadKeys
@@ -33,6 +34,7 @@ class EtcdStore(
     PendingKeys,
     MailKeys,
     ReadKeys,
+    MeetingKeys,
 ):
     """The state of one memory home (or a fleet of them) under ``prefix`` on an etcd cluster,
     with every domain's keys."""

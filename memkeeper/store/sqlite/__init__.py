@@ -15,6 +15,7 @@ from memkeeper.store.sqlite.claims import ClaimRows
 from memkeeper.store.sqlite.events import EventRows
 from memkeeper.store.sqlite.files import FileRows
 from memkeeper.store.sqlite.mail import MailRows
+from memkeeper.store.sqlite.meetings import MeetingRows
 from memkeeper.store.sqlite.pending import PendingRows
 from memkeeper.store.sqlite.proposals import ProposalRows
 from memkeeper.store.sqlite.reads import ReadRows
@@ -32,5 +33,6 @@ class Store(
     PendingRows,
     MailRows,
     ReadRows,
+    MeetingRows,
 ):
     """One connection to the memory home's database, with every domain's tables."""
