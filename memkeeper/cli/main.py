@@ -32,8 +32,6 @@ def hook_words(words: Sequence[str]) -> tuple[str, str | None, str | None, str |
     or ``--opt=V``; ``--json`` and ``--debug`` change nothing) read as argparse reads them:
     ``(AGENT, root, agent, event)``; None for any other command line, which argparse then
     reads (and explains when wrong)."""
-    from memkeeper.gate.agents import AGENTS
-
     found: dict[str, str | None] = {"root": None, "agent": None, "event": None}
     positional: list[str] = []
     i = 0
@@ -54,7 +52,11 @@ def hook_words(words: Sequence[str]) -> tuple[str, str | None, str | None, str |
         else:
             positional.append(word)
         i += 1
-    if len(positional) != 2 or positional[0] != "hook" or positional[1] not in AGENTS:
+    if len(positional) != 2 or positional[0] != "hook":
+        return None  # every other command: the agents' names are not even loaded
+    from memkeeper.gate.agents import AGENTS
+
+    if positional[1] not in AGENTS:
         return None
     return positional[1], found["root"], found["agent"], found["event"]
 
