@@ -93,9 +93,13 @@ def main(argv: Sequence[str] | None = None, *, keep_open: bool = False) -> int:
             from memkeeper.cli.gitfilter import run_clean
 
             return run_clean(words[2], sys.stdin.buffer, sys.stdout.buffer)
-        from memkeeper.cli.parser import parse_args
+        from memkeeper.cli.plainwords import plain_args
 
-        args = parse_args(words)
+        args = plain_args(words)  # an agent's plain read or patch: no argparse (see plainwords)
+        if args is None:
+            from memkeeper.cli.parser import parse_args
+
+            args = parse_args(words)
         as_json = args.json
         if args.command == "hook":  # the agent's protocol on stdin/stdout; always 0
             from memkeeper.cli.hooks import run_hook
