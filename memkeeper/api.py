@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from memkeeper.claims.decisions import Claim, Mode
+    from memkeeper.claims.similar import Match
     from memkeeper.clock import Clock
     from memkeeper.coordination import Proposal, Reconciliation
     from memkeeper.identity.sessions import Session
@@ -189,6 +190,13 @@ class Memory:
         from memkeeper.ops.claimviews import live
 
         return live(self.workspace)[0]
+
+    def search_claims(self, text: str, limit: int = 10) -> list[Match]:
+        """The live claims whose objective is closest in meaning to ``text``, best first (each
+        a ``Match``: ``claim`` and ``score``); ``Invalid`` without the ``semantic`` extra."""
+        from memkeeper.ops.claimsearch import search
+
+        return search(self.workspace, text, limit)
 
     def metrics(self) -> dict[str, Any]:
         """Claim counters for the last hour (claims held, queue depth, deadlocks, …)."""

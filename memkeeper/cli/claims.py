@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from memkeeper.claims.wording import claim_json
 from memkeeper.cli.inputs import signed_number
+from memkeeper.errors import Usage
 
 if TYPE_CHECKING:
     import argparse
@@ -40,7 +41,15 @@ def add_verbs(verb: Verb) -> None:
         "--ttl", type=float, metavar="S", help="seconds from now (default: the claim's own TTL)"
     )
     verb("release", "give a claim back").add_argument("id", metavar="ID")
-    verb("claims", "list live claims and queued requests")
+    claims = verb("claims", "list live claims and queued requests")
+    claims.add_argument(
+        "--search",
+        metavar="TEXT",
+        help="live claims by meaning of their objective (extra: semantic)",
+    )
+    claims.add_argument(
+        "--limit", type=int, metavar="N", help="with --search: at most N (default 10)"
+    )
     verb("metrics", "claim counters for the last hour")
 
 
@@ -69,7 +78,17 @@ def cmd_release(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_claims(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
-    return memory.waiters()
+    if args.search is None and args.limit is not None:
+        raise Usage(
+            "memkeeper claims: --limit goes with --search TEXT — see memkeeper claims --help"
+        )
+    if args.search is None:
+        return memory.waiters()
+    from memkeeper.claims.similar import match_json
+
+    limit = {} if args.limit is None else {"limit": args.limit}
+    found = memory.search_claims(args.search, **limit)
+    return {"search": args.search, "matches": [match_json(m, memory.claim_now()) for m in found]}
 
 
 def cmd_metrics(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:

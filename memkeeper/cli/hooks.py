@@ -44,10 +44,18 @@ def add_verbs(verb: Verb) -> None:
     install.add_argument(
         "--mcp", action="store_true", help="also register `memkeeper mcp` for each AGENT"
     )
+    install.add_argument(
+        "--served",
+        action="store_true",
+        help="claude-code: also its http hooks, answered by memkeeper watch (this machine)",
+    )
     uninstall = verb(
         "uninstall-hooks", "remove what install-hooks added (no AGENT: all of it, git hook too)"
     )
     uninstall.add_argument("agents", nargs="*", metavar="AGENT", help=_NAMES)
+    uninstall.add_argument(
+        "--served", action="store_true", help="claude-code: only the gate served by watch"
+    )
     filter_ = verb("filter", "git's clean filter for generated pages (git runs it, not you)")
     filter_.add_argument("direction", choices=("clean",), help="clean: stdin to what git stores")
     filter_.add_argument("path", metavar="PATH", help="the file's path, as git gives it (%%f)")
@@ -85,13 +93,23 @@ def cmd_install_hooks(memory: Memory, args: argparse.Namespace) -> dict[str, Any
             "--mcp registers the server for the agents named — run: memkeeper "
             "install-hooks AGENT... --mcp"
         )
-    return install(memory.root, agent_names(names), mcp=args.mcp)
+    return install(memory.root, agent_names(names), mcp=args.mcp, served=args.served)
 
 
 def cmd_uninstall_hooks(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
     from memkeeper.install.hooks import agent_names, uninstall
 
     names = agent_names(args.agents)
+    if args.served:
+        from memkeeper.errors import Invalid
+        from memkeeper.install.served import uninstall_served
+
+        if names != ["claude-code"]:
+            raise Invalid(
+                "--served takes out Claude Code's served gate alone — run: memkeeper "
+                "uninstall-hooks claude-code --served"
+            )
+        return uninstall_served(memory.root)
     everything = not args.agents or "all" in args.agents
     return uninstall(memory.root, None if everything else names)
 

@@ -169,6 +169,9 @@ def _install_hooks(p: dict[str, Any]) -> str:
         if agent["mcp"] is not None:
             done = "added to" if agent["mcp"]["changed"] else "already in"
             lines.append(f"{agent['label']} MCP server {done} {agent['mcp']['path']}")
+        if (served := p.get("served")) and agent is p["agents"].get("claude-code"):
+            done = "added to" if served["hooks"]["changed"] else "already in"
+            lines.append(f"served gate ({served['url']}) {done} {served['hooks']['path']}")
         lines += [f"  to do: {todo}" for todo in agent["todo"]]
     return "\n".join(lines) + "\n"
 
@@ -209,6 +212,11 @@ def _uninstall_hooks(p: dict[str, Any]) -> str:
                 lines.append(f"  put back {found['restored']} as {found['path']}")
         if not changed:
             lines.append(f"{agent['label']}: nothing of memkeeper's installed")
+    served = p.get("served")
+    if served and (served["hooks"]["changed"] or served["config_removed"]):
+        lines.append(f"served gate removed: {served['hooks']['path']}, .memkeeper/gate.json")
+    elif served and not p["agents"]:
+        lines.append("served gate: nothing of memkeeper's installed")
     return "\n".join(lines) + "\n"
 
 
@@ -255,6 +263,10 @@ def _release(p: dict[str, Any]) -> str:
 
 
 def _claims(p: dict[str, Any]) -> str:
+    if "matches" in p:
+        lines = [f"live claims by similarity to {p['search']!r}: {len(p['matches'])}"]
+        lines += [f"  {m['score']:.2f} {_claim_line(m)}: {m['objective']}" for m in p["matches"]]
+        return "\n".join(lines) + "\n"
     lines = [f"live claims: {len(p['claims'])}"]
     lines += [f"  {_claim_line(c)}" for c in p["claims"]]
     lines.append(f"queued requests: {len(p['waiters'])}")

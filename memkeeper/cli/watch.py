@@ -51,11 +51,44 @@ def cmd_watch(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
     from memkeeper.daemon.loop import WatchfilesSource, instance_lock, run
 
     source = WatchfilesSource(debounce_ms=args.debounce_ms, step_ms=args.step_ms)
-    with stop_on_signals() as stop, instance_lock(memory.home):
+    with stop_on_signals() as stop, instance_lock(memory.home), _served(memory, args.json):
         for outcome in run(memory.workspace, source, stop):
             if not _print_line("watch", outcome.to_json(), args.json):
                 stop.set()
     return {}
+
+
+@contextlib.contextmanager
+def _served(memory: Memory, as_json: bool) -> Iterator[None]:
+    """Serve the gate over HTTP while the block runs, when ``install-hooks claude-code
+    --served`` configured it for this memory home (its ``gate.json``)."""
+    from memkeeper.daemon.plan import Outcome
+    from memkeeper.errors import EnvironmentFailure, Invalid
+    from memkeeper.fs import gateconfig
+
+    with contextlib.ExitStack() as stack:
+        # Any failure to serve is said, and the daemon watches on: the command hook answers.
+        outcome = None
+        try:
+            config = gateconfig.load(memory.home)
+            if config is not None:
+                from memkeeper.gate.served import serving
+
+                stack.enter_context(serving(memory.home, config, _log))
+                what = f"the gate at {config.url('claude-code')} (Claude Code's http hooks)"
+                outcome = Outcome("serving", None, what)
+        except (EnvironmentFailure, Invalid) as exc:
+            outcome = Outcome("error", None, f"the gate is not served: {exc.message}")
+        if outcome is not None:
+            _print_line("watch", outcome.to_json(), as_json)
+        yield
+
+
+def _log(line: str) -> None:
+    """A line of the served gate's own (a failure it allowed a call through on) on stderr."""
+    with contextlib.suppress(OSError):
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
 
 
 def cmd_emit(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:

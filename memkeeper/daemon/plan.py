@@ -58,6 +58,7 @@ _EDITOR_TEMP = re.compile(r"\.sw[a-px]$|~$|^\.#|^#.*#$|___jb_\w+___$|^4913$")
 Kind = Literal["file", "dir", "missing", "other"]
 OutcomeKind = Literal[
     "started",
+    "serving",
     "indexed",
     "recovered",
     "violation",

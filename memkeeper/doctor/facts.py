@@ -18,12 +18,13 @@ import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memkeeper.doctor.judge import LOGIN_SHELL, VENV, CodexHook, Facts, gemini_trusted
+from memkeeper.doctor.judge import LOGIN_SHELL, VENV, CodexHook, Facts, Served, gemini_trusted
 from memkeeper.doctor.userhook import SUFFIX
 from memkeeper.fs.agentfiles import gate_pattern, installed_gates
 from memkeeper.gate import jsonc
 from memkeeper.gate.agents import AGENTS
 from memkeeper.gate.mcp import registered
+from memkeeper.names import HOME_DIR
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -185,7 +186,56 @@ def collect(
         gemini_trust=gemini_trusted(_rules(trust_file), os.path.realpath(root)),
         gemini_trust_file=str(trust_file),
         gemini_trust_off=_gemini_off(env, home),
+        served=_served(root),
     )
+
+
+def _served(root: Path) -> Served:
+    """The served gate's config, its http hooks in the local settings, and its lock."""
+    from memkeeper.errors import Invalid
+    from memkeeper.fs import gateconfig
+
+    home = str(root / HOME_DIR)
+    try:
+        config = gateconfig.load(home)
+    except Invalid:
+        config = None
+    local = _json(root / ".claude" / "settings.local.json")
+    hooks = local.get("hooks")
+    hooked: list[str] = []
+    stale: list[str] = []
+    for event, groups in hooks.items() if isinstance(hooks, dict) else ():
+        for group in groups if isinstance(groups, list) else ():
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            for handler in inner if isinstance(inner, list) else ():
+                url = handler.get("url") if isinstance(handler, dict) else None
+                if not (isinstance(url, str) and url.endswith(gateconfig.PATH + "/claude-code")):
+                    continue
+                token = _member(handler, "headers", "Authorization")
+                ours = config is not None and (url, token) == (
+                    config.url("claude-code"),
+                    f"Bearer {config.token}",
+                )
+                (hooked if ours else stale).append(event)
+    url = None if config is None else config.url("claude-code")
+    return Served(url, tuple(hooked), tuple(stale), _held(os.path.join(home, gateconfig.LOCK_FILE)))
+
+
+def _held(lock: str) -> bool:
+    """Whether another process holds the ``flock`` on ``lock`` (memkeeper watch, serving)."""
+    import fcntl
+
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def _member(settings: dict[str, Any], *keys: str) -> Any:

@@ -78,6 +78,19 @@ class CodexHook:
 
 
 @dataclass(frozen=True, slots=True)
+class Served:
+    """Claude Code's gate served by ``memkeeper watch`` on this machine (``install-hooks
+    claude-code --served``): the URL its ``.memkeeper/gate.json`` names (None: not set up),
+    the events ``.claude/settings.local.json`` has memkeeper's http hook for with that URL
+    and token, the events whose http hook names another, and whether the daemon serves."""
+
+    url: str | None = None
+    hooked: tuple[str, ...] = ()
+    stale: tuple[str, ...] = ()
+    serving: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Facts:
     """What decides whether the gates run, as collected on this machine."""
 
@@ -100,6 +113,7 @@ class Facts:
     gemini_trust: bool | None  # ~/.gemini/trustedFolders.json's verdict on the root
     gemini_trust_file: str
     gemini_trust_off: str  # why folder trust does not apply ("": it does)
+    served: Served = Served()
 
 
 def judge(facts: Facts) -> list[Finding]:
@@ -176,7 +190,32 @@ def _claude(facts: Facts, agent: str) -> list[Finding]:
             where,
         )
         return [off]
-    return [_subdirectory(facts, agent, where)]
+    return [_subdirectory(facts, agent, where), *_served(facts.served, agent)]
+
+
+def _served(served: Served, agent: str) -> list[Finding]:
+    """The served gate: set up whole (the http hook on every event the command hook steps
+    aside on) and served, or not set up at all."""
+    local, again = ".claude/settings.local.json", f"memkeeper install-hooks {agent} --served"
+    missing = ", ".join(e for e in _SETUPS[agent].served if e not in served.hooked)
+    status: Status
+    if served.url is None:
+        if not (served.hooked or served.stale):
+            return []
+        why = f"{local} has the served gate's http hooks, but no .memkeeper/gate.json"
+        status, said, fix = "warn", f"{why}: they fail on every call", again
+    elif missing and served.serving:  # the command hook steps aside: nothing judges them
+        status, said, fix = "fail", f"{local} lacks the served gate's hook for {missing}", again
+        said += ", which memkeeper watch serves: nothing judges those calls"
+    elif missing:
+        status, fix = "warn", again
+        said = f"{local} lacks the served gate's hook for {missing} (the command hook answers)"
+    elif not served.serving:
+        status, fix = "warn", "memkeeper watch"
+        said = f"memkeeper watch is not serving the gate at {served.url}: the command hook answers"
+    else:
+        status, said, fix = "ok", f"memkeeper watch serves the gate at {served.url}", ""
+    return [Finding(agent, "served", status, said, fix, local if status != "ok" else None)]
 
 
 def _subdirectory(facts: Facts, agent: str, where: str) -> Finding:

@@ -34,7 +34,7 @@ from memkeeper.store.errors import StoreUnavailable
 
 TYPE_CHECKING = False  # start-up idiom: agents run this path on every tool call
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Iterator
+    from collections.abc import Callable, Collection, Iterator, Mapping
     from typing import BinaryIO, TextIO
 
     from memkeeper.claims.decisions import Claim
@@ -50,9 +50,13 @@ def run(
     stdout: TextIO,
     stderr: TextIO,
     event: str | None = None,
+    cwd: str | None = None,
+    environ: Mapping[str, str] = os.environ,
 ) -> int:
     """Answer one hook call of agent ``kind`` (``event``: the hook's event, for agents that
-    name it on argv); the exit code that agent reads."""
+    name it on argv); the exit code that agent reads. ``cwd`` (default: this process's) is
+    the directory a payload without one is read in, and ``environ`` the agent's environment
+    (the served gate passes what the request says of it)."""
     phase: Phase = "other"
     try:
         adapter = agents.adapter(kind)
@@ -62,10 +66,10 @@ def run(
     try:
         payload = load_payload(stdin.read())
         adapter = agents.detect(payload, adapter)
-        got = adapter.parse(payload, event, os.getcwd())
+        got = adapter.parse(payload, event, os.getcwd() if cwd is None else cwd)
         phase = got.phase
-        who = agent or os.environ.get(AGENT_ENV) or f"{adapter.name}:{got.session}".rstrip(":")
-        named = agent is not None or not os.environ.get(AGENT_ENV)
+        who = agent or environ.get(AGENT_ENV) or f"{adapter.name}:{got.session}".rstrip(":")
+        named = agent is not None or not environ.get(AGENT_ENV)
         if phase == "pre":
             decisions = [_decision(call, root, who, named, adapter.name) for call in got.calls]
             answer = adapter.render(gate.combine(decisions))

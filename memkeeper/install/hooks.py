@@ -25,6 +25,7 @@ from memkeeper.fs.git import Runner, run_git
 from memkeeper.gate.agents import setup as setup_of
 from memkeeper.install import jsonhooks, scripts
 from memkeeper.install import mcp as servers
+from memkeeper.install import served as served_gate
 from memkeeper.install.command import gate_command, missing
 from memkeeper.install.gitfilter import install_filter, uninstall_filter
 from memkeeper.install.githook import hooks_dir, install_git_hook, uninstall_git_hook
@@ -36,7 +37,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 SETTINGS = setup_of("claude-code").hook_files[0]
-CLAUDE_COMMAND = gate_command("claude-code")
+CLAUDE_COMMAND = gate_command("claude-code", guarded=True)  # the tool events
+CLAUDE_START_COMMAND = gate_command("claude-code")  # SessionStart's: http hooks cannot serve it
 MISSING = missing("claude-code")
 
 
@@ -55,20 +57,31 @@ def install(
     agents: Sequence[str] = (),
     *,
     mcp: bool = False,
+    served: bool = False,
     python: str = sys.executable,
     run: Runner = run_git,
 ) -> dict[str, Any]:
     """Install the git hook, the clean filter for generated pages and each agent's gate
-    (and MCP server); what was done."""
+    (and MCP server; with ``served``, Claude Code's gate served by ``watch``); what was
+    done."""
+    if served and "claude-code" not in agents:
+        raise Invalid(
+            "--served is Claude Code's (its http hooks) — run: memkeeper install-hooks "
+            "claude-code --served"
+        )
     hooks = hooks_dir(root, run)
     plan = Plan(root)
     for agent in agents:
         _plan_install(plan, agent, mcp)
+    config = served_gate.plan_install(plan) if served else None
     live = install_filter(root, python, run)  # (an invalid policy: refused, nothing written)
     payload: dict[str, Any] = {"root": str(root), **install_git_hook(hooks, python)}
     payload["git_filter"] = live
     plan.apply()
     payload["agents"] = {agent: _report(plan, agent, mcp, installing=True) for agent in agents}
+    if config is not None:
+        payload["served"] = served_gate.finish_install(plan, config, run)
+        payload["agents"]["claude-code"]["todo"] += payload["served"]["todo"]
     if "claude-code" in agents:  # the keys of the --claude-code days
         changed = plan.changed(SETTINGS)
         payload.update(
@@ -92,12 +105,16 @@ def uninstall(
     named = list(AGENTS if agents is None else agents)
     for agent in named:
         _plan_uninstall(plan, agent)
+    if "claude-code" in named:
+        served_gate.plan_uninstall(plan)
     plan.prune()
     payload: dict[str, Any] = {"root": str(root)}
     payload.update(uninstall_git_hook(hooks) if hooks is not None else {"git_hook": None})
     payload["git_filter"] = uninstall_filter(root, run) if hooks is not None else None
     plan.apply()
     payload["agents"] = {agent: _report(plan, agent, True, installing=False) for agent in named}
+    if "claude-code" in named:
+        payload["served"] = served_gate.finish_uninstall(plan)
     return payload
 
 

@@ -8,6 +8,7 @@ entries are told from the user's by that command.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -37,12 +38,19 @@ class JsonHooks:
     rel: str
     events: tuple[tuple[str, dict[str, Any]], ...]
     skeleton: dict[str, Any]
+    # memkeeper's handlers are those whose ``command`` (Copilot: ``bash``) runs the gate — or,
+    # with a ``pattern``, whose ``key`` matches it (the served gate's ``url``)
+    key: str = "command"
+    pattern: str = ""
 
     def command(self, event: str) -> str:
         entry = dict(self.events)[event]
         handler = entry["hooks"][0] if "hooks" in entry else entry
-        found: str = handler.get("command") or handler["bash"]
+        found: str = handler.get(self.key) or handler["bash"]
         return found
+
+    def ours(self) -> re.Pattern[str]:
+        return re.compile(self.pattern) if self.pattern else gate_pattern(self.agent)
 
 
 def json_hooks(agent: str) -> JsonHooks:
@@ -52,10 +60,14 @@ def json_hooks(agent: str) -> JsonHooks:
     if setup.entry is None:
         raise ValueError(f"{agent}: its hooks are executable files, not JSON")
     events = tuple(
-        (event, setup.entry(event, gate_command(agent, event if setup.on_argv else None)))
+        (event, setup.entry(event, _command(agent, event, setup.on_argv, setup.served)))
         for event in setup.events
     )
     return JsonHooks(agent, setup.hook_files[0], events, setup.skeleton)
+
+
+def _command(agent: str, event: str, on_argv: bool, served: tuple[str, ...]) -> str:
+    return gate_command(agent, event if on_argv else None, guarded=event in served)
 
 
 def start(text: str | None, skeleton: dict[str, Any]) -> str:
@@ -86,7 +98,7 @@ def _add_hook(text: str, spec: JsonHooks, event: str, entry: dict[str, Any]) -> 
         return jsonedit.insert(text, hooks.node, [entry], event)
     if not isinstance(groups.node.value, list):
         raise Invalid(f'{spec.rel}: "hooks".{event} is not a list — fix it, then try again')
-    found = _our_handler(groups.node, spec.agent)
+    found = _our_handler(groups.node, spec)
     if found is None:
         return jsonedit.insert(text, groups.node, entry)
     command, wanted = found[1], spec.command(event)
@@ -97,7 +109,7 @@ def remove_hooks(text: str, spec: JsonHooks) -> str:
     """``text`` without the agent's entries (in any event), and without the lists and
     objects that held nothing else."""
     while True:
-        path = _hook_path(top_object(text, spec.rel), spec.agent)
+        path = _hook_path(top_object(text, spec.rel), spec)
         if path is None:
             return text
         text = remove_path(text, path)
@@ -110,22 +122,23 @@ def top_object(text: str, where: str) -> Node:
     return top
 
 
-def _hook_path(top: Node, agent: str) -> Path | None:
+def _hook_path(top: Node, spec: JsonHooks) -> Path | None:
     hooks = top.member("hooks")
     if hooks is None or not isinstance(hooks.node.value, dict):
         return None
     for event in hooks.node.children:
         if isinstance(event.node.value, list):
-            found = _our_handler(event.node, agent)
+            found = _our_handler(event.node, spec)
             if found is not None:
                 return [(top, hooks), (hooks.node, event), *found[0]]
     return None
 
 
-def _our_handler(groups: Node, agent: str) -> tuple[Path, Child] | None:
+def _our_handler(groups: Node, spec: JsonHooks) -> tuple[Path, Child] | None:
     """The path to memkeeper's handler in an event's list (the group, then the handler in
     it when groups nest handlers) and its command member."""
-    pattern = gate_pattern(agent)
+    pattern = spec.ours()
+    keys = ("command", "bash") if spec.key == "command" else (spec.key,)
     for group in groups.children:
         if not isinstance(group.node.value, dict):
             continue
@@ -133,7 +146,7 @@ def _our_handler(groups: Node, agent: str) -> tuple[Path, Child] | None:
         nested = inner is not None and isinstance(inner.node.value, list)
         handlers = inner.node.children if inner is not None and nested else (group,)
         for handler in handlers:
-            for key in ("command", "bash"):
+            for key in keys:
                 field = handler.node.member(key) if handler.node.keys else None
                 if field is not None and pattern.search(str(field.node.value)):
                     path: Path = [(groups, group)]

@@ -206,9 +206,18 @@ def build(root: str | None = None, agent: str | None = None) -> Server:
         return run(ctx, lambda m: tools.release(m, id))
 
     @server.tool()
-    async def memory_claims(ctx: Context) -> Payload:
-        """Every live claim and queued request."""
-        return run(ctx, tools.claims)
+    def memory_claims(
+        ctx: Context,
+        search: Annotated[
+            str | None, Field(description="rank live claims by meaning of their objective")
+        ] = None,
+        limit: Annotated[int, Field(description="with search: at most this many", ge=1)] = 10,
+    ) -> Payload:
+        """Every live claim and queued request; with search, the live claims whose objective
+        is closest in meaning (needs memkeeper[semantic])."""
+        if search is None:
+            return run(ctx, tools.claims)
+        return run(ctx, lambda m: tools.search_claims(m, search, limit))
 
     @server.tool()
     async def memory_events(

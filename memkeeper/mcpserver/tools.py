@@ -143,6 +143,13 @@ def release(memory: Memory, id: str) -> Payload:
     return {**claim_json(memory.release(id), memory.claim_now()), "seconds_left": 0}
 
 
+def search_claims(memory: Memory, text: str, limit: int) -> Payload:
+    from memkeeper.claims.similar import match_json
+
+    found = memory.search_claims(text, limit)
+    return {"search": text, "matches": [match_json(m, memory.claim_now()) for m in found]}
+
+
 def claims(memory: Memory) -> Payload:
     from memkeeper.ops.claimviews import live
 

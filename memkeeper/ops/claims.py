@@ -20,14 +20,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from memkeeper.claims import decisions as rules
 from memkeeper.claims.waiters import WaiterRow
-from memkeeper.claims.wording import (
-    claim_data,
-    ttl_warnings,
-)
+from memkeeper.claims.wording import claim_data, ttl_warnings
 from memkeeper.errors import Busy, Invalid, Refused
 from memkeeper.events import iso_utc
 from memkeeper.fs import crash
 from memkeeper.fs import wakeups as waiting
+from memkeeper.ops.claimsimilar import overlap_warnings
 from memkeeper.ops.claimwaits import (
     Cancel,
     abandoned,
@@ -149,6 +147,7 @@ class ClaimTable:
             raise outcome
         assert outcome is not None
         warnings = ttl_warnings(request.ttl, self.max_ttl)
+        warnings += overlap_warnings(self.ws, outcome, self.held)  # never blocks: a warning
         return replace(outcome, warnings=warnings) if warnings else outcome
 
     def _begin(

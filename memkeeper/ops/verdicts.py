@@ -70,6 +70,19 @@ class Verdicts(WorkspaceShape):
         self._ttls[policy_hash] = (int(default_ttl), int(max_ttl))
         return self._ttls[policy_hash]
 
+    def semantic_threshold(self) -> float:
+        """The policy's ``semantic.threshold``, cached by the policy's hash: a comparison of
+        claims' objectives then parses no YAML (docs/reference.md §4 "Similar objectives")."""
+        policy_bytes, policy_hash = self._policy()
+        cache_key = f"semantic:{policy_hash}"
+        cached = self._cached(cache_key)
+        if cached is None:
+            from memkeeper.policy.loader import parse_policy
+
+            cached = json.dumps(parse_policy(policy_bytes).semantic_threshold)
+            self._cache(cache_key, cached)
+        return float(json.loads(cached))
+
     def _cached(self, key: str) -> str | None:
         """What the policy's cache holds for ``key``: the store's, or with a shared store
         this root's ``policy-cache.json``."""

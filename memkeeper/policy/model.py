@@ -26,6 +26,9 @@ GitForm = Literal["placeholder", "snapshot"]
 GIT_FORMS: tuple[str, ...] = get_args(GitForm)
 DEFAULT_TTL = 120
 MAX_TTL = 3600
+# ``semantic.threshold``: the score from which two claims' objectives are called similar
+# (chosen on tests/data/objective_pairs.csv; docs/reference.md §4 "Similar objectives")
+SEMANTIC_THRESHOLD = 0.2
 ENTRY_FIELDS = ("date", "time", "agent", "text")
 # Never descended into by `managed_files`, whatever the globs say.
 SKIP_DIRS = frozenset({".git", HOME_DIR, ".venv", "node_modules", "__pycache__"})
@@ -71,6 +74,7 @@ class Policy:
     store: str | None = (
         None  # reference §12: etcd://… for a fleet's shared store (None: local SQLite)
     )
+    semantic_threshold: float = SEMANTIC_THRESHOLD
 
     def classify(self, relpath: str) -> FileRule | None:
         """The first rule matching a root-relative POSIX path; None means unmanaged.

@@ -31,6 +31,7 @@ from memkeeper.policy.model import (
     Policy,
     SectionRule,
 )
+from memkeeper.policy.semantic import semantic_threshold
 from memkeeper.policy.storeurl import (
     CREDENTIALS_TODO,
     SPELLING,
@@ -41,7 +42,7 @@ from memkeeper.policy.storeurl import (
 )
 from memkeeper.regions.templates import SOURCES, TemplateError, parse_template
 
-_TOP_KEYS = ("version", "files", "leases", "templates", "store", "signatures")
+_TOP_KEYS = ("version", "files", "leases", "templates", "store", "signatures", "semantic")
 _SIGNATURES = ("required", "optional")
 _RULE_KEYS = ("path", "class", "strict", "sections", "entry_template", "git")
 _SECTION_KEYS = ("owners", "strict")
@@ -78,9 +79,9 @@ class _Parser:
         self.known_keys(top, _TOP_KEYS, "at the top level")
         self.version(top)
         default_ttl, max_ttl = self.leases(top)
-        store = self.store(top, data)
+        store, threshold = self.store(top, data), semantic_threshold(top, self.fail)
         self.signatures(top)
-        return Policy(self.files(top), default_ttl, max_ttl, self.templates(top), store)
+        return Policy(self.files(top), default_ttl, max_ttl, self.templates(top), store, threshold)
 
     def store(self, top: CommentedMap, data: bytes) -> str | None:
         """``store: etcd://…`` (reference §12), on one line of its own at the top level:

@@ -165,6 +165,11 @@ def test_the_help_names_every_agent_install_hooks_sets_up() -> None:
         (["install-hooks", "vim"], "unknown agent 'vim' — name one or more of claude-code"),
         (["install-hooks", "--mcp"], "--mcp registers the server for the agents named"),
         (["uninstall-hooks", "emacs"], "unknown agent 'emacs'"),
+        (
+            ["install-hooks", "codex", "--served"],
+            "run: memkeeper install-hooks claude-code --served",
+        ),
+        (["uninstall-hooks", "--served"], "run: memkeeper uninstall-hooks claude-code --served"),
     ],
 )
 def test_agents_are_named_positionally_and_a_misreading_is_refused(
@@ -191,3 +196,19 @@ def test_install_hooks_names_agents_and_uninstall_hooks_takes_them_out(
     assert "Codex: deleted .codex/hooks.json\n" in gone.stdout
     assert not (sample / ".codex").exists()
     assert not (sample / ".git/hooks/pre-commit").exists()
+
+
+@pytest.mark.peer("git")
+def test_served_is_installed_and_taken_out_alone_from_the_command_line(
+    cli: Cli, sample: Path
+) -> None:
+    done = cli("install-hooks", "claude-code", "--served")
+    assert done.code == 0, done.stderr
+    assert "\nserved gate (http://127.0.0.1:" in done.stdout
+    assert (sample / ".claude/settings.local.json").exists()
+    gone = cli("uninstall-hooks", "claude-code", "--served")
+    assert gone.code == 0, gone.stderr
+    assert gone.stdout == "served gate removed: .claude/settings.local.json, .memkeeper/gate.json\n"
+    assert (sample / ".claude/settings.json").exists()  # the command hooks stay
+    again = cli("uninstall-hooks", "claude-code", "--served")
+    assert again.stdout == "served gate: nothing of memkeeper's installed\n"

@@ -12,7 +12,15 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memkeeper.doctor.judge import CodexHook, Facts, Finding, failed, gemini_trusted, judge
+from memkeeper.doctor.judge import (
+    CodexHook,
+    Facts,
+    Finding,
+    Served,
+    failed,
+    gemini_trusted,
+    judge,
+)
 
 ROOT = "/home/dev/repo"
 PRE = f"{ROOT}/.codex/hooks.json:pre_tool_use:0:0"
@@ -213,3 +221,44 @@ def test_a_folder_is_never_held_by_a_sibling_sharing_its_prefix(parts: list[str]
     folder = "/" + "/".join(parts)
     assert gemini_trusted({folder + "x": "TRUST_FOLDER"}, folder) is None
     assert gemini_trusted({folder: "TRUST_FOLDER"}, folder + "/deeper") is True
+
+
+# -- the gate served by memkeeper watch --------------------------------------------------------
+
+URL = "http://127.0.0.1:40001/hook/claude-code"
+EVERY = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit")
+
+
+def served(**changes: Any) -> list[Finding]:
+    found = judge(facts(gates=CLAUDE, served=Served(**changes)))
+    return [f for f in found if f.check == "served"]
+
+
+def test_a_gate_not_served_says_nothing_of_it() -> None:
+    assert served() == []
+
+
+def test_a_served_gate_set_up_whole_and_served_is_ok() -> None:
+    (found,) = served(url=URL, hooked=EVERY, serving=True)
+    assert (found.status, found.message) == ("ok", f"memkeeper watch serves the gate at {URL}")
+
+
+def test_a_served_gate_without_its_daemon_is_a_warning_naming_memkeeper_watch() -> None:
+    (found,) = served(url=URL, hooked=EVERY, serving=False)
+    assert (found.status, found.fix) == ("warn", "memkeeper watch")
+    assert "the command hook answers" in found.message
+
+
+def test_an_event_without_its_http_hook_while_served_fails_nothing_judges_it() -> None:
+    (found,) = served(url=URL, hooked=EVERY[:2], stale=EVERY[2:], serving=True)
+    assert found.status == "fail"
+    assert "PostToolUseFailure, UserPromptSubmit" in found.message
+    assert found.fix == "memkeeper install-hooks claude-code --served"
+    (unserved,) = served(url=URL, hooked=EVERY[:2], serving=False)
+    assert unserved.status == "warn"  # the command hook judges them then
+
+
+def test_http_hooks_without_a_config_are_a_warning() -> None:
+    (found,) = served(stale=EVERY)
+    assert found.status == "warn"
+    assert found.path == ".claude/settings.local.json"

@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from memkeeper.fs.agentfiles import AGENTS
+from memkeeper.fs.locks import file_lock
 from memkeeper.install.command import fallback, gate_command, missing
 
 
@@ -49,3 +51,43 @@ def test_the_deny_says_what_to_do_and_where_the_gate_is_set_up() -> None:
         ".codex/hooks.json)."
     )
     assert "stops the task" in missing("cline")
+
+
+# -- stepping aside while memkeeper watch serves the gate ----------------------------------------
+
+
+def guarded_answer(project: str, session: str) -> str:
+    """The guarded command's answer to a PreToolUse, with memkeeper missing (so running the
+    gate prints the ask)."""
+    done = subprocess.run(
+        ["/bin/sh", "-c", gate_command("claude-code", guarded=True)],
+        cwd="/",
+        input=json.dumps({"hook_event_name": "PreToolUse"}),
+        env={
+            "PATH": "/usr/bin:/bin",
+            "CLAUDE_PROJECT_DIR": project,
+            "CLAUDE_CODE_SESSION_ID": session,
+        },
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.peer("sh", "flock")
+def test_the_command_steps_aside_only_in_claude_code_while_the_lock_is_held(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / ".memkeeper"
+    home.mkdir()
+    project, runs = str(tmp_path), "permissionDecision"
+    assert runs in guarded_answer(project, "s1")  # no gate.json: not configured here
+    (home / "gate.json").write_text("{}")
+    assert runs in guarded_answer(project, "s1")  # configured, but no daemon holds the lock
+    with file_lock(str(home / "gate.lock")):
+        assert guarded_answer(project, "s1") == ""  # the daemon serves: step aside
+        assert runs in guarded_answer(project, "")  # not Claude Code (Cursor, Copilot)
+    assert runs in guarded_answer(project, "s1")  # the daemon gone: the gate again

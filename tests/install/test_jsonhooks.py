@@ -36,7 +36,9 @@ def test_settings_are_created_with_both_hooks() -> None:
         assert settings["hooks"][event] == [
             {
                 "matcher": "Edit|MultiEdit|Write|Bash|PowerShell",
-                "hooks": [{"type": "command", "command": gate_command("claude-code")}],
+                "hooks": [
+                    {"type": "command", "command": gate_command("claude-code", guarded=True)}
+                ],
             }
         ]
 

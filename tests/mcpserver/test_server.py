@@ -92,7 +92,7 @@ SCHEMAS: dict[str, tuple[set[str], Json]] = {
     ),
     "memory_renew": ({"id"}, {"ttl": None}),
     "memory_release": ({"id"}, {}),
-    "memory_claims": (set(), {}),
+    "memory_claims": (set(), {"search": None, "limit": 10}),
     "memory_events": (set(), {"since": 0, "limit": tools.EVENTS_LIMIT}),
     "memory_emit": ({"type"}, {"data": None}),
     "memory_check": (set(), {"paths": None}),

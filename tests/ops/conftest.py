@@ -24,6 +24,8 @@ BOTH = frozenset(
         "test_claims",
         "test_claimviews",
         "test_claimwaits",
+        "test_claimsearch",
+        "test_claimsimilar",
         "test_claimwrites",
         "test_emit",
         "test_patch",

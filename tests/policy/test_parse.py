@@ -379,7 +379,9 @@ def test_a_store_name_holding_a_password_is_refused_without_it() -> None:
 def test_an_unknown_key_with_nothing_close_lists_the_valid_keys_only() -> None:
     error = mistake("version: 1\nzzz: 1\n")
     assert (error.line, error.column) == (2, 1)
-    assert error.fix == "valid keys are version, files, leases, templates, store, signatures"
+    assert error.fix == (
+        "valid keys are version, files, leases, templates, store, signatures, semantic"
+    )
 
 
 def test_an_unknown_key_in_a_section_rule_names_that_rule() -> None:

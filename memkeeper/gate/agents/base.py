@@ -120,6 +120,8 @@ class Setup(Record):
     variable the agent sets to the project's directory, if any. ``todo``: what is left for
     the user to do. ``login_shell``: the agent runs its shell commands in a login shell, whose
     profile may reset PATH, so refusals name memkeeper by a path that works there.
+    ``served``: the events ``memkeeper watch`` can answer over HTTP (``gate.served``), whose
+    commands step aside while it does.
 
     The MCP server: registered under ``mcp_key`` in ``mcp_file`` (a ``.toml`` one as a
     table; "": the agent keeps its servers per user, and ``mcp_todo`` says what to add by
@@ -147,6 +149,7 @@ class Setup(Record):
         "mcp_type",
         "mcp_todo",
         "login_shell",
+        "served",
     )
     name: str
     label: str
@@ -168,6 +171,7 @@ class Setup(Record):
     mcp_type: str
     mcp_todo: str
     login_shell: bool  # the agent runs shell commands in a login shell (PATH reset)
+    served: tuple[str, ...]  # the events the served gate answers (HTTP hooks)
 
     def __init__(
         self,
@@ -192,12 +196,14 @@ class Setup(Record):
         mcp_type: str = "",
         mcp_todo: str = "",
         login_shell: bool = False,
+        served: tuple[str, ...] = (),
     ) -> None:
         self._fill(
             *(name, label, hook_files, events, pre, entry, fallback, todo, refuses),
             *(again or f"restart {label}", {} if skeleton is None else skeleton, after),
             *(on_argv, project_env, scripts, mcp_file, mcp_key, mcp_type, mcp_todo),
             login_shell,
+            served,
         )
 
 

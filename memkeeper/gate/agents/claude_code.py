@@ -132,6 +132,8 @@ SETUP = Setup(
     ),
     project_env="CLAUDE_PROJECT_DIR",
     mcp_file=".mcp.json",
+    # Claude Code's http hooks: every event but SessionStart, which they do not serve
+    served=("PreToolUse", "PostToolUse", FAILED, "UserPromptSubmit"),
     mcp_todo="Claude Code asks each user to approve the project's MCP servers in "
     ".mcp.json the first time (claude mcp list shows memkeeper).",
 )
