@@ -12,7 +12,6 @@ import importlib
 import os
 import sys
 
-from memkeeper.cli.inputs import whole_number
 from memkeeper.errors import Usage
 
 TYPE_CHECKING = False
@@ -62,6 +61,14 @@ def _wanted_verb(argv: Sequence[str]) -> str | None:
 
 
 BASE_VERBS = ("init", "status", "sections", "read", "patch", "events", "verify")
+
+
+def whole_number(text: str) -> int:
+    """``cli.inputs.whole_number``, loaded once a command line holds a number (a ``read``
+    without ``--rev`` never does)."""
+    from memkeeper.cli import inputs
+
+    return inputs.whole_number(text)
 
 
 def parse_args(words: Sequence[str]) -> argparse.Namespace:

@@ -33,10 +33,10 @@ from memkeeper.policy.model import (
 )
 from memkeeper.policy.semantic import semantic_threshold
 from memkeeper.policy.storeurl import (
-    CREDENTIAL_KEY,
     CREDENTIALS_TODO,
     SPELLING,
     STORE_TODO,
+    names_credentials,
     parse_store_url,
     policy_store,
 )
@@ -149,7 +149,7 @@ class _Parser:
         store = top.get("store")
         for node in (top, store) if isinstance(store, CommentedMap) else (top,):
             for key in node:
-                if key not in _TOP_KEYS and CREDENTIAL_KEY.search(str(key)):
+                if key not in _TOP_KEYS and names_credentials(str(key)):
                     self.fail(
                         node.lc.key(key),
                         f"{_show(key)}: the policy file never holds etcd credentials (it is "

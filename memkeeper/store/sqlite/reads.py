@@ -7,12 +7,13 @@ A mixin of ``Store`` (it shares the one connection and its transactions).
 
 from __future__ import annotations
 
-from memkeeper.coordination import StaleRead
 from memkeeper.store.sqlite.core import SqliteCore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    from memkeeper.coordination import StaleRead
 
 
 class ReadRows(SqliteCore):
@@ -40,6 +41,9 @@ class ReadRows(SqliteCore):
             "WHERE r.reader = ? AND s.rev > r.told ORDER BY r.path, s.ord, r.key",
             (reader,),
         ).fetchall()
+        # The records' module is loaded by the first delivery that looks: a read has none.
+        from memkeeper.coordination import StaleRead
+
         return [StaleRead(p, k, rev, told, now, bool(on)) for p, k, rev, told, now, on in rows]
 
     def tell_read(self, reader: str, path: str, key: str, rev: int) -> bool:
