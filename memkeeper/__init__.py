@@ -9,13 +9,13 @@ mem.patch("CLAUDE.md#build", "new body\n", expect_rev=sec.rev)
 from __future__ import annotations
 
 from memkeeper.api import Memory
-from memkeeper.coordination import Reconciliation
 from memkeeper.errors import Busy, Conflict, Failed, Invalid, MemkeeperError, Refused
 from memkeeper.records import Event, PatchResult, SectionInfo, SectionText
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memkeeper.claims.decisions import Claim
+    from memkeeper.coordination import Reconciliation
     from memkeeper.ops.append import AppendResult
     from memkeeper.ops.regen import RegenResult
 
@@ -38,10 +38,11 @@ __all__ = [
 ]
 
 
-# Records of the heavier features load on first use: ``read`` and ``patch`` never need them.
+# Records of the other features load on first use: ``read`` and ``patch`` never need them.
 _LAZY = {
     "AppendResult": "memkeeper.ops.append",
     "Claim": "memkeeper.claims.decisions",
+    "Reconciliation": "memkeeper.coordination",
     "RegenResult": "memkeeper.ops.regen",
 }
 

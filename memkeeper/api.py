@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from memkeeper.coordination import Proposal, Reconciliation
     from memkeeper.identity.sessions import Session
     from memkeeper.mailbox import Mailbox
+    from memkeeper.meetingroom import MeetingRoom
     from memkeeper.ops.append import AppendResult
     from memkeeper.ops.claims import ClaimTable
     from memkeeper.ops.claimwaits import Cancel
@@ -79,6 +80,13 @@ class Memory:
         from memkeeper.mailbox import Mailbox
 
         return Mailbox(self.workspace)
+
+    @property
+    def meetings(self) -> MeetingRoom:
+        """Meetings on overlapping claims, and answers to release requests."""
+        from memkeeper.meetingroom import MeetingRoom
+
+        return MeetingRoom(self.workspace)
 
     @property
     def home(self) -> str:

@@ -64,8 +64,9 @@ _BOOT: list[str] = []  # this boot's id, read once a process
 def _boot_id() -> str:
     if not _BOOT:
         try:
-            with open(BOOT_ID_FILE, encoding="ascii") as handle:
-                _BOOT.append(handle.read().strip())
+            # Bytes, decoded: a text file's ascii codec would be one more module to load.
+            with open(BOOT_ID_FILE, "rb") as handle:
+                _BOOT.append(handle.read().decode("ascii").strip())
         except OSError:
             _BOOT.append("")
     return _BOOT[0]

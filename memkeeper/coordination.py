@@ -218,3 +218,22 @@ class Message(Record):
         acked_at: str | None = None,
     ) -> None:
         self._fill(id, sender, to, kind, about, text, sent_at, delivered_at, acked_at)
+
+
+class StaleRead(Record):
+    """A section an identity read, changed (or removed) since by its latest revision ``rev``:
+    ``read_rev`` is the revision it read, ``told_rev`` the last one it was told of (its
+    ``read_rev`` until then) — docs/reference.md §4.28."""
+
+    __slots__ = ("path", "key", "read_rev", "told_rev", "rev", "present")
+    path: str
+    key: str
+    read_rev: int
+    told_rev: int
+    rev: int
+    present: bool
+
+    def __init__(
+        self, path: str, key: str, read_rev: int, told_rev: int, rev: int, present: bool
+    ) -> None:
+        self._fill(path, key, read_rev, told_rev, rev, present)

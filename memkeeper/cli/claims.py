@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from memkeeper.api import Memory
+    from memkeeper.claims.decisions import Claim
 
     Verb = Callable[[str, str], argparse.ArgumentParser]
 
@@ -49,6 +50,11 @@ def add_verbs(verb: Verb) -> None:
     claim.add_argument("--add", nargs="+", default=[], metavar="T", help="claim scope ID: add")
     claim.add_argument("--remove", nargs="+", default=[], metavar="T", help="… and remove")
     claim.add_argument("--expect-rev", type=whole_number, metavar="N", help="the record's rev")
+    claim.add_argument(
+        "--request-release",
+        action="store_true",
+        help="if refused or queued: ask each holder in the way to release (once per holder)",
+    )
     renew = verb("renew", "keep a claim alive: it expires TTL seconds from now")
     renew.add_argument("id", metavar="ID")
     renew.add_argument(
@@ -95,13 +101,21 @@ def cmd_claim(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
             rest[0], args.add, args.remove, expect_rev=args.expect_rev, wait=args.wait
         )
         return found.to_json()
+    from memkeeper.ops import blocked
     from memkeeper.ops.claimlife import ClaimLife, plan_of
 
     ws = memory.workspace
     plan = plan_of(ws, args.branch, args.worktree, args.base, args.memory, args.tests)
-    claim = ClaimLife(ws).claim(
-        args.targets, mode=args.mode, ttl=args.ttl, priority=args.priority, strict=args.strict,
-        wait=args.wait, objective=args.objective, plan=plan,
+
+    def take() -> Claim:
+        return ClaimLife(ws).claim(
+            args.targets, mode=args.mode, ttl=args.ttl, priority=args.priority,
+            strict=args.strict, wait=args.wait, objective=args.objective, plan=plan,
+        )  # fmt: skip
+
+    claim = blocked.claim(
+        ws, take, args.targets, mode=args.mode, strict=args.strict, wait=args.wait,
+        request_release=args.request_release,
     )  # fmt: skip
     payload = {**claim_json(claim, memory.claim_now()), "rev": 1, **plan.to_json()}
     return {**payload, "warnings": list(claim.warnings)}

@@ -76,6 +76,17 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "inbox": ("memkeeper inbox", "memkeeper inbox --all --json"),
     "ack": ("memkeeper ack 12",),
     "request-release": ("memkeeper request-release c-1a2b --text 'I need CLAUDE.md#build'",),
+    "answer": (
+        "memkeeper answer 12 --release",
+        "memkeeper answer 12 --reason 'tests still running' --eta 300",
+    ),
+    "meeting": (
+        "memkeeper meeting open --with codex:t2 --targets CLAUDE.md",
+        "memkeeper meeting propose 3 --expect-rev 1 --split me=CLAUDE.md#build "
+        "--split codex:t2=CLAUDE.md#testing",
+        "memkeeper meeting accept 3 1 --expect-rev 2",
+        "memkeeper meeting resolve 3 --expect-rev 3 --proposal 1",
+    ),
     "keys": (
         "memkeeper keys init",
         "memkeeper keys trust alice human",

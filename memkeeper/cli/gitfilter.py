@@ -1,5 +1,5 @@
 """``memkeeper filter clean PATH``: git's clean filter for generated pages (docs/reference.md
-§4.29): the page's bytes on stdin, what git stores of them on stdout (``regions.gitform``).
+§4.32): the page's bytes on stdin, what git stores of them on stdout (``regions.gitform``).
 
 Git runs it (``filter.memkeeper.clean``) for each file ``.gitattributes`` gives
 ``filter=memkeeper``, from the top of the working tree, with PATH relative to it; on

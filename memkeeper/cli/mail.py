@@ -1,5 +1,5 @@
-"""The CLI verbs of messages (docs/reference.md §4.28): ``send``, ``inbox``, ``ack`` and
-``request-release``, with their renderings for people."""
+"""The CLI verbs of messages (docs/reference.md §4.28): ``send``, ``inbox``, ``ack``,
+``request-release``, ``answer``; with their renderings for people."""
 
 from __future__ import annotations
 
@@ -32,6 +32,12 @@ def add_verbs(verb: Verb) -> None:
     ask = verb("request-release", "ask the holder of a live claim to release it")
     ask.add_argument("id", metavar="CLAIM_ID")
     ask.add_argument("--text", default="", metavar="T", help="why (default: what you wait for)")
+    answer = verb("answer", "answer a release request: release the claim, or say why not and when")
+    answer.add_argument("id", type=whole_number, metavar="MSG_ID")
+    how = answer.add_mutually_exclusive_group(required=True)
+    how.add_argument("--release", action="store_true", help="release the claim it asks for")
+    how.add_argument("--reason", metavar="T", help="why you keep it for now")
+    answer.add_argument("--eta", type=float, metavar="S", help="with --reason: seconds until done")
 
 
 def cmd_send(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
@@ -68,6 +74,17 @@ def cmd_request_release(memory: Memory, args: argparse.Namespace) -> dict[str, A
     return {"message": mail.request_release(memory.workspace, args.id, args.text).to_json()}
 
 
+def cmd_answer(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
+    from memkeeper.ops import releases
+
+    if args.eta is not None and args.reason is None:
+        raise Invalid("--eta goes with --reason: say why you keep the claim, and until when")
+    told = releases.answer(
+        memory.workspace, args.id, release=args.release, reason=args.reason, eta=args.eta
+    )
+    return {"message": told.to_json(), "released": args.release}
+
+
 def _line(m: dict[str, Any]) -> str:
     about = f" about {m['about']}" if m["about"] else ""
     state = " (acked)" if m["acked_at"] else "" if m["delivered_at"] else " (new)"
@@ -85,6 +102,8 @@ def render(verb: str, p: dict[str, Any]) -> str:
     m = p["message"]
     if verb == "ack":
         return f"acknowledged message {m['id']} from {m['sender']}\n"
+    if verb == "answer":
+        return f"answered {m['to']} (message {m['id']}): {m['text']}\n"
     what = "asked " if verb == "request-release" else "sent "
     return f"{what}{m['to']} (message {m['id']}{', about ' + m['about'] if m['about'] else ''})\n"
 
@@ -94,4 +113,5 @@ COMMANDS: dict[str, Callable[[Memory, argparse.Namespace], dict[str, Any]]] = {
     "inbox": cmd_inbox,
     "ack": cmd_ack,
     "request-release": cmd_request_release,
+    "answer": cmd_answer,
 }

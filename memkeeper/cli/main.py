@@ -32,8 +32,6 @@ def hook_words(words: Sequence[str]) -> tuple[str, str | None, str | None, str |
     or ``--opt=V``; ``--json`` and ``--debug`` change nothing) read as argparse reads them:
     ``(AGENT, root, agent, event)``; None for any other command line, which argparse then
     reads (and explains when wrong)."""
-    from memkeeper.gate.agents import AGENTS
-
     found: dict[str, str | None] = {"root": None, "agent": None, "event": None}
     positional: list[str] = []
     i = 0
@@ -54,7 +52,11 @@ def hook_words(words: Sequence[str]) -> tuple[str, str | None, str | None, str |
         else:
             positional.append(word)
         i += 1
-    if len(positional) != 2 or positional[0] != "hook" or positional[1] not in AGENTS:
+    if len(positional) != 2 or positional[0] != "hook":
+        return None  # every other command: the agents' names are not even loaded
+    from memkeeper.gate.agents import AGENTS
+
+    if positional[1] not in AGENTS:
         return None
     return positional[1], found["root"], found["agent"], found["event"]
 
@@ -91,9 +93,13 @@ def main(argv: Sequence[str] | None = None, *, keep_open: bool = False) -> int:
             from memkeeper.cli.gitfilter import run_clean
 
             return run_clean(words[2], sys.stdin.buffer, sys.stdout.buffer)
-        from memkeeper.cli.parser import parse_args
+        from memkeeper.cli.plainwords import plain_args
 
-        args = parse_args(words)
+        args = plain_args(words)  # an agent's plain read or patch: no argparse (see plainwords)
+        if args is None:
+            from memkeeper.cli.parser import parse_args
+
+            args = parse_args(words)
         as_json = args.json
         if args.command == "hook":  # the agent's protocol on stdin/stdout; always 0
             from memkeeper.cli.hooks import run_hook

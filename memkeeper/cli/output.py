@@ -10,10 +10,14 @@ if TYPE_CHECKING:
 
 
 def render(command: str, payload: dict[str, Any]) -> str:
-    if command in ("send", "inbox", "ack", "request-release"):
+    if command in ("send", "inbox", "ack", "request-release", "answer"):
         from memkeeper.cli import mail
 
         return mail.render(command, payload)
+    if command == "meeting":
+        from memkeeper.cli import meetings
+
+        return meetings.render(payload)
     renderer = _RENDERERS.get(command)
     if renderer is None or "history" in payload or "records" in payload:
         return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"

@@ -12,7 +12,6 @@ import importlib
 import os
 import sys
 
-from memkeeper.cli.inputs import whole_number
 from memkeeper.errors import Usage
 
 TYPE_CHECKING = False
@@ -37,7 +36,8 @@ VERB_GROUPS = {
     "memkeeper.cli.history": ("log", "revert"),
     "memkeeper.cli.doctor": ("doctor",),
     "memkeeper.cli.keys": ("keys",),
-    "memkeeper.cli.mail": ("send", "inbox", "ack", "request-release"),
+    "memkeeper.cli.mail": ("send", "inbox", "ack", "request-release", "answer"),
+    "memkeeper.cli.meetings": ("meeting",),
 }
 
 
@@ -61,6 +61,14 @@ def _wanted_verb(argv: Sequence[str]) -> str | None:
 
 
 BASE_VERBS = ("init", "status", "sections", "read", "patch", "events", "verify")
+
+
+def whole_number(text: str) -> int:
+    """``cli.inputs.whole_number``, loaded once a command line holds a number (a ``read``
+    without ``--rev`` never does)."""
+    from memkeeper.cli import inputs
+
+    return inputs.whole_number(text)
 
 
 def parse_args(words: Sequence[str]) -> argparse.Namespace:
@@ -114,6 +122,11 @@ def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
         default=False if top else argparse.SUPPRESS,
         help="print the traceback of an internal error (else: .memkeeper/error.log)",
     )
+
+
+def common_options(parser: argparse.ArgumentParser) -> None:
+    """The common options on a verb's own sub-verb (``meeting show``, …)."""
+    _common(parser, top=False)
 
 
 class _Skipped:

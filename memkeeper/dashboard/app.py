@@ -147,6 +147,7 @@ def build(
         Route("/api/status", guard(api(lambda m, r: m.status()))),
         Route("/api/claims", guard(api(lambda m, r: m.waiters()))),
         Route("/api/claim-records", guard(api(_records))),
+        Route("/api/meetings", guard(api(_meetings))),
         Route("/api/files", guard(api(lambda m, r: {"files": m.files()}))),
         Route("/api/sections", guard(api(_sections))),
         Route("/api/events", guard(api(functools.partial(_events, marks)))),
@@ -214,6 +215,14 @@ def _records(memory: Memory, request: Request) -> dict[str, Any]:
         by_state[record.state] = by_state.get(record.state, 0) + 1
     shown = [r.to_json() for r in reversed(found[-RECORDS_SHOWN:])]
     return {"records": shown, "by_state": by_state}
+
+
+def _meetings(memory: Memory, request: Request) -> dict[str, Any]:
+    """Meetings not yet resolved (each with its deadline) and the day's release requests."""
+    from memkeeper.ops import releases
+
+    found = [m.to_json() for m in memory.meetings.list()]
+    return {"meetings": found, "release_requests": releases.view(memory.workspace)}
 
 
 def _metrics(memory: Memory, request: Request) -> dict[str, Any]:

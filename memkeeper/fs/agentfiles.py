@@ -29,7 +29,10 @@ HOOK_FILES = {
     "codex": (".codex/hooks.json",),
     "gemini": (".gemini/settings.json",),
     "copilot": (".github/hooks/memkeeper.json",),
-    "cline": (".clinerules/hooks/PreToolUse", ".clinerules/hooks/PostToolUse"),
+    "cline": tuple(
+        f".clinerules/hooks/{event}"
+        for event in ("PreToolUse", "PostToolUse", "TaskStart", "TaskResume", "UserPromptSubmit")
+    ),
     "cursor": (".cursor/hooks.json",),
 }
 VENV_MEMKEEPER = ".venv/bin/memkeeper"

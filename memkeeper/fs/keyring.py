@@ -13,11 +13,12 @@ import os
 import stat
 
 from memkeeper.errors import EnvironmentFailure, Invalid
-from memkeeper.identity import keys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    from memkeeper.identity import keys
 
 KEY_ENV = "MEMKEEPER_KEY"  # a key file to sign with, over the keyring's
 ROLES = ("human", "machine")
@@ -53,6 +54,9 @@ def load(path: str) -> keys.Signer | None:
         data = os.read(fd, 4096)
     finally:
         os.close(fd)
+    # Loaded once a key is found: a write by a process with none never needs it.
+    from memkeeper.identity import keys
+
     try:
         name, private = keys.read_private_file(data, path)
     except keys.BadKey as err:
@@ -75,6 +79,8 @@ def signing_key(env: Mapping[str, str], in_session: bool) -> keys.Signer | None:
 def create(env: Mapping[str, str], role: str, name: str) -> tuple[keys.Signer, bool]:
     """The key of ``role``, made (named ``name``) if there is none yet: ``(key, made)``. An
     existing key is never replaced."""
+    from memkeeper.identity import keys
+
     path = key_path(env, role)
     found = load(path)
     if found is not None:

@@ -42,7 +42,9 @@ def targets(call: ToolCall) -> tuple[Effect, ...]:
         from memkeeper.shell.writes import bash_effects
 
         return tuple(dict.fromkeys(bash_effects(call.command, call.cwd)))
-    return () if call.file_path is None else (Target(call.file_path, call.tool),)
+    if call.file_path is None or call.tool == "Read":  # (a Read writes nothing)
+        return ()
+    return (Target(call.file_path, call.tool),)
 
 
 def decide(call: ToolCall, facts: Facts) -> Decision:

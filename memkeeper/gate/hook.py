@@ -74,8 +74,11 @@ def run(
             decisions = [_decision(call, root, who, named, adapter.name) for call in got.calls]
             answer = adapter.render(gate.combine(decisions))
         else:
-            for call in got.calls if phase in ("post", "failed") else ():
-                _index(call, root, who)
+            for call in got.calls if phase in ("post", "failed", "indexed") else ():
+                if call.tool == "Read":
+                    _read(call, root, who)
+                else:
+                    _index(call, root, who)
             answer = adapter.allow(phase)
             if adapter.tell is not None and phase in ("start", "prompt", "post", "failed"):
                 answer = _told(adapter.tell, phase, got, root, who, adapter.name) or answer
@@ -142,6 +145,22 @@ def _index(call: ToolCall, root: str | None, who: str) -> None:
             ws.close()
 
 
+def _read(call: ToolCall, root: str | None, who: str) -> None:
+    """A Read of a section-owned file, seen after it ran: written down as a read of each of
+    its sections (``ops.read``), for the channel's "changed since you read it"."""
+    path = os.path.realpath(call.file_path or "")
+    top = reach.memory_root(path, root) if call.file_path else None
+    if top is None or _kind(path) != "file":
+        return
+    ws = Workspace(top, who)
+    try:
+        rel = os.path.relpath(path, top)
+        if ws.has_store and ws.rule(rel).file_class == "section-owned":
+            read.read(ws, rel)
+    finally:
+        ws.close()
+
+
 def _changed(ws: Workspace, effects: tuple[Effect, ...]) -> list[str]:
     """The root-relative files in ``ws`` that ``effects`` may have changed."""
     rels = [rel for t in effects if isinstance(t, Target) and (rel := _rel(ws, t)) is not None]
@@ -198,7 +217,9 @@ def gather(
     claims: tuple[Claim, ...] = ()
     try:
         if (paths or entries) and ws.store.any_live_claim(now := ws.claim_now()):
-            claims = tuple(ws.store.claim_rows())
+            from memkeeper.ops.jointclaims import shared  # a join's claim is each one's
+
+            claims = tuple(shared(ws, ws.store.claim_rows()))
     # A shared store down: the policy still decides, without the claims nobody can read now.
     except StoreUnavailable:
         pass

@@ -98,6 +98,10 @@ def parse_payload(payload: dict[str, Any], default_cwd: str) -> ToolCall:
 
 
 def _with_input(call: ToolCall, tool_input: object) -> ToolCall:
+    if call.tool == "Read":  # what it read (PostToolUse, where installed): never judged
+        path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
+        where = os.path.normpath(os.path.join(call.cwd, path)) if isinstance(path, str) else None
+        return call._replace(file_path=where if path else None)
     if call.tool not in ("Write", "Edit", "MultiEdit", "Bash", "PowerShell"):
         return call
     if not isinstance(tool_input, dict):

@@ -16,10 +16,7 @@ signed are named as such rather than as unknown. ``#`` starts a comment::
 
 from __future__ import annotations
 
-import fnmatch
-
 from memkeeper.errors import Invalid
-from memkeeper.identity.keys import BadKey, public_key
 from memkeeper.records import Record
 
 TYPE_CHECKING = False
@@ -47,6 +44,8 @@ class Signer(Record):
         self._fill(name, identities, key, revoked, line)
 
     def may_sign_as(self, identity: str) -> bool:
+        import fnmatch
+
         return any(fnmatch.fnmatchcase(identity, pattern) for pattern in self.identities)
 
 
@@ -61,6 +60,9 @@ def valid_name(name: str) -> bool:
 
 def parse(data: bytes, where: str) -> tuple[Signer, ...]:
     """The signers a file's bytes list; ``Invalid`` naming ``where:LINE`` for a bad line."""
+    # Loaded with a signers file: a write in a repository with none checks ``required_by``.
+    from memkeeper.identity.keys import BadKey, public_key
+
     found: list[Signer] = []
     names: dict[str, int] = {}
     for number, raw in enumerate(data.decode("utf-8", "replace").splitlines(), 1):

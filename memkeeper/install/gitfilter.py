@@ -1,4 +1,4 @@
-"""The clean filter ``install-hooks`` sets up (docs/reference.md §4.20, §4.29): live regions
+"""The clean filter ``install-hooks`` sets up (docs/reference.md §4.20, §4.32): live regions
 invisible to git.
 
 Two things, both idempotent, both taken out by ``uninstall-hooks``:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from memkeeper.fs import gateconfig
 from memkeeper.gate.agents import setup as setup_of
 from memkeeper.gate.agents.base import CONTEXT_EVENTS
-from memkeeper.gate.agents.claude_code import MATCHER
+from memkeeper.gate.agents.claude_code import matcher
 from memkeeper.install.jsonhooks import JsonHooks, add_hooks, remove_hooks, top_object
 from memkeeper.install.plan import Plan, report
 from memkeeper.names import AGENT_ENV, HOME_DIR, ROOT_ENV
@@ -59,15 +59,15 @@ def handler(config: GateConfig) -> dict[str, Any]:
     }
 
 
-def nested(one: dict[str, Any]) -> dict[str, Any]:
-    return {"matcher": MATCHER, "hooks": [one]}
+def nested(event: str, one: dict[str, Any]) -> dict[str, Any]:
+    return {"matcher": matcher(event), "hooks": [one]}
 
 
 def http_hooks(config: GateConfig) -> JsonHooks:
     setup = setup_of("claude-code")
     one = handler(config)
     events = tuple(
-        (event, {"hooks": [one]} if event in CONTEXT_EVENTS else nested(one))
+        (event, {"hooks": [one]} if event in CONTEXT_EVENTS else nested(event, one))
         for event in setup.served
     )
     return JsonHooks("claude-code", LOCAL, events, {}, key="url", pattern=URL_PATTERN)

@@ -15,11 +15,20 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from memkeeper.claims.decisions import Claim
+    from memkeeper.claims.decisions import Claim, Request
     from memkeeper.coordination import Message
 
 ALL = "all"  # the recipient that is every identity (but the sender)
-KINDS = ("message", "release-request", "handoff", "overlap", "changed", "expiring")
+KINDS = (
+    "message",
+    "release-request",
+    "release-answer",
+    "meeting",
+    "handoff",
+    "overlap",
+    "changed",
+    "expiring",
+)
 MAX_TEXT_CHARS = 16 * 1024
 MAX_RECIPIENT_CHARS = 256
 MAX_SHOWN = 20  # messages one notice carries; the rest wait for the next
@@ -27,6 +36,12 @@ MAX_SHOWN = 20  # messages one notice carries; the rest wait for the next
 # seconds) is left: told once, so its holder renews or releases it in time.
 EXPIRING_SHARE = 0.25
 EXPIRING_MAX_S = 300.0
+# The bound on kept messages: one its recipient was given (delivered or acknowledged) is
+# dropped a week after it was sent, and beyond the newest KEEP_GIVEN of them whatever its age;
+# one to all (each agent session being an identity of its own) a week after it was sent; one
+# its recipient was not given yet, never.
+KEEP_S = 7 * 24 * 3600.0
+KEEP_GIVEN = 1000
 
 
 def recipient(to: str) -> str:
@@ -81,12 +96,51 @@ def expiring(claims: Iterable[Claim], now: float) -> list[tuple[str, str]]:
     return out
 
 
+def to_trim(kept: Sequence[tuple[int, str, str, bool]], before: str, keep: int) -> list[int]:
+    """The messages to drop, of ``kept`` — ``(id, to, sent_at, given)`` oldest first, ``given``
+    when its named recipient was given it: those given (every one to all counts as given)
+    sent before ``before`` (an ``iso_utc`` stamp), and those given beyond the newest ``keep``;
+    never the newest message (SQLite would hand its id out again)."""
+    given = [(mid, sent_at) for mid, to, sent_at, was in kept[:-1] if was or to == ALL]
+    drop = {mid for mid, sent_at in given if sent_at < before}
+    drop.update(mid for mid, _ in given[: max(0, len(given) - keep)])
+    return sorted(drop)
+
+
+def overlaps(request: Request, live: Iterable[Claim]) -> list[tuple[str, str]]:
+    """``(holder, text)``: one ``overlap`` message to each other identity whose live claims
+    ``request`` overlaps (``claims.decisions.conflicts``) and so queued behind, naming who,
+    what, how and why. (A claim is never granted over another's that it conflicts with: a
+    request that overlaps one is refused, or queued.)"""
+    from memkeeper.claims.decisions import conflicts
+
+    theirs: dict[str, list[Claim]] = {}
+    for claim in live:
+        if conflicts(claim, request):
+            theirs.setdefault(claim.agent, []).append(claim)
+    how = f"{request.mode}, {'strict' if request.strict else 'advisory'}"
+    why = f" for: {request.objective}" if request.objective else ""
+    out = []
+    for holder, claims in theirs.items():
+        yours = "; ".join(f"{c.id} on {', '.join(c.targets)}" for c in claims)
+        out.append(
+            (
+                holder,
+                f"{request.agent} waits for {', '.join(request.targets)} ({how}){why}, behind "
+                f"your claim {yours}: release it when you are done (memkeeper release ID)",
+            )
+        )
+    return out
+
+
 def line(message: Message) -> str:
     """One message as a notice's line: who, what it is about, its text, how to answer."""
     about = f" about {message.about}" if message.about else ""
     head = {
         "release-request": f"{message.sender} asks you to release your claim{about}",
         "handoff": f"{message.sender} hands you{about or ' work'}",
+        "release-answer": f"{message.sender} answers your release request{about}",
+        "meeting": f"{message.about or 'a meeting'}",
     }.get(message.kind, f"{message.kind} from {message.sender}{about}")
     return f"- [{message.id}] {head}: {message.text.strip()}"
 
@@ -103,8 +157,13 @@ def notice(messages: Sequence[Message], computed: Sequence[str]) -> str:
         lines.append(f"- … and {len(messages) - MAX_SHOWN} more: memkeeper inbox")
     if any(m.kind == "release-request" for m in messages):
         lines.append(
-            "Answer a release request by releasing the claim (memkeeper release ID), or tell "
-            "the requester why not and when: memkeeper send --to THEM --about ID --text '…'."
+            "Answer a release request [N]: memkeeper answer N --release (releases the claim), "
+            "or memkeeper answer N --reason '…' --eta SECONDS (why not yet, and when)."
+        )
+    if any(m.kind == "meeting" for m in messages):
+        lines.append(
+            "Meetings: memkeeper meeting show ID (its rev, proposals, deadline); propose, "
+            "accept or resolve with --expect-rev REV."
         )
     lines.append("These were delivered once; memkeeper inbox lists them until you ack them.")
     return "\n".join(lines)

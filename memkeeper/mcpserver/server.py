@@ -314,6 +314,9 @@ def build(root: str | None = None, agent: str | None = None) -> Server:
         handoff…), oldest first, and notices (a claim of yours about to expire)."""
         return run(ctx, lambda m: tools.inbox(m, ack or []))
 
+    from memkeeper.mcpserver.meetingtools import register_meetings
+
+    register_meetings(server, run)
     return server
 
 

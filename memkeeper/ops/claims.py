@@ -31,6 +31,7 @@ from memkeeper.fs import wakeups as waiting
 from memkeeper.ops.claimsimilar import overlap_warnings
 from memkeeper.ops.claimwaits import Cancel, abandoned, busy, busy_reason, next_look, wait_for
 from memkeeper.ops.claimwrites import resolve_target
+from memkeeper.ops.posting import overlaps
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -309,9 +310,8 @@ class ClaimTable:
     def _end(
         self, claim: Claim, now: float, to: State, extra: dict[str, Any], **changes: Any
     ) -> None:
-        """Take ``claim`` out of the live set; its record moves to ``to`` (one revision on,
-        with ``changes``), the move's event recorded. A record never stored (no change since
-        the grant: nearly every release, expiry) is added as JSON built directly, no read."""
+        """Take ``claim`` out of the live set, its record to ``to`` (a revision on, ``changes``),
+        with its event; one never stored (unchanged since the grant) added as JSON, no read."""
         self.store.drop_claim(claim.id)
         self.held = [c for c in self.held if c.id != claim.id]
         at, by, rev = iso_utc(self.ws.now()), self.ws.agent, 2
@@ -328,8 +328,7 @@ class ClaimTable:
         self.changed = True
 
     def record_of(self, claim: Claim) -> ClaimRecord:
-        """The record of a live claim: as stored, or as its grant made it (a record is first
-        written at its first change or end: a grant stays one statement)."""
+        """The record of a live claim: as stored (from its first change), else as granted."""
         found = self.store.claim_record(claim.id)
         return found or life.open_record(claim, claim.plan or EMPTY_PLAN, iso_utc(claim.granted_at))
 
@@ -349,6 +348,7 @@ class ClaimTable:
         blocking = rules.blockers(self.held, request)
         data["waiting_on"] = [{"id": c.id, "agent": c.agent} for c in blocking]
         self.ws.record("claim.queued", None, None, data, request.agent)
+        overlaps(self.ws, request, blocking)  # each holder told who waits behind it
 
     def _event(self, type: str, claim: Claim, extra: dict[str, Any]) -> None:
         self.ws.record(type, None, None, {**claim_data(claim), **extra}, claim.agent)

@@ -15,6 +15,7 @@ from memkeeper.claims.wording import holder_json
 from memkeeper.errors import Refused
 from memkeeper.fs import root as roots
 from memkeeper.markdown import refs
+from memkeeper.ops.jointclaims import as_seen_by
 from memkeeper.ops.read import present_rows
 
 TYPE_CHECKING = False
@@ -48,9 +49,8 @@ def write_decision(
     (its section ``key``, when given)."""
     target = rel if key is None else f"{rel}#{key}"
     strict = ws.rule(rel, key).strict
-    return rules.write_permission(
-        ws.store.claim_rows(), ws.agent, target, claim_id, now, strict=strict
-    )
+    claims = as_seen_by(ws, ws.store.claim_rows(), target)  # a joint claim (meetings)
+    return rules.write_permission(claims, ws.agent, target, claim_id, now, strict=strict)
 
 
 def check_write(ws: Workspace, rel: str, key: str, claim_id: str | None) -> tuple[str, ...]:

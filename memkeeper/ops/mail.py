@@ -2,9 +2,9 @@
 ``message.sent``), ``inbox`` lists what is waiting for this identity, ``ack`` acknowledges one
 (``message.acked``), ``request_release`` asks a claim's holder to release it; ``start`` is what
 an agent is told when its session starts, and ``deliver`` the channel's step — what a hook or
-an MCP result tells the agent now: messages not yet delivered and claims of its own about to
-expire, each marked delivered in the same transaction, so two hooks at once never tell one
-thing twice (``message.delivered``).
+an MCP result tells the agent now: messages not yet delivered, claims of its own about to
+expire and sections it read that others changed since, each marked delivered in the same
+transaction, so two hooks at once never tell one thing twice (``message.delivered``).
 """
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ from __future__ import annotations
 from memkeeper import limits
 from memkeeper.errors import Invalid
 from memkeeper.events import iso_utc
-from memkeeper.mail import messages
+from memkeeper.mail import messages, reads
+from memkeeper.ops.posting import post
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memkeeper.coordination import Message
+    from memkeeper.coordination import Message, StaleRead
     from memkeeper.ops.workspace import Workspace
 
 
@@ -30,10 +31,7 @@ def send(
 
     def once() -> Message:
         with ws.store.writing():
-            posted = ws.store.post_message(ws.agent, to, kind, about, text, iso_utc(ws.now()))
-            data = {"message": posted.id, "to": to, "kind": kind, "about": about}
-            ws.record("message.sent", None, None, data)
-        return posted
+            return post(ws, ws.agent, to, kind, about, text)
 
     sent: Message = ws.again(once)
     return sent
@@ -83,13 +81,19 @@ def deliver(ws: Workspace, via: str) -> tuple[list[Message], list[str]]:
     """What to tell this identity's agent now, each thing once: ``(messages, notices)``."""
     if not ws.has_store:
         return [], []
+    if ws.store.meetings():  # a meeting past its deadline escalates now: its people hear here
+        from memkeeper.ops.meetings import settle
+
+        settle(ws)
     me, now, claims_now = ws.agent, ws.now(), ws.claim_now()
     waiting = [m for m in ws.store.messages_for(me) if m.delivered_at is None]
     mine = [c for c in ws.store.claim_rows() if c.agent == me and c.is_live(claims_now)]
     computed = messages.expiring(mine, claims_now)
     marks = [f"m:{m.id}" for m in waiting] + [key for key, _ in computed]
-    if not marks:  # the common case: no write, no lock
+    stale = ws.store.stale_reads(me)
+    if not marks and not stale:  # the common case: no write, no lock
         return [], []
+    changes = [(s, _changed(ws, s)) for s in stale]
 
     def once() -> tuple[list[Message], list[str]]:
         with ws.store.writing():
@@ -98,10 +102,22 @@ def deliver(ws: Workspace, via: str) -> tuple[list[Message], list[str]]:
             if told:
                 data = {"messages": [m.id for m in told], "via": via}
                 ws.record("message.delivered", None, None, data)
-        return told, [text for key, text in computed if key in fresh]
+            known = []
+            for stale, text in changes:  # each change once
+                if text is None:  # its own change: it knows that rev as if it had read it
+                    ws.store.record_reads(me, stale.path, {stale.key: stale.rev})
+                elif ws.store.tell_read(me, stale.path, stale.key, stale.rev):
+                    known.append(text)
+        return told, [text for key, text in computed if key in fresh] + known
 
     result: tuple[list[Message], list[str]] = ws.again(once)
     return result
+
+
+def _changed(ws: Workspace, stale: StaleRead) -> str | None:
+    """The notice that a section this identity read has changed (None: only by itself)."""
+    events = ws.store.events_of(stale.path, stale.key, reads.CHANGES_LOOKED_AT)
+    return reads.changed(stale, reads.changers(events, stale.told_rev, stale.rev), ws.agent)
 
 
 def start(ws: Workspace, program: str, mcp: bool, via: str) -> str:

@@ -9,6 +9,8 @@ a store (read-only commands create no state where there is none).
 
 from __future__ import annotations
 
+import contextlib
+
 from memkeeper.errors import EnvironmentFailure
 from memkeeper.events import digest
 from memkeeper.fs import files
@@ -65,13 +67,43 @@ def read(ws: Workspace, ref: str) -> SectionText:
     if not ws.has_store:
         return _read_unstored(ws, rel, key, None)
     if not ws.shared:
-        return _read(ws, rel, key)
-    try:
-        return ws.again(lambda: _read(ws, rel, key))  # (a snapshot another writer moved on)
-    except StoreRefused:
-        raise  # a setting to fix (a password, a certificate): said, not answered around
-    except StoreUnavailable:
-        return _read_unstored(ws, rel, key, None)._replace(stale=True)
+        answer = _read(ws, rel, key)
+    else:
+        try:
+            answer = ws.again(lambda: _read(ws, rel, key))  # (a snapshot moved on meanwhile)
+        except StoreRefused:
+            raise  # a setting to fix (a password, a certificate): said, not answered around
+        except StoreUnavailable:
+            return _read_unstored(ws, rel, key, None)._replace(stale=True)
+    if not answer.stale:
+        _remember(ws, rel, answer)
+    return answer
+
+
+def _remember(ws: Workspace, rel: str, answer: SectionText) -> None:
+    """Write down what this identity read of a section-owned file (each section of it, for a
+    whole file), for the channel's "changed since you read it" (``mail.reads``): one small
+    row per section, written only when newer than the one held — a read again of an
+    unchanged section writes nothing. Not worth a durable commit: a lost row costs a notice."""
+    from memkeeper.mail import reads
+
+    if ws.rule(rel).file_class not in reads.CLASSES:
+        return
+
+    def once() -> None:
+        if answer.key is not None:
+            revs = {answer.key: answer.rev}
+        else:
+            revs = {row.key: row.rev for row in ws.store.sections(rel)}
+        fresh = reads.to_record(ws.store.reads_of(ws.agent, rel), revs)
+        if fresh:
+            with ws.store.writing(durable=False):
+                ws.store.record_reads(ws.agent, rel, fresh)
+
+    # Started over when a shared store's writer got in first (or a commit's answer was lost);
+    # a store gone, or busy, since it answered costs the row, never the read.
+    with contextlib.suppress(EnvironmentFailure):
+        ws.again(once)
 
 
 def _read(ws: Workspace, rel: str, key: str | None) -> SectionText:

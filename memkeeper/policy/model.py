@@ -26,6 +26,7 @@ GitForm = Literal["placeholder", "snapshot"]
 GIT_FORMS: tuple[str, ...] = get_args(GitForm)
 DEFAULT_TTL = 120
 MAX_TTL = 3600
+MEETING_DEADLINE = 900
 # ``semantic.threshold``: the score from which two claims' objectives are called similar
 # (chosen on tests/data/objective_pairs.csv; docs/reference.md §4 "Similar objectives")
 SEMANTIC_THRESHOLD = 0.2
@@ -85,6 +86,9 @@ class Policy:
     semantic_threshold: float = SEMANTIC_THRESHOLD
     takeover_grace: int = TAKEOVER_GRACE
     verify_timeout: int = VERIFY_TIMEOUT
+    # reference §4.32: a blocked strict claim opens a meeting with each holder in its way
+    meet_on_overlap: bool = False
+    meeting_deadline: int = MEETING_DEADLINE  # seconds a meeting has before it escalates
 
     def classify(self, relpath: str) -> FileRule | None:
         """The first rule matching a root-relative POSIX path; None means unmanaged.

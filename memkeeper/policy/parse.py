@@ -19,6 +19,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from memkeeper.errors import PolicyInvalid
+from memkeeper.policy import meetingkeys
 from memkeeper.policy.leases import lease_settings
 from memkeeper.policy.model import (
     ENTRY_FIELDS,
@@ -32,10 +33,10 @@ from memkeeper.policy.model import (
 )
 from memkeeper.policy.semantic import semantic_threshold
 from memkeeper.policy.storeurl import (
-    CREDENTIAL_KEY,
     CREDENTIALS_TODO,
     SPELLING,
     STORE_TODO,
+    names_credentials,
     parse_store_url,
     policy_store,
 )
@@ -74,14 +75,17 @@ class _Parser:
     def policy(self, data: bytes) -> Policy:
         top = self.document(data)
         self.no_credentials(top)
-        self.known_keys(top, _TOP_KEYS, "at the top level")
+        self.known_keys(top, (*_TOP_KEYS, "meetings"), "at the top level")
         self.version(top)
         default_ttl, max_ttl, grace, timeout = lease_settings(top, self.fail, self.known_keys)
+        meet, deadline = meetingkeys.meetings(top, self.fail, self.known_keys, _show)
         store, threshold = self.store(top, data), semantic_threshold(top, self.fail)
         self.signatures(top)
         files, templates = self.files(top), self.templates(top)
-        leases = {"takeover_grace": grace, "verify_timeout": timeout}
-        return Policy(files, default_ttl, max_ttl, templates, store, threshold, **leases)
+        return Policy(
+            files, default_ttl, max_ttl, templates, store, threshold, takeover_grace=grace,
+            verify_timeout=timeout, meet_on_overlap=meet, meeting_deadline=deadline,
+        )  # fmt: skip
 
     def store(self, top: CommentedMap, data: bytes) -> str | None:
         """``store: etcd://…`` (reference §12), on one line of its own at the top level:
@@ -145,7 +149,7 @@ class _Parser:
         store = top.get("store")
         for node in (top, store) if isinstance(store, CommentedMap) else (top,):
             for key in node:
-                if key not in _TOP_KEYS and CREDENTIAL_KEY.search(str(key)):
+                if key not in _TOP_KEYS and names_credentials(str(key)):
                     self.fail(
                         node.lc.key(key),
                         f"{_show(key)}: the policy file never holds etcd credentials (it is "

@@ -27,20 +27,20 @@ SPELLING = "etcd[s]://HOST:PORT[,HOST:PORT…]/PREFIX"
 CREDENTIALS_TODO = (
     "set MEMKEEPER_ETCD_USER and MEMKEEPER_ETCD_PASSWORD_FILE in the environment instead"
 )
+# The patterns are compiled on first use (``re`` keeps them): every command loads this module
+# for ``policy_store``, and compiling the three costs ~0.3 ms, most commands using none.
 # Keys that would hold credentials: the policy is committed, so they are refused by name.
-CREDENTIAL_KEY = re.compile(
+CREDENTIAL_KEY = (
     r"(?:^|[_.-])(?:pass(?:word|wd)?|secrets?|token|user(?:name)?|ca_?cert|cert|key|auth|"
-    r"credentials?)(?:$|[_.-])",
-    re.I,
+    r"credentials?)(?:$|[_.-])"
 )
 STORE_TODO = (
     "write e.g. store: etcd://127.0.0.1:2379/myrepo, or remove the key to keep the state in "
     "the local SQLite store (.memkeeper/state.db)"
 )
-_PREFIX = re.compile(r"[A-Za-z0-9._~/-]+")  # what a prefix may hold: no spaces, no NUL
-STORE_LINE = re.compile(
-    rb"^store:[ \t]*(?P<value>[^\s#'\"][^\s#]*|'[^'\r\n]*'|\"[^\"\r\n]*\")?[ \t]*(#[^\r\n]*)?\r?$",
-    re.M,
+_PREFIX = r"[A-Za-z0-9._~/-]+"  # what a prefix may hold: no spaces, no NUL
+STORE_LINE = (
+    rb"^store:[ \t]*(?P<value>[^\s#'\"][^\s#]*|'[^'\r\n]*'|\"[^\"\r\n]*\")?[ \t]*(#[^\r\n]*)?\r?$"
 )
 
 
@@ -72,6 +72,11 @@ class StoreUrl:
         return ",".join(f"[{h}]:{p}" if ":" in h else f"{h}:{p}" for h, p in self.endpoints)
 
 
+def names_credentials(key: str) -> bool:
+    """Whether a policy key's name says it would hold credentials (``CREDENTIAL_KEY``)."""
+    return re.search(CREDENTIAL_KEY, key, re.I) is not None
+
+
 def parse_store_url(text: str) -> StoreUrl:
     """``etcd[s]://HOST:PORT[,HOST:PORT…]/PREFIX`` as a ``StoreUrl`` (``ValueError`` saying
     what is wrong with it). The prefix is kept with a leading and a trailing ``/``."""
@@ -90,7 +95,7 @@ def parse_store_url(text: str) -> StoreUrl:
             f"{text!r} names no PREFIX: write {SPELLING}, e.g. etcd://127.0.0.1:2379/myrepo "
             "(the roots that name one prefix share one state)"
         )
-    if not _PREFIX.fullmatch(prefix):
+    if not re.fullmatch(_PREFIX, prefix):
         raise ValueError(f"{text!r}: the PREFIX may hold letters, digits and . _ ~ / - only")
     endpoints = []
     for part in hosts.split(","):
@@ -120,7 +125,7 @@ def policy_store(policy: bytes | None) -> str | None:
     """The policy's top-level ``store:`` value as written (``None``: no such key, or empty)."""
     if policy is None or b"store:" not in policy:
         return None
-    found = STORE_LINE.search(policy)
+    found = re.search(STORE_LINE, policy, re.M)
     if found is None or found.group("value") is None:
         return None
     value = found.group("value").decode("utf-8", "replace")

@@ -31,15 +31,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
     from contextlib import AbstractContextManager
 
     from memkeeper.claims.decisions import Claim
     from memkeeper.claims.lifecycle import ClaimRecord
     from memkeeper.claims.waiters import WaiterRow
     from memkeeper.clock import Clock
-    from memkeeper.coordination import Message, Proposal, Reconciliation
+    from memkeeper.coordination import Message, Proposal, Reconciliation, StaleRead
     from memkeeper.events import Sign
+    from memkeeper.meetings.records import Meeting
     from memkeeper.records import Event, FileState, PendingWrite, SectionRow
 
 
@@ -211,6 +212,36 @@ class MailStore(Protocol):
 
     def ack_message(self, recipient: str, message_id: int, at: str) -> bool: ...
 
+    def kept_messages(self) -> list[tuple[int, str, str, bool]]: ...
+
+    def drop_messages(self, message_ids: Sequence[int], notices_before: str) -> None: ...
+
+
+class ReadStore(Protocol):
+    """What each identity last read of each section (its rev), and the last rev it was told
+    the section changed to: one small row per (identity, path, key), no event."""
+
+    def reads_of(self, reader: str, path: str) -> dict[str, int]: ...
+
+    def record_reads(self, reader: str, path: str, revs: Mapping[str, int]) -> None: ...
+
+    def stale_reads(self, reader: str) -> list[StaleRead]: ...
+
+    def tell_read(self, reader: str, path: str, key: str, rev: int) -> bool: ...
+
+
+class MeetingStore(Protocol):
+    """Meetings: overlaps between agents' claims, each one record whose ``rev`` the caller
+    compares inside ``writing()`` before it puts the next one (compare-and-swap)."""
+
+    def add_meeting(self, m: Meeting) -> Meeting: ...
+
+    def meeting(self, meeting_id: int) -> Meeting | None: ...
+
+    def meetings(self, *, resolved: bool = False) -> list[Meeting]: ...
+
+    def put_meeting(self, m: Meeting) -> None: ...
+
 
 class StateStore(
     FileStore,
@@ -220,6 +251,8 @@ class StateStore(
     ReconciliationStore,
     PendingStore,
     MailStore,
+    ReadStore,
+    MeetingStore,
     Protocol,
 ):
     """A whole store: every domain, and the transactions, prefetches and cache they share."""
@@ -253,4 +286,6 @@ DOMAINS: dict[str, type[Any]] = {
     "reconciliations": ReconciliationStore,
     "pending": PendingStore,
     "mail": MailStore,
+    "reads": ReadStore,
+    "meetings": MeetingStore,
 }

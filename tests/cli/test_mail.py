@@ -1,5 +1,5 @@
-"""``memkeeper send``, ``inbox``, ``ack`` and ``request-release``: their command lines, their
-answers for people and in JSON, and their errors."""
+"""``memkeeper send``, ``inbox``, ``ack``, ``request-release`` and ``answer``: their command
+lines, their answers for people and in JSON, and their errors."""
 
 from __future__ import annotations
 
@@ -53,3 +53,21 @@ def test_request_release_asks_the_holder(sample: Path) -> None:
     assert asked.stdout == f"asked {ME} (message 1, about {claim_id})\n"
     got = run_main(sample, "--agent", ME, "inbox", "--json").json["messages"][0]
     assert (got["kind"], got["text"]) == ("release-request", "I need the build section")
+
+
+def test_a_refused_claim_asks_and_the_holder_answers(sample: Path) -> None:
+    them = "codex:t2"
+    assert run_main(sample, "init").code == 0
+    assert run_main(sample, "claim", "docs/", "--agent", them).code == 0
+    refused = run_main(sample, "claim", "docs/a.md", "--request-release", "--agent", ME, "--json")
+    assert refused.code == 5
+    assert refused.json["release_requested"] == [1]
+    kept = run_main(sample, "answer", "1", "--reason", "tests", "--eta", "30", "--agent", them)
+    assert kept.code == 0
+    assert kept.stdout.startswith(f"answered {ME} (message 2): keeps claim c1 for now: tests")
+    again = run_main(sample, "answer", "1", "--release", "--agent", them)
+    assert (again.code, "answered already" in again.stderr) == (2, True)
+    eta_alone = run_main(sample, "answer", "1", "--eta", "5", "--agent", them)
+    assert eta_alone.code == 2
+    inbox = run_main(sample, "inbox", "--agent", ME, "--json").json["messages"]
+    assert [(m["kind"], m["about"]) for m in inbox] == [("release-answer", "c1")]

@@ -70,6 +70,8 @@ MINIMAL: dict[str, tuple[str, ...]] = {
     "inbox": ("inbox",),
     "ack": ("ack", "1"),
     "request-release": ("request-release", "c1"),
+    "answer": ("answer", "1", "--release"),
+    "meeting": ("meeting", "list"),
 }
 EVERY_VERB = sorted([*BASE_VERBS, *(v for verbs in VERB_GROUPS.values() for v in verbs)])
 
@@ -333,6 +335,9 @@ LINES = [
     ["inbox", "--all", "--json"],
     ["ack", "12"],
     ["request-release", "c1", "--text", "I need it"],
+    ["answer", "3", "--reason", "soon", "--eta", "60"],
+    ["meeting", "resolve", "1", "--expect-rev", "2", "--split", "a=x", "--split", "b=y"],
+    ["meeting", "show", "1", "--agent", "a", "--json"],
     ["--agent", "a", "--root", "/r", "--json", "claim", "x"],
     ["--root", "read", "status"],
 ]

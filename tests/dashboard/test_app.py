@@ -24,6 +24,7 @@ ENDPOINTS = (
     "/api/status",
     "/api/claims",
     "/api/claim-records",
+    "/api/meetings",
     "/api/files",
     "/api/sections?path=CLAUDE.md",
     "/api/events",
@@ -126,6 +127,24 @@ def test_claim_records_by_state_with_their_evidence(client: TestClient, root: Pa
     newest, abandoned, completed = answer["records"]
     assert (newest["state"], abandoned["reason"]) == ("active", "blocked")
     assert completed["evidence"]["reported"]["self_reported"] is True
+
+
+def test_meetings_with_their_deadlines_and_release_requests_with_answers(
+    client: TestClient, root: Path
+) -> None:
+    a, b = "claude-code:s1", "codex:t2"
+    assert run_main(root, "claim", "docs/", "--agent", a).code == 0
+    assert run_main(root, "claim", "docs/", "--request-release", "--agent", b).code == 5
+    opened = run_main(root, "meeting", "open", "--with", a, "--targets", "docs/", "--agent", b)
+    assert opened.code == 0
+    assert run_main(root, "answer", "1", "--reason", "busy", "--eta", "60", "--agent", a).code == 0
+    seen = client.get("/api/meetings", headers=AUTH).json()
+    (meeting,) = seen["meetings"]
+    assert (meeting["id"], meeting["state"], meeting["participants"]) == (1, "open", [b, a])
+    assert meeting["deadline"].endswith("Z")
+    (request,) = seen["release_requests"]
+    assert (request["from"], request["to"], request["claim"]) == (b, a, "c1")
+    assert (request["answer"]["reason"], request["answer"]["eta_s"]) == ("busy", 60)
 
 
 def test_files_and_a_section_with_its_history(client: TestClient, root: Path) -> None:

@@ -227,3 +227,32 @@ def test_an_agent_cannot_change_a_humans_section_by_its_bash_or_its_edit_tool(
     assert "release-process" in edited.result, edited
     assert "Approve it only if you are, or speak for, human." in edited.result
     assert (repo / "CLAUDE.md").read_bytes() == before
+
+
+def test_a_section_read_with_the_read_tool_and_changed_by_another_is_told_once(
+    repo: Path, tmp_path: Path
+) -> None:
+    reader = session(repo, tmp_path)
+    changed: list[Body] = []
+
+    def change(body: Body) -> Reply:
+        changed.append(body)
+        ref = "CLAUDE.md#build"
+        rev = str(run_cli(repo, "read", ref, "--json").json["rev"])
+        patch = ("patch", ref, "--expect-rev", rev, "--body-file", "-")
+        done = run_cli(repo, "--agent", "codex:xyz", *patch, stdin="- make all\n")
+        assert done.code == 0, done.stderr
+        return bash("echo next")
+
+    steps: list[Step] = [
+        Tool("Read", {"file_path": str(repo / "CLAUDE.md")}),
+        change,
+        bash("echo again"),
+        Text("Done."),
+    ]
+    model = reader.run(steps, "--session-id", reader.id)
+
+    said = "CLAUDE.md#inventory-service/build changed since you read it (rev 1 → 2) by codex:xyz"
+    after = model.turns.index(changed[0]) + 1  # the request carrying `echo next`'s result
+    counts = [model.sent(n).count(said) for n in range(len(model.turns))]
+    assert counts == [0] * after + [1] * (len(counts) - after)

@@ -358,8 +358,8 @@ def test_stdin_that_is_not_json_is_allowed_with_the_reason_on_stderr(repo: Path)
 
 
 def test_other_events_are_answered_with_the_allow(repo: Path) -> None:
-    start = {"clineVersion": "4.2.0", "hookName": "TaskStart", "taskId": VSCODE_TASK}
-    assert hook(repo, {**start, "taskStart": {"taskMetadata": {"taskId": VSCODE_TASK}}}) == (
+    start = {"clineVersion": "4.2.0", "hookName": "TaskCancel", "taskId": VSCODE_TASK}
+    assert hook(repo, {**start, "taskCancel": {"taskMetadata": {"taskId": VSCODE_TASK}}}) == (
         0,
         ALLOW,
         "",

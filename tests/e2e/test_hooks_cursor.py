@@ -200,7 +200,7 @@ ROWS = [
         tool("Write", {"file_path": "{root}/CLAUDE.md", "content": "# Memory\n"}, "postToolUse"),
         AFTER,
     ),
-    Row("an event that is not about a tool", common("sessionStart"), ALLOW),
+    Row("an event that is not about a tool", common("stop"), ALLOW),
 ]
 
 

@@ -28,6 +28,9 @@ TOOLS = {
     *("memory_renew", "memory_release", "memory_claims", "memory_events", "memory_emit"),
     *("memory_check", "memory_inbox", "memory_claim_show", "memory_claim_scope"),
     *("memory_complete", "memory_abandon", "memory_takeover"),
+    *("memory_check", "memory_inbox", "memory_meetings", "memory_meeting_open"),
+    *("memory_meeting_propose", "memory_meeting_accept", "memory_meeting_resolve"),
+    "memory_answer",
 }
 
 

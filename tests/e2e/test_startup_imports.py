@@ -7,6 +7,7 @@ test process has long imported everything."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -65,6 +66,64 @@ def test_a_second_patch_imports_no_parser_either(sample: Path) -> None:
             [sys.executable, "-c", probe], cwd=sample, capture_output=True, text=True, check=True
         )
     assert done.stdout.strip().splitlines()[-1] == "0 []"
+
+
+# How many of memkeeper's own modules a read of an indexed file and a second patch load, as
+# issue 21 left them (43a09fe: 31 and 35, before the store and the Workspace had a module per
+# part; 50 and 67 before this bound): every agent's every call pays for each one. Raise a
+# bound only for a module the path needs, and say why. +4 (read) and patch alike: a read is
+# written down for the channel's "changed since you read it" (mail, mail.reads and the store's
+# reads domain), and the SQLite store is one class of a mixin per domain (meetings).
+READ_MODULES, PATCH_MODULES = 45, 62
+LOADED_BY = (
+    "import sys, io; from memkeeper.cli.main import main; out, sys.stdout = sys.stdout, "
+    "io.StringIO(); code = main({argv!r}); sys.stdout = out; "
+    "print(code, sum(m.startswith('memkeeper.') for m in sys.modules) + 1, sorted(m for m in "
+    "('argparse', 'gettext', 'memkeeper.cli.parser', 'memkeeper.gate', 'memkeeper.coordination',"
+    " 'memkeeper.identity.keys', 'base64', 'fnmatch', 'cryptography', 'encodings.ascii') "
+    "if m in sys.modules))"
+)
+
+
+def _loaded(sample: Path, argv: list[str], env: dict[str, str]) -> tuple[str, int, str]:
+    done = subprocess.run(
+        [sys.executable, "-c", LOADED_BY.format(argv=argv)],
+        cwd=sample, env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    code, count, names = done.stdout.strip().splitlines()[-1].split(" ", 2)
+    return code, int(count), names
+
+
+def _keyless(tmp_path: Path) -> dict[str, str]:
+    """The environment of a user with no key (whatever keys the runner has)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMKEEPER_")}
+    return {**env, "XDG_CONFIG_HOME": str(tmp_path / "no-keys"), "MEMKEEPER_AGENT": "a1"}
+
+
+def test_a_plain_read_loads_no_argparse_and_at_most_its_modules(
+    sample: Path, tmp_path: Path
+) -> None:
+    """No argparse (``cli.plainwords``), no agents' names, no coordination records."""
+    env = _keyless(tmp_path)
+    subprocess.run([MEMKEEPER, "init"], cwd=sample, env=env, capture_output=True, check=True)
+    code, count, names = _loaded(sample, ["read", "CLAUDE.md#build", "--json"], env)
+    assert (code, names) == ("0", "[]")
+    assert count <= READ_MODULES
+
+
+def test_a_keyless_second_patch_loads_no_argparse_nor_key_code(
+    sample: Path, tmp_path: Path
+) -> None:
+    """No argparse, and without a key or a signers file neither the key code nor base64."""
+    env = _keyless(tmp_path)
+    subprocess.run([MEMKEEPER, "init"], cwd=sample, env=env, capture_output=True, check=True)
+    body = tmp_path / "body.md"
+    for rev in (1, 2):  # the first patch parses the policy once; its verdicts are cached
+        body.write_text(f"- step {rev}\n")
+        argv = ["patch", "CLAUDE.md#build", "--expect-rev", str(rev), "--body-file", str(body)]
+        code, count, names = _loaded(sample, [*argv, "--json"], env)
+    assert (code, names) == ("0", "[]")
+    assert count <= PATCH_MODULES
 
 
 def test_read_and_patch_import_no_verb_group(sample: Path) -> None:

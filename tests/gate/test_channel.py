@@ -118,3 +118,26 @@ def test_gemini_is_told_at_its_session_start_and_copilot_after_a_tool_call(root:
     }
     said = run_main(root, "hook", "copilot", "--event", "postToolUse", stdin=json.dumps(post))
     assert "- [1] message from human: for copilot" in json.loads(said.stdout)["additionalContext"]
+
+
+def test_a_read_tools_file_is_written_down_and_its_change_by_another_told_once(
+    root: Path,
+) -> None:
+    read = {"tool_name": "Read", "tool_input": {"file_path": str(root / "CLAUDE.md")}}
+    assert hook(root, "PostToolUse", **read) is None  # nothing to say yet
+    other = {"tool_name": "Read", "tool_input": {"file_path": str(root / "src" / "x.py")}}
+    assert hook(root, "PostToolUse", **other) is None  # not a memory file: nothing written
+    body = "- make all\n"
+    done = run_main(root, "read", "CLAUDE.md#build", "--json")
+    rev = json.loads(done.stdout)["rev"]
+    patched = run_main(
+        root,
+        *("patch", "CLAUDE.md#build", "--expect-rev", str(rev), "--body-file", "-"),
+        stdin=body,
+        env={"MEMKEEPER_AGENT": "codex:xyz"},
+    )
+    assert patched.code == 0, patched.stderr
+    told = context(hook(root, "UserPromptSubmit", prompt="go"), "UserPromptSubmit")
+    assert f"(rev {rev} → {rev + 1}) by codex:xyz" in told
+    assert "#inventory-service/build changed since you read it" in told
+    assert hook(root, "UserPromptSubmit", prompt="go") is None

@@ -28,6 +28,16 @@ def test_a_write_carries_its_absolute_path_and_content() -> None:
     )
 
 
+def test_a_read_carries_what_it_read_and_writes_nothing() -> None:
+    from memkeeper.gate.decide import targets
+
+    call = parse_call(pre("Read", {"file_path": "CLAUDE.md", "offset": 3}), "/ignored")
+    assert call == ToolCall("PreToolUse", "Read", CWD, "s1", "", file_path=f"{CWD}/CLAUDE.md")
+    assert targets(call) == ()
+    for odd in ({}, {"file_path": 3}, "CLAUDE.md"):
+        assert parse_call(pre("Read", odd), "/ignored").file_path is None
+
+
 def test_an_edit_is_one_step_and_replace_all_defaults_to_false() -> None:
     raw = pre("Edit", {"file_path": "/abs/a.md", "old_string": "a", "new_string": "b"})
     call = parse_call(raw, CWD)

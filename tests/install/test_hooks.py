@@ -78,6 +78,9 @@ def test_install_creates_each_agents_files_and_uninstall_deletes_them(tmp_path: 
         ".vscode/mcp.json",
         ".clinerules/hooks/PreToolUse",
         ".clinerules/hooks/PostToolUse",
+        ".clinerules/hooks/TaskStart",
+        ".clinerules/hooks/TaskResume",
+        ".clinerules/hooks/UserPromptSubmit",
         ".cursor/hooks.json",
         ".cursor/mcp.json",
     }

@@ -32,10 +32,10 @@ def ours(settings: dict[str, Any], event: str) -> list[dict[str, Any]]:
 
 def test_settings_are_created_with_both_hooks() -> None:
     settings = json.loads(add_hooks(None, CLAUDE))
-    for event in ("PreToolUse", "PostToolUse"):
+    for event, more in (("PreToolUse", ""), ("PostToolUse", "|Read")):
         assert settings["hooks"][event] == [
             {
-                "matcher": "Edit|MultiEdit|Write|Bash|PowerShell",
+                "matcher": "Edit|MultiEdit|Write|Bash|PowerShell" + more,
                 "hooks": [
                     {"type": "command", "command": gate_command("claude-code", guarded=True)}
                 ],

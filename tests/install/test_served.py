@@ -140,3 +140,21 @@ def test_uninstall_served_takes_out_the_served_gate_alone(tmp_path: Path) -> Non
     assert not (tmp_path / ".memkeeper" / "gate.json").exists()
     assert done["served"]["config_removed"] is True
     assert uninstall_served(tmp_path)["served"]["config_removed"] is False  # nothing left
+
+
+def test_each_http_hook_is_called_for_the_tools_its_command_hook_is(tmp_path: Path) -> None:
+    """The command hook steps aside while the daemon serves: a tool only it was called for
+    (a Read after which the session's read is written down) would be judged by neither."""
+    served_install(tmp_path)
+
+    def matchers(rel: str) -> dict[str, set[str | None]]:
+        settings = top_object((tmp_path / rel).read_text(), rel).value
+        return {
+            event: {group.get("matcher") for group in groups}
+            for event, groups in settings["hooks"].items()
+        }
+
+    shared, local = matchers(".claude/settings.json"), matchers(LOCAL)
+    for event in SERVED:
+        assert local[event] == shared[event], event
+    assert "Read" in str(local["PostToolUse"])

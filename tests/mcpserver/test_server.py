@@ -102,6 +102,18 @@ SCHEMAS: dict[str, tuple[set[str], Json]] = {
     "memory_emit": ({"type"}, {"data": None}),
     "memory_check": (set(), {"paths": None}),
     "memory_inbox": (set(), {"ack": None}),
+    "memory_meetings": (set(), {"id": None, "resolved": False}),
+    "memory_meeting_open": ({"others", "targets"}, {"deadline": None, "reason": ""}),
+    "memory_meeting_propose": (
+        {"id", "expect_rev", "kind"},
+        {"assign": None, "who": None, "note": ""},
+    ),
+    "memory_meeting_accept": ({"id", "expect_rev", "proposal"}, {}),
+    "memory_meeting_resolve": (
+        {"id", "expect_rev"},
+        {"proposal": None, "kind": None, "assign": None, "who": None, "note": ""},
+    ),
+    "memory_answer": ({"id"}, {"release": False, "reason": None, "eta": None}),
 }
 
 
@@ -381,6 +393,7 @@ def test_a_cancelled_wait_for_a_claim_leaves_the_queue_at_once(root: Path) -> No
     ends = [(e.type, e.actor, e.data.get("reason")) for e in holder.events()]
     assert ends[1:] == [
         ("claim.queued", "mcp:waiter", None),
+        ("message.sent", "mcp:waiter", None),  # the holder told who waits (an overlap)
         ("claim.aborted", "mcp:waiter", "interrupted"),
     ]
     holder.close()

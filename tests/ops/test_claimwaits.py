@@ -90,6 +90,23 @@ def test_a_waiter_is_granted_as_soon_as_the_holder_releases(
     assert kinds(a)[-2:] == [("claim.released", "a", held.id), ("claim.granted", "b", granted.id)]
 
 
+def test_the_holder_is_told_who_queued_behind_its_claim(
+    agents: Callable[[str], Memory], blocked: Blocked
+) -> None:
+    a, b = agents("a"), agents("b")
+    held = a.claim("src/", strict=True)
+    waiter = Background(lambda: b.claim("src/x.py", wait=30, objective="fix x"))
+    blocked.wait_for(1)
+    told = a.mail.deliver()[0]
+    assert [(m.kind, m.sender, m.about) for m in told] == [("overlap", "b", told[0].about)]
+    assert told[0].text.startswith(
+        f"b waits for src/x.py (write, advisory) for: fix x, behind your claim {held.id} on src/"
+    )
+    a.release(held.id)
+    waiter.result()
+    assert a.mail.deliver() == ([], [])  # granted once a released: nothing more to tell
+
+
 def test_an_expiry_noticed_by_anyone_grants_the_waiter(
     agents: Callable[[str], Memory], blocked: Blocked, clock: FakeClock
 ) -> None:

@@ -13,7 +13,7 @@ from memkeeper import Memory
 from memkeeper.clock import FakeClock
 from memkeeper.errors import Invalid
 from memkeeper.ops import mail
-from tests.ops.conftest import START
+from tests.ops.conftest import START, edit
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -151,3 +151,64 @@ def test_the_session_start_lists_the_classes_others_claims_and_delivers_what_wai
     assert f"- {THEM} holds memory/decisions.md" in said
     assert f"- [1] message from {THEM}: I am on the decision log" in said
     assert mail.deliver(me.workspace, "hook") == ([], [])  # the start delivered it
+
+
+def test_a_section_read_then_changed_by_another_is_told_once(agents: Agents) -> None:
+    me, them = agents(ME), agents(THEM)
+    assert me.workspace.store is not None  # (a root without a store writes nothing down)
+    read = me.read("CLAUDE.md#build")
+    assert mail.deliver(me.workspace, "hook") == ([], [])  # nothing changed: nothing said
+    them.patch("CLAUDE.md#build", "- b1\n", expect_rev=read.rev)
+    them.patch("CLAUDE.md#build", "- b2\n", expect_rev=read.rev + 1)
+    ref = "CLAUDE.md#inventory-service/build"  # the full key (§3)
+    assert mail.deliver(me.workspace, "hook") == (
+        [],
+        [
+            f"{ref} changed since you read it (rev {read.rev} → {read.rev + 2}) by {THEM}: "
+            f"read it again before you change it (memkeeper read {ref})"
+        ],
+    )
+    assert mail.deliver(me.workspace, "hook") == ([], [])
+    assert mail.deliver(them.workspace, "hook") == ([], [])  # the writer read nothing
+
+
+def test_a_change_of_ones_own_or_a_read_again_is_not_told(agents: Agents, sample: Path) -> None:
+    me, them = agents(ME), agents(THEM)
+    assert me.workspace.store is not None
+    me.read("CLAUDE.md")  # the whole file: every section of it
+    done = me.patch("CLAUDE.md#build", "- mine\n", expect_rev=me.read("CLAUDE.md#build").rev)
+    them.patch("CLAUDE.md#testing", "- t\n", expect_rev=them.read("CLAUDE.md#testing").rev)
+    me.read("CLAUDE.md#testing")
+    assert mail.deliver(me.workspace, "hook") == ([], [])
+    edit(sample, "CLAUDE.md", "- mine\n", "- a human's\n")
+    them.read("CLAUDE.md#build")  # indexes the human's save (actor external)
+    _, notices = mail.deliver(me.workspace, "hook")
+    assert notices == [
+        f"CLAUDE.md#inventory-service/build changed since you read it (rev {done.rev} → "
+        f"{done.rev + 1}) by an edit outside memkeeper: read it again before you change it "
+        "(memkeeper read CLAUDE.md#inventory-service/build)"
+    ]
+
+
+def test_reads_of_files_not_changed_by_section_are_not_written_down(agents: Agents) -> None:
+    me = agents(ME)
+    assert me.workspace.store is not None
+    me.read("CLAUDE.md#build")
+    me.read("memory/decisions.md")
+    store = me.workspace.store
+    rev = me.read("CLAUDE.md#build").rev
+    assert store.reads_of(ME, "CLAUDE.md") == {"inventory-service/build": rev}
+    assert store.reads_of(ME, "memory/decisions.md") == {}
+
+
+def test_a_new_message_trims_those_given_a_week_ago_never_unread_ones(
+    agents: Agents, clock: FakeClock
+) -> None:
+    human, me = agents("human"), agents(ME)
+    mail.send(human.workspace, ME, "told")
+    mail.send(human.workspace, THEM, "not yet told")
+    mail.deliver(me.workspace, "hook")
+    clock.advance(8 * 24 * 3600)
+    mail.send(human.workspace, ME, "new")
+    assert [m.text for m in mail.inbox(agents(THEM).workspace)] == ["not yet told"]
+    assert [m.text for m in mail.inbox(me.workspace, acked=True)] == ["new"]

@@ -229,3 +229,25 @@ def test_a_read_of_an_indexed_file_under_an_invalid_policy_says_so(
     (sample / ".memkeeper.yaml").write_text("version: 1\nfiles: [{path: x, class: nonsense}]\n")
     with pytest.raises(PolicyInvalid, match="unknown class 'nonsense'"):
         memory.read("CLAUDE.md#build")
+
+
+def test_a_read_is_written_down_again_after_a_lost_race_and_never_fails_for_it(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memkeeper.errors import EnvironmentFailure
+    from memkeeper.store.retry import StoreRetry
+
+    store, record = ws.store, ws.store.record_reads
+    outcomes: list[BaseException] = [StoreRetry("another writer got in first")]
+
+    def flaky(reader: str, path: str, revs: Any) -> None:
+        if outcomes:
+            raise outcomes.pop()
+        record(reader, path, revs)
+
+    monkeypatch.setattr(store, "record_reads", flaky)
+    assert reading.read(ws, "CLAUDE.md#build").rev == 1
+    assert store.reads_of(ws.agent, "CLAUDE.md") == {"inventory-service/build": 1}
+    outcomes.append(EnvironmentFailure("the store is gone"))
+    assert reading.read(ws, "CLAUDE.md#testing").rev == 1  # the row lost, not the read
+    assert "inventory-service/testing" not in store.reads_of(ws.agent, "CLAUDE.md")

@@ -26,7 +26,7 @@ def public(backend: type[object]) -> set[str]:
 def test_the_state_store_is_what_both_backends_offer_but_their_opening() -> None:
     every = declared(protocol.StateStore).union(*map(declared, protocol.DOMAINS.values()))
     assert every == (public(Store) & public(EtcdStore)) - {"open"}
-    assert len(every) == 68  # + add_claim_record: an end's record without a read first
+    assert len(every) == 78  # + claim records (3), reads (6), meetings (4), add_claim_record
 
 
 def test_each_method_belongs_to_one_domain_or_to_the_state_stores_own() -> None:
@@ -40,5 +40,6 @@ def test_each_method_belongs_to_one_domain_or_to_the_state_stores_own() -> None:
 def test_the_state_store_extends_every_domain() -> None:
     assert set(protocol.DOMAINS.values()) <= set(protocol.StateStore.__mro__)
     assert list(protocol.DOMAINS) == [
-        "files", "events", "claims", "proposals", "reconciliations", "pending", "mail",
+        "files", "events", "claims", "proposals", "reconciliations", "pending", "mail", "reads",
+        "meetings",
     ]  # fmt: skip

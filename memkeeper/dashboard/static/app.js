@@ -352,6 +352,9 @@
     renderWaiters(data.waiters || [], (sentAt + receivedAt) / 2);
     const records = await api("/api/claim-records");
     renderRecords(records.records || [], records.by_state || {});
+    const talks = await api("/api/meetings");
+    renderMeetings(talks.meetings || []);
+    renderReleases(talks.release_requests || []);
   });
 
   function renderRecords(records, byState) {
@@ -389,6 +392,51 @@
       el("td", { class: "num" }, orDash(record.rev)),
       el("td", { class: "objective" }, orDash(record.objective)),
       el("td", null, evidenceCell(record)),
+    );
+  }
+
+  function renderMeetings(meetings) {
+    const rows = meetings.slice().sort((a, b) => Date.parse(a.deadline) - Date.parse(b.deadline));
+    const none = [emptyRow(6, "No open meetings.")];
+    $("meetings-body").replaceChildren(...(rows.length ? rows.map(meetingRow) : none));
+  }
+
+  function meetingRow(m) {
+    const people = el("ul", { class: "targets" });
+    for (const p of m.participants || []) people.append(el("li", null, el("span", { class: "agent" }, p)));
+    const offers = (m.proposals || []).map((o) => `${o.n}: ${o.kind} by ${o.by} (${(o.accepted_by || []).length} accepted)`);
+    const open = m.state === "open";
+    const state = open ? badge("advisory", "open") : badge("strict", `${m.state}${(m.owners || []).length ? " → " + m.owners.join(", ") : ""}`);
+    return el(
+      "tr",
+      { "data-meeting": m.id },
+      el("td", null, `#${m.id}`, " ", el("span", { class: "muted id" }, `rev ${m.rev}`)),
+      el("td", null, people),
+      el("td", null, targetsList(m.targets)),
+      el("td", null, state),
+      el("td", null, offers.length ? offers.join("; ") : "—"),
+      el("td", { class: "num" }, open ? countdown(Date.parse(m.deadline), "server", m.deadline) : fmtTime(m.deadline)),
+    );
+  }
+
+  function renderReleases(requests) {
+    const none = [emptyRow(5, "No release requests today.")];
+    $("releases-body").replaceChildren(...(requests.length ? requests.map(releaseRow) : none));
+  }
+
+  function releaseRow(r) {
+    const a = r.answer;
+    let said = "waiting for an answer";
+    if (a && a.released) said = `released (${fmtTime(a.at)})`;
+    else if (a) said = `keeps it: ${a.reason}${a.eta_s != null ? ` — ETA ${fmtSeconds(a.eta_s)}` : ""}`;
+    return el(
+      "tr",
+      { "data-release": r.id },
+      el("td", null, el("span", { class: "agent" }, orDash(r.from))),
+      el("td", null, el("span", { class: "agent" }, orDash(r.to))),
+      el("td", null, el("span", { class: "muted id" }, orDash(r.claim))),
+      el("td", null, fmtTime(r.sent_at), " ", el("span", { class: "muted" }, r.text || "")),
+      el("td", null, said),
     );
   }
 
@@ -634,7 +682,7 @@
   /** What an event changes, refetched soon (bursts coalesce). */
   function react(event) {
     const type = String(event.type || "");
-    if (type.startsWith("claim.")) soon(loadClaims, 50);
+    if (type.startsWith("claim.") || type.startsWith("meeting.") || type === "release.answered") soon(loadClaims, 50);
     if (/^(section|entry|region)\./.test(type)) {
       soon(loadFiles, 300);
       if (selected && event.path === selected.path) soon(loadDetail, 300);

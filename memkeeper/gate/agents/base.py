@@ -29,7 +29,9 @@ if TYPE_CHECKING:
 
     # before a tool runs (judge it), after, after one that failed, a session starting, a
     # prompt submitted, else
-    Phase = Literal["pre", "post", "failed", "start", "prompt", "other"]
+    # "indexed": after a tool, on an event whose answer the agent shows no model (Cursor's
+    # afterFileEdit): indexed, and the channel keeps what it has for a later event
+    Phase = Literal["pre", "post", "failed", "indexed", "start", "prompt", "other"]
 
 
 class HookInput(Record):

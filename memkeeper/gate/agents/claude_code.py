@@ -106,10 +106,16 @@ def allow(phase: Phase) -> Answer:
     return Answer()
 
 
+def matcher(event: str) -> str:
+    """The tools an event's hook is called for, the command's and the served one's alike;
+    after a Read too: what the session read, for the channel's "changed since you read it"."""
+    return MATCHER + "|Read" if event == "PostToolUse" else MATCHER
+
+
 def _entry(event: str, command: str) -> dict[str, Any]:
     if event in CONTEXT_EVENTS:  # every session start (startup, resume, clear), every prompt
         return {"hooks": [{"type": "command", "command": command}]}
-    return nested_entry(MATCHER, command)
+    return nested_entry(matcher(event), command)
 
 
 def _missing(why: str) -> dict[str, Any]:

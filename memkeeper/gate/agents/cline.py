@@ -1,5 +1,6 @@
 """Cline (docs/reference.md §7 "Cline"): executable files ``.clinerules/hooks/PreToolUse``
-/ ``PostToolUse`` fed one JSON object. Two runners send it
+/ ``PostToolUse`` (and, for the channel, ``TaskStart`` / ``TaskResume`` /
+``UserPromptSubmit``) fed one JSON object. Two runners send it
 (cline/cline @ 21cb8d2): the VS Code extension (``hookName: "PreToolUse"``, the tool in
 ``preToolUse {toolName, parameters}`` with every value a string, JSON-encoded when it is
 not one) and the CLI / SDK hosts (``hookName: "tool_call"`` / ``"tool_result"``, the raw
@@ -23,7 +24,8 @@ before the model's next turn) for an advisory ``WAIT``; ``{"cancel": true, "erro
 to run once the task is resumed; an ``ask`` — which no Cline hook can put to the user — is
 a cancel that hands the change to the human.
 
-Installed as those two executables (``SCRIPT``); a hook of the user's in their place is kept
+The channel (§4.28): ``contextModification`` (a ``<hook_context>`` block) on each event.
+Installed as those executables (``SCRIPT``); a hook of the user's in their place is kept
 as ``EVENT.legacy``, a name neither runner picks up (the SDK takes the event's name with no
 extension or one of its script extensions), and run first. Cline keeps its MCP servers per
 user, outside the repository: the user is told what to add. Pure.
@@ -62,7 +64,11 @@ _PHASES: dict[str, Phase] = {
     "tool_call": "pre",
     "posttooluse": "post",
     "tool_result": "post",
+    "taskstart": "start",  # the channel's events: a task started or resumed, a prompt
+    "taskresume": "start",
+    "userpromptsubmit": "prompt",
 }
+CHANNEL_EVENTS = ("TaskStart", "TaskResume", "UserPromptSubmit")
 _BLOCKS = {"pre": ("preToolUse", "tool_call"), "post": ("postToolUse", "tool_result")}
 _KEYS = ("hookName", "clineVersion", "preToolUse", "postToolUse")  # no other agent's
 _WRAPPERS = ("%%bash", "apply_patch", "EOF", "```")  # lines Cline drops around a bare patch
@@ -94,7 +100,10 @@ def parse(payload: dict[str, Any], event: str | None, cwd: str) -> HookInput:
         if name is not None or event is None:
             raise BadPayload("payload.hookName is missing or not a string")
         name = event
-    phase = _PHASES.get(name.lower(), "other")
+    # (the SDK names its task and prompt events its own way: the file's event, on argv)
+    phase = _PHASES.get(name.lower()) or _PHASES.get((event or "").lower(), "other")
+    if phase in ("start", "prompt"):
+        return HookInput(phase, (), session, _cwd(payload, cwd))
     if phase == "other":
         return HookInput("other", (), session)
     tool, args, call_id = _tool(payload, phase)
@@ -307,6 +316,11 @@ def allow(phase: Phase) -> Answer:
     return Answer(dumps(_ALLOW))
 
 
+def tell(phase: Phase, text: str) -> Answer:
+    """The channel's words: ``contextModification``, before the model's next turn."""
+    return Answer(dumps({**_ALLOW, "contextModification": text}))
+
+
 # -- what install-hooks writes -------------------------------------------------------------------
 
 MARKER = "# memkeeper: Cline's {event} hook, installed by `memkeeper install-hooks cline`"
@@ -359,12 +373,12 @@ def _missing(why: str) -> dict[str, Any]:
     return {"cancel": True, "errorMessage": why}
 
 
-ADAPTER = Adapter(NAME, sniff, parse, render, allow)
+ADAPTER = Adapter(NAME, sniff, parse, render, allow, tell)
 SETUP = Setup(
     NAME,
     "Cline",
-    (".clinerules/hooks/PreToolUse", ".clinerules/hooks/PostToolUse"),
-    ("PreToolUse", "PostToolUse"),
+    tuple(f".clinerules/hooks/{event}" for event in ("PreToolUse", "PostToolUse", *CHANNEL_EVENTS)),
+    ("PreToolUse", "PostToolUse", *CHANNEL_EVENTS),
     ("PreToolUse",),
     None,
     _missing,

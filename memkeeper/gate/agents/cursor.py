@@ -19,8 +19,8 @@ the input's shape. A missing or empty ``cwd`` falls back to ``workspace_roots[0]
 Answers, always JSON (plain text on stdout has been seen to block writes), exit 0:
 ``{"permission": "deny"|"ask", "user_message": …, "agent_message": …}``, an advisory notice
 as ``{"permission": "allow", "agent_message": …}``, else ``{"permission": "allow"}``; ``{}``
-after a tool. Cursor does not enforce ``ask`` on ``preToolUse`` (only on shell and MCP
-events).
+after a tool, or the channel's words (§4.28) as postToolUse's ``additional_context``.
+Cursor does not enforce ``ask`` on ``preToolUse`` (only on shell and MCP events).
 
 Installed in ``.cursor/hooks.json`` (the four events above: the tool ones for ``Write``,
 ``Delete`` and ``Shell``), the MCP server in ``.cursor/mcp.json``. Pure.
@@ -59,8 +59,9 @@ _EVENTS: dict[str, tuple[Phase, str]] = {  # the phase, and what the payload hol
     "beforeShellExecution": ("pre", "shell"),
     "postToolUse": ("post", "tool"),
     "PostToolUse": ("post", "tool"),
-    "afterFileEdit": ("post", "edit"),
-    "afterShellExecution": ("post", "shell"),
+    "afterFileEdit": ("indexed", "edit"),  # (no answer reaches the model: the channel waits)
+    "afterShellExecution": ("indexed", "shell"),
+    "sessionStart": ("start", ""),
 }
 _CURSOR_EVENTS = (  # Cursor's own spelling of its events (cursor.com/docs/hooks)
     "sessionStart",
@@ -100,8 +101,8 @@ def parse(payload: dict[str, Any], event: str | None, cwd: str) -> HookInput:
     name = text_field(payload, "hook_event_name") or event or _guess(payload)
     session = text_field(payload, "session_id") or text_field(payload, "conversation_id")
     phase, holds = _EVENTS.get(name, ("other", ""))
-    if phase == "other":
-        return HookInput(phase, (), session)
+    if phase in ("other", "start"):
+        return HookInput(phase, (), session, _cwd(payload, cwd))
     base = ToolCall(
         "PreToolUse" if phase == "pre" else "PostToolUse",
         "",
@@ -215,7 +216,13 @@ def render(decision: Decision) -> Answer:
 
 def allow(phase: Phase) -> Answer:
     """``{"permission": "allow"}`` (``{}`` after a tool, which has nothing to answer)."""
-    return Answer(dumps({} if phase == "post" else {"permission": "allow"}))
+    return Answer(dumps({} if phase in ("post", "indexed") else {"permission": "allow"}))
+
+
+def tell(phase: Phase, text: str) -> Answer:
+    """The channel's words: ``additional_context`` of postToolUse (and of sessionStart, which
+    memkeeper does not install: some Cursor versions refuse it as an unknown hook type)."""
+    return Answer(dumps({"additional_context": text}))
 
 
 def _entry(event: str, command: str) -> dict[str, Any]:
@@ -230,7 +237,7 @@ def _missing(why: str) -> dict[str, Any]:
     return {"permission": "deny", "user_message": short, "agent_message": why}
 
 
-ADAPTER = Adapter(NAME, sniff, parse, render, allow)
+ADAPTER = Adapter(NAME, sniff, parse, render, allow, tell)
 SETUP = Setup(
     NAME,
     "Cursor",

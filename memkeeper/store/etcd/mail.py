@@ -88,3 +88,38 @@ class MailKeys(EtcdCore):
             return False
         self._put(where, codec.encode([delivered_at or at, at]))
         return True
+
+    def kept_messages(self) -> list[tuple[int, str, str, bool]]:
+        """Every message kept, oldest first: ``(id, to, sent_at, given)``, ``given`` when its
+        named recipient was given it (delivered or acknowledged)."""
+        given = {key for key, value in self._deliveries() if json.loads(value)[0] is not None}
+        out = []
+        for _, raw in self._scan_prefix(self._key("msg", "")):
+            mid, _, to, *_, sent_at = json.loads(raw)
+            out.append((mid, to, sent_at, self._key("dlv", to, f"m:{mid}") in given))
+        return out
+
+    def _deliveries(self) -> list[tuple[bytes, bytes]]:
+        return self._scan_prefix(self._key("dlv", ""))
+
+    def drop_messages(self, message_ids: Sequence[int], notices_before: str) -> None:
+        """Drop these messages with what any recipient was told of them, and what computed
+        notices were told before ``notices_before``."""
+        self._alone(self._drop_messages, list(message_ids), notices_before)
+
+    def _drop_messages(self, message_ids: list[int], notices_before: str) -> None:
+        dropped = {f"m:{mid}" for mid in message_ids}
+        for mid in message_ids:
+            raw = self._get(self._key("msg", keys.number(mid)))
+            if raw is not None:
+                self._delete(self._key("msg", keys.number(mid)))
+                self._delete(self._key("to", json.loads(raw)[2], keys.number(mid)))
+        for key, value in self._deliveries():
+            told = key.rsplit(b"\0", 1)[1].decode()
+            delivered_at = json.loads(value)[0]
+            if told in dropped or (
+                not told.startswith("m:")
+                and delivered_at is not None
+                and delivered_at < notices_before
+            ):
+                self._delete(key)

@@ -4,8 +4,8 @@ root's state, in SQLite under ``.memkeeper/`` — the only SQL in memkeeper.
 ``Store`` is the core (``core``: the connection, ``BEGIN IMMEDIATE`` transactions, the WAL's
 group commit, the cache) with one mixin per domain of ``store.protocol``: ``files`` (files,
 sections, bodies), ``events`` (the chain, tallies), ``claims`` (claims, waiters, counters),
-``proposals``, ``reconciliations``, ``pending`` and ``mail``; ``schema`` holds the tables and their
-version.
+``proposals``, ``reconciliations``, ``pending``, ``mail`` and ``reads``; ``schema`` holds the
+tables and their version.
 """
 
 from __future__ import annotations
@@ -15,14 +15,24 @@ from memkeeper.store.sqlite.claims import ClaimRows
 from memkeeper.store.sqlite.events import EventRows
 from memkeeper.store.sqlite.files import FileRows
 from memkeeper.store.sqlite.mail import MailRows
+from memkeeper.store.sqlite.meetings import MeetingRows
 from memkeeper.store.sqlite.pending import PendingRows
 from memkeeper.store.sqlite.proposals import ProposalRows
+from memkeeper.store.sqlite.reads import ReadRows
 from memkeeper.store.sqlite.reconciliations import ReconciliationRows
 
 __all__ = ["Store", "prepare_home"]
 
 
 class Store(
-    FileRows, EventRows, ClaimRows, ProposalRows, ReconciliationRows, PendingRows, MailRows
+    FileRows,
+    EventRows,
+    ClaimRows,
+    ProposalRows,
+    ReconciliationRows,
+    PendingRows,
+    MailRows,
+    ReadRows,
+    MeetingRows,
 ):
     """One connection to the memory home's database, with every domain's tables."""

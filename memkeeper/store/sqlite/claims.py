@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 
-from memkeeper.claims import epoch as epochs
 from memkeeper.store.sqlite.core import SqliteCore
 
 TYPE_CHECKING = False
@@ -31,6 +30,8 @@ class ClaimRows(SqliteCore):
         same for every process however its wall clock is set. The first look of a boot keeps
         its epoch (in the open transaction, else in one of its own) and ends every claim and
         wait of an earlier boot at that moment."""
+        from memkeeper.claims import epoch as epochs  # a read or a patch never asks
+
         boot, uptime = clock.since_boot()
         kept = epochs.decode(self.cached(epochs.EPOCH_KEY))
         now, epoch = epochs.claim_time(kept, boot, uptime, clock.now())

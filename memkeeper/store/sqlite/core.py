@@ -18,10 +18,9 @@ import sqlite3
 import sys
 
 from memkeeper.errors import EnvironmentFailure
-from memkeeper.fs import locks
 from memkeeper.fs.home import prepare_home, read_store_mark, write_store_mark
 from memkeeper.names import LOCKS_DIR, STATE_DB, STORE_MARK
-from memkeeper.store.sqlite import schema, walsync
+from memkeeper.store.sqlite import schema
 from memkeeper.store.sqlite.netfs import refuse_network_filesystem
 
 TYPE_CHECKING = False
@@ -107,6 +106,8 @@ class SqliteCore:
         if mark is not None:
             raise _lost(home, "holds another store than the one this home had")
         # First open since ids are kept: one process names the store, the others read it.
+        from memkeeper.fs import locks
+
         os.makedirs(os.path.join(home, LOCKS_DIR), exist_ok=True)
         with locks.file_lock(os.path.join(home, LOCKS_DIR, "schema.lock")):
             with self.writing():
@@ -125,6 +126,8 @@ class SqliteCore:
     def _migrate(self, home: str) -> None:
         """Create or upgrade the schema; processes racing to do it take turns on a lock
         (switching to WAL while another connection holds the database fails at once)."""
+        from memkeeper.fs import locks
+
         os.makedirs(os.path.join(home, LOCKS_DIR), exist_ok=True)
         with locks.file_lock(os.path.join(home, LOCKS_DIR, "schema.lock")):
             if self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0] != "wal":
@@ -154,6 +157,8 @@ class SqliteCore:
             self._sync_log()
 
     def _sync_log(self) -> None:
+        from memkeeper.store.sqlite import walsync  # a command that writes nothing: never
+
         try:
             walsync.for_log(self._wal).sync()
         except OSError as exc:

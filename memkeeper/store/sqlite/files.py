@@ -10,7 +10,6 @@ file is never indexed, so its text is never kept.
 from __future__ import annotations
 
 from memkeeper.records import FileState, SectionRow
-from memkeeper.store.bodies import prune_cut
 from memkeeper.store.sqlite.core import SqliteCore
 
 TYPE_CHECKING = False
@@ -125,6 +124,8 @@ class FileRows(SqliteCore):
     def keep_bodies(self, path: str, rows: Iterable[SectionRow]) -> None:
         """Remember the body of each present row at its rev, forgetting the older ones when a
         prune is due (``store.bodies``)."""
+        from memkeeper.store.bodies import prune_cut  # a read never keeps one
+
         kept = [(path, r.key, r.rev, r.body) for r in rows if r.present]
         if not kept:
             return

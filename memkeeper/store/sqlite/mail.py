@@ -7,12 +7,14 @@ methods inside ``Store.writing()``.
 
 from __future__ import annotations
 
-from memkeeper.coordination import Message
 from memkeeper.store.sqlite.core import SqliteCore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import Any
+
+    from memkeeper.coordination import Message
 
 _COLUMNS = "m.id, m.sender, m.recipient, m.kind, m.about, m.text, m.sent_at"
 
@@ -27,12 +29,12 @@ class MailRows(SqliteCore):
             (sender, to, kind, about, text, at),
         )
         assert cursor.lastrowid is not None
-        return Message(cursor.lastrowid, sender, to, kind, about, text, at)
+        return _message((cursor.lastrowid, sender, to, kind, about, text, at))
 
     def message(self, message_id: int) -> Message | None:
         sql = f"SELECT {_COLUMNS} FROM messages m WHERE m.id = ?"
         row = self._db.execute(sql, (message_id,)).fetchone()
-        return None if row is None else Message(*row)
+        return None if row is None else _message(row)
 
     def messages_for(self, recipient: str, *, acked: bool = False) -> list[Message]:
         """The messages ``recipient`` receives (named, or ``all`` from someone else), oldest
@@ -44,7 +46,7 @@ class MailRows(SqliteCore):
             "WHERE (m.recipient = ?1 OR (m.recipient = 'all' AND m.sender != ?1))"
             f"{'' if acked else ' AND d.acked_at IS NULL'} ORDER BY m.id"
         )
-        return [Message(*row) for row in self._db.execute(sql, (recipient,)).fetchall()]
+        return [_message(row) for row in self._db.execute(sql, (recipient,)).fetchall()]
 
     def mark_delivered(self, recipient: str, marks: Sequence[str], at: str) -> list[str]:
         """Mark ``marks`` delivered to ``recipient``: those that were not yet, in order."""
@@ -70,3 +72,31 @@ class MailRows(SqliteCore):
             (recipient, f"m:{message_id}", at, at),
         )
         return bool(cursor.rowcount)
+
+    def kept_messages(self) -> list[tuple[int, str, str, bool]]:
+        """Every message kept, oldest first: ``(id, to, sent_at, given)``, ``given`` when its
+        named recipient was given it (delivered or acknowledged)."""
+        rows = self._db.execute(
+            "SELECT m.id, m.recipient, m.sent_at, d.delivered_at IS NOT NULL FROM messages m "
+            "LEFT JOIN deliveries d ON d.recipient = m.recipient AND d.key = 'm:' || m.id "
+            "ORDER BY m.id"
+        ).fetchall()
+        return [(mid, to, at, bool(given)) for mid, to, at, given in rows]
+
+    def drop_messages(self, message_ids: Sequence[int], notices_before: str) -> None:
+        """Drop these messages with what any recipient was told of them, and what computed
+        notices were told before ``notices_before``."""
+        ids = [(mid,) for mid in message_ids]
+        self._db.executemany("DELETE FROM messages WHERE id = ?", ids)
+        self._db.executemany("DELETE FROM deliveries WHERE key = 'm:' || ?", ids)
+        self._db.execute(
+            "DELETE FROM deliveries WHERE key NOT LIKE 'm:%' AND delivered_at < ?",
+            (notices_before,),
+        )
+
+
+def _message(row: tuple[Any, ...]) -> Message:
+    # The records' module is loaded by the first message: a read or a patch has none.
+    from memkeeper.coordination import Message
+
+    return Message(*row)

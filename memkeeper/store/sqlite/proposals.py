@@ -7,12 +7,13 @@ methods inside ``Store.writing()``.
 
 from __future__ import annotations
 
-from memkeeper.coordination import Proposal
 from memkeeper.store.sqlite.core import SqliteCore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from memkeeper.coordination import Proposal
 
 
 class ProposalRows(SqliteCore):
@@ -25,18 +26,18 @@ class ProposalRows(SqliteCore):
             (path, section, base_rev, body, agent, at),
         )
         assert cursor.lastrowid is not None
-        return Proposal(
-            cursor.lastrowid, path, section, base_rev, body, agent, at, "open", None, None, None
+        return _proposal(
+            (cursor.lastrowid, path, section, base_rev, body, agent, at, "open", None, None, None)
         )
 
     def proposals(self, *, closed: bool = False) -> list[Proposal]:
         """Open proposals by id (closed ones too with ``closed=True``)."""
         clause = "" if closed else "WHERE state = 'open'"
-        sql = f"SELECT {_COLUMNS} FROM proposals {clause} ORDER BY id"
+        sql = f"SELECT {_columns()} FROM proposals {clause} ORDER BY id"
         return [_proposal(r) for r in self._db.execute(sql).fetchall()]
 
     def proposal(self, proposal_id: int) -> Proposal | None:
-        sql = f"SELECT {_COLUMNS} FROM proposals WHERE id = ?"
+        sql = f"SELECT {_columns()} FROM proposals WHERE id = ?"
         row = self._db.execute(sql, (proposal_id,)).fetchone()
         return None if row is None else _proposal(row)
 
@@ -51,10 +52,16 @@ class ProposalRows(SqliteCore):
         )
 
 
-_COLUMNS = ", ".join(Proposal.__slots__)
+def _columns() -> str:
+    # The records' module is loaded by the first use of the table: a read or a patch makes none.
+    from memkeeper.coordination import Proposal
+
+    return ", ".join(Proposal.__slots__)
 
 
 def _proposal(row: tuple[Any, ...]) -> Proposal:
+    from memkeeper.coordination import Proposal
+
     values = list(row)
     values[4] = bytes(values[4])
     return Proposal(*values)

@@ -6,12 +6,13 @@ methods inside ``Store.writing()``.
 
 from __future__ import annotations
 
-from memkeeper.coordination import Reconciliation
 from memkeeper.store.sqlite.core import SqliteCore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from memkeeper.coordination import Reconciliation
 
 
 class ReconciliationRows(SqliteCore):
@@ -21,7 +22,7 @@ class ReconciliationRows(SqliteCore):
         """The open reconciliation of a region, opened now (``True``) or refreshed with the
         latest texts (``False``): one region never has two open at once."""
         found = self._db.execute(
-            f"SELECT {_RECONCILIATION_COLUMNS} FROM reconciliations "
+            f"SELECT {_columns()} FROM reconciliations "
             "WHERE path = ? AND region = ? AND resolution IS NULL",
             (path, region),
         ).fetchone()
@@ -46,12 +47,12 @@ class ReconciliationRows(SqliteCore):
         where = ["resolution IS NULL"] if not resolved else []
         where += ["path = ?"] if path is not None else []
         clause = f"WHERE {' AND '.join(where)}" if where else ""
-        sql = f"SELECT {_RECONCILIATION_COLUMNS} FROM reconciliations {clause} ORDER BY id"
+        sql = f"SELECT {_columns()} FROM reconciliations {clause} ORDER BY id"
         params = () if path is None else (path,)
         return [_reconciliation(r) for r in self._db.execute(sql, params).fetchall()]
 
     def reconciliation(self, rec_id: int) -> Reconciliation | None:
-        sql = f"SELECT {_RECONCILIATION_COLUMNS} FROM reconciliations WHERE id = ?"
+        sql = f"SELECT {_columns()} FROM reconciliations WHERE id = ?"
         row = self._db.execute(sql, (rec_id,)).fetchone()
         return None if row is None else _reconciliation(row)
 
@@ -63,8 +64,14 @@ class ReconciliationRows(SqliteCore):
         )
 
 
-_RECONCILIATION_COLUMNS = ", ".join(Reconciliation.__slots__)
+def _columns() -> str:
+    # The records' module is loaded by the first use of the table: a read or a patch makes none.
+    from memkeeper.coordination import Reconciliation
+
+    return ", ".join(Reconciliation.__slots__)
 
 
 def _reconciliation(row: tuple[Any, ...]) -> Reconciliation:
+    from memkeeper.coordination import Reconciliation
+
     return Reconciliation(*row)

@@ -11,8 +11,9 @@ if TYPE_CHECKING:
 
 # 1: files, sections, events, cache; 2: + claims, waiters, counters, tallies, reconciliations;
 # 3: + bodies, proposals; 4: + events_by_path; 5: + pending; 6: + events.signer, events.sig;
-# 7: + messages, deliveries; 8: + claim_records, claims.plan, waiters.plan.
-SCHEMA_VERSION = 8
+# 7: + messages, deliveries; 8: + claim_records, claims.plan, waiters.plan; 9: + reads;
+# 10: + meetings.
+SCHEMA_VERSION = 10
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -167,6 +168,20 @@ CREATE TABLE IF NOT EXISTS deliveries (  -- what each recipient was told (m:ID, 
     acked_at TEXT,
     PRIMARY KEY (recipient, key)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS reads (  -- what each identity last read of a section
+    reader TEXT NOT NULL,
+    path TEXT NOT NULL,
+    key TEXT NOT NULL,
+    rev INTEGER NOT NULL,          -- the rev it read
+    told INTEGER NOT NULL,         -- the last rev it was told of (its rev until then)
+    PRIMARY KEY (reader, path, key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meetings (  -- overlaps between agents' claims, until resolved
+    id INTEGER PRIMARY KEY,
+    state TEXT NOT NULL,           -- open, escalated or resolved
+    record TEXT NOT NULL           -- the whole record as JSON (meetings.records.encode)
+);
+CREATE INDEX IF NOT EXISTS meetings_by_state ON meetings (state, id);
 """
 
 

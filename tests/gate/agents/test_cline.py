@@ -134,7 +134,9 @@ def test_a_cline_payload_reaching_another_agents_command_is_read_as_clines() -> 
         ("tool_call", "pre"),
         ("PostToolUse", "post"),
         ("tool_result", "post"),
-        ("TaskStart", "other"),
+        ("TaskStart", "start"),
+        ("TaskResume", "start"),
+        ("UserPromptSubmit", "prompt"),
         ("agent_start", "other"),
         ("Notification", "other"),
     ],
@@ -146,6 +148,21 @@ def test_the_phase_comes_from_hook_name_in_either_runners_spelling(hook: str, ph
     if phase == "post":
         payload["postToolUse"] = {"toolName": "read_files", "parameters": {}}
     assert cline.parse(payload, None, REPO).phase == phase
+
+
+def test_the_channels_events_carry_the_task_and_its_workspace_in_either_runner() -> None:
+    start = {"hookName": "TaskStart", "taskId": TASK, "workspaceRoots": [REPO], "taskStart": {}}
+    got = cline.parse(start, "TaskStart", "/elsewhere")
+    assert (got.phase, got.session, got.cwd, got.calls) == ("start", TASK, REPO, ())
+    sdk_prompt = {"hookName": "prompt_submit", "taskId": TASK, "workspaceRoots": [REPO]}
+    assert cline.parse(sdk_prompt, "UserPromptSubmit", REPO).phase == "prompt"  # argv's event
+
+
+def test_the_channel_reaches_cline_as_context_modification_and_goes_ahead() -> None:
+    assert cline.ADAPTER.tell is not None
+    for phase in ("start", "prompt", "post"):
+        said = json.loads(cline.ADAPTER.tell(phase, "for you").stdout)
+        assert said == {"cancel": False, "contextModification": "for you"}
 
 
 def test_without_hook_name_the_event_on_argv_names_the_phase() -> None:

@@ -119,9 +119,9 @@ def test_claude_codes_hook_hands_cursor_payloads_to_the_cursor_adapter() -> None
         (tool("Shell", {"command": "ls"}, "PreToolUse"), None, "pre"),
         (common("beforeShellExecution", command="ls", sandbox=False), None, "pre"),
         (tool("Shell", {"command": "ls"}, "postToolUse"), None, "post"),
-        (common("afterFileEdit", file_path=f"{REPO}/x.md", edits=[]), None, "post"),
-        (common("afterShellExecution", command="ls", output=""), None, "post"),
-        (common("sessionStart"), None, "other"),
+        (common("afterFileEdit", file_path=f"{REPO}/x.md", edits=[]), None, "indexed"),
+        (common("afterShellExecution", command="ls", output=""), None, "indexed"),
+        (common("sessionStart"), None, "start"),
         (common("afterTabFileEdit", file_path=f"{REPO}/x.md", edits=[]), None, "other"),
         ({"tool_name": "Shell", "tool_input": {"command": "ls"}}, None, "pre"),
         ({"tool_name": "Shell", "tool_input": {"command": "ls"}}, "postToolUse", "post"),
@@ -130,7 +130,7 @@ def test_claude_codes_hook_hands_cursor_payloads_to_the_cursor_adapter() -> None
             None,
             "post",
         ),
-        ({"file_path": "/x.md", "edits": []}, None, "post"),
+        ({"file_path": "/x.md", "edits": []}, None, "indexed"),
         ({"command": "ls"}, None, "pre"),
     ],
 )
@@ -139,7 +139,7 @@ def test_the_event_comes_from_hook_event_name_else_argv_else_the_shape(
 ) -> None:
     got = cursor.parse(payload, event, "/elsewhere")
     assert got.phase == phase
-    assert len(got.calls) == (phase != "other")
+    assert len(got.calls) == (phase not in ("other", "start"))
 
 
 def test_the_session_is_session_id_else_conversation_id() -> None:
@@ -295,6 +295,7 @@ def test_decisions_are_rendered_as_permission_json_with_exit_0(
         ("pre", '{"permission": "allow"}\n'),
         ("other", '{"permission": "allow"}\n'),
         ("post", "{}\n"),
+        ("indexed", "{}\n"),
     ],
 )
 def test_the_allow_is_always_json(phase: Phase, stdout: str) -> None:
@@ -308,3 +309,11 @@ def test_a_payload_with_a_bom_is_read() -> None:
     body = b"\xef\xbb\xbf" + json.dumps(common("sessionStart")).encode()
     assert run("cursor", None, None, io.BytesIO(body), out, err) == 0
     assert (out.getvalue(), err.getvalue()) == ('{"permission": "allow"}\n', "")
+
+
+def test_the_channel_reaches_cursor_after_a_tool_call_as_additional_context() -> None:
+    assert cursor.ADAPTER.tell is not None
+    said = json.loads(cursor.ADAPTER.tell("post", "for you").stdout)
+    assert said == {"additional_context": "for you"}
+    start = cursor.parse(common("sessionStart"), None, "/elsewhere")
+    assert (start.phase, start.cwd) == ("start", REPO)  # (if a user hooks it: not installed)

@@ -64,3 +64,32 @@ def test_an_ack_before_delivery_counts_as_delivered(store: StateStore) -> None:
         assert store.ack_message(ALICE, 1, TS[1])
         assert store.mark_delivered(ALICE, ["m:1"], TS[2]) == []
     assert store.messages_for(ALICE, acked=True)[0].delivered_at == TS[1]
+
+
+def test_kept_messages_say_whether_given_and_dropped_ones_leave_no_trace(
+    store: StateStore,
+) -> None:
+    with store.writing():
+        store.post_message("human", ALICE, "message", None, "old, told", TS[0])
+        store.post_message("human", ALICE, "message", None, "old, untold", TS[0])
+        store.post_message("human", "all", "message", None, "to all", TS[1])
+        store.post_message("human", BOB, "message", None, "newest", TS[1])
+        store.mark_delivered(ALICE, ["m:1", "m:3", "expiring:c1:9"], TS[1])
+        store.mark_delivered(BOB, ["m:3", "expiring:c2:9"], TS[4])
+    assert store.kept_messages() == [
+        (1, ALICE, TS[0], True),
+        (2, ALICE, TS[0], False),
+        (3, "all", TS[1], False),  # given to some, but not "its recipient"
+        (4, BOB, TS[1], False),
+    ]
+    with store.writing():
+        store.drop_messages([1, 3], TS[2])
+    assert [m.id for m in store.messages_for(ALICE, acked=True)] == [2]
+    assert store.message(1) is None
+    assert [m.id for m in store.messages_for(BOB)] == [4]
+    with store.writing():  # told before the bound: dropped; after it: still said once
+        assert store.mark_delivered(ALICE, ["expiring:c1:9"], TS[5]) == ["expiring:c1:9"]
+        assert store.mark_delivered(BOB, ["expiring:c2:9"], TS[5]) == []
+    with store.writing():
+        third = store.post_message("human", ALICE, "message", None, "new", TS[5])
+    assert third.id == 5  # ids are never handed out again

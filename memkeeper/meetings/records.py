@@ -1,0 +1,142 @@
+"""A meeting's record (docs/reference.md §4.32): an overlap between agents' claims, open until
+someone resolves it — who takes part, what is contested, the plans proposed and who accepted
+each, the deadline, and the revision every change raises. Pure: records and their JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, replace
+from typing import Literal
+
+from memkeeper.events import iso_utc
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+State = Literal["open", "escalated", "resolved"]
+Kind = Literal["split", "serialize", "handoff", "join", "escalate"]
+KINDS: tuple[Kind, ...] = ("split", "serialize", "handoff", "join", "escalate")
+STATES: tuple[State, ...] = ("open", "escalated", "resolved")
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A way out of the overlap. ``split``: ``assign`` gives each participant its sub-targets
+    (paths or ``FILE#KEY`` sections within the contested ones); ``serialize``: ``who`` goes
+    first, the others wait; ``handoff``: the contested targets go to ``who``; ``join``: one
+    claim held by all; ``escalate``: a human decides."""
+
+    kind: Kind
+    assign: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    who: str | None = None
+    note: str = ""
+
+    def assigned(self, agent: str) -> tuple[str, ...]:
+        return next((targets for name, targets in self.assign if name == agent), ())
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "note": self.note}
+        if self.assign:
+            out["assign"] = {name: list(targets) for name, targets in self.assign}
+        if self.who is not None:
+            out["who"] = self.who
+        return out
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> Plan:
+        assign = tuple((name, tuple(t)) for name, t in raw.get("assign", {}).items())
+        return cls(raw["kind"], assign, raw.get("who"), raw.get("note", ""))
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """A plan proposed in a meeting (numbered from 1), and who has accepted it (its proposer
+    first)."""
+
+    n: int
+    by: str
+    at: float
+    plan: Plan
+    accepted_by: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "by": self.by,
+            "at": iso_utc(self.at),
+            **self.plan.to_json(),
+            "accepted_by": list(self.accepted_by),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Meeting:
+    """``claims``: the claim ids in contention when it opened; ``rev`` rises with every change
+    (compare-and-swap: ``--expect-rev``); ``owners``: whom CODEOWNERS names for the contested
+    paths, once escalated; ``resolution``: the plan that closed it."""
+
+    id: int
+    rev: int
+    state: State
+    opened_by: str
+    opened_at: float
+    deadline: float
+    participants: tuple[str, ...]
+    targets: tuple[str, ...]
+    claims: tuple[str, ...] = ()
+    reason: str = ""
+    offers: tuple[Offer, ...] = ()
+    owners: tuple[str, ...] = ()
+    resolution: Plan | None = None
+    resolved_by: str | None = None
+    resolved_at: float | None = None
+    joint: tuple[str, ...] = field(default=())  # join: the claim ids held by all participants
+
+    def offer(self, n: int) -> Offer | None:
+        return next((o for o in self.offers if o.n == n), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "rev": self.rev,
+            "state": self.state,
+            "opened_by": self.opened_by,
+            "opened_at": iso_utc(self.opened_at),
+            "deadline": iso_utc(self.deadline),
+            "participants": list(self.participants),
+            "targets": list(self.targets),
+            "claims": list(self.claims),
+            "reason": self.reason,
+            "proposals": [o.to_json() for o in self.offers],
+            "owners": list(self.owners),
+            "resolution": None if self.resolution is None else self.resolution.to_json(),
+            "resolved_by": self.resolved_by,
+            "resolved_at": None if self.resolved_at is None else iso_utc(self.resolved_at),
+            "joint": list(self.joint),
+        }
+
+
+def encode(m: Meeting) -> str:
+    """The record as the stores keep it: compact JSON, times as numbers."""
+    raw = asdict(m)
+    return json.dumps(raw, separators=(",", ":"), ensure_ascii=False)
+
+
+def decode(text: str | bytes) -> Meeting:
+    raw = json.loads(text)
+    offers = tuple(
+        Offer(o["n"], o["by"], o["at"], _plan(o["plan"]), tuple(o["accepted_by"]))
+        for o in raw.pop("offers")
+    )
+    resolution = raw.pop("resolution")
+    tuples = ("participants", "targets", "claims", "owners", "joint")
+    fields: dict[str, Any] = {k: tuple(v) if k in tuples else v for k, v in raw.items()}
+    meeting = Meeting(**fields, offers=offers)
+    return replace(meeting, resolution=None if resolution is None else _plan(resolution))
+
+
+def _plan(raw: dict[str, Any]) -> Plan:
+    assign = tuple((name, tuple(targets)) for name, targets in raw["assign"])
+    return Plan(raw["kind"], assign, raw["who"], raw["note"])

@@ -1,0 +1,52 @@
+"""Meetings in the etcd store (``keys``: ``P/meet/<id>``, the record as JSON; ids from
+``P/seq/meet``). A read inside ``writing()`` is compared at the commit, so a read, a compare
+of its ``rev`` and a put are one compare-and-swap. A mixin of ``EtcdStore``."""
+
+from __future__ import annotations
+
+from memkeeper.store.etcd import keys
+from memkeeper.store.etcd.core import EtcdCore
+
+TYPE_CHECKING = False  # start-up idiom: every store opens with this mixin, few read meetings
+if TYPE_CHECKING:
+    from memkeeper.meetings.records import Meeting
+
+
+class MeetingKeys(EtcdCore):
+    def add_meeting(self, m: Meeting) -> Meeting:
+        """Keep a new meeting: ``m`` with the id it was given."""
+        result: Meeting = self._alone(self._add_meeting, m)
+        return result
+
+    def _add_meeting(self, m: Meeting) -> Meeting:
+        from dataclasses import replace
+
+        added = replace(m, id=self._next_id("meet"))
+        self._put_meeting(added)
+        return added
+
+    def meeting(self, meeting_id: int) -> Meeting | None:
+        raw = self._get(self._key("meet", keys.number(meeting_id)))
+        if raw is None:
+            return None
+        from memkeeper.meetings.records import decode
+
+        return decode(raw)
+
+    def meetings(self, *, resolved: bool = False) -> list[Meeting]:
+        """Open and escalated meetings by id (resolved ones too with ``resolved``)."""
+        stored = self._scan_prefix(self._key("meet", ""))
+        if not stored:
+            return []
+        from memkeeper.meetings.records import decode
+
+        found = [decode(raw) for _, raw in stored]
+        return [m for m in found if resolved or m.state != "resolved"]
+
+    def put_meeting(self, m: Meeting) -> None:
+        self._alone(self._put_meeting, m)
+
+    def _put_meeting(self, m: Meeting) -> None:
+        from memkeeper.meetings.records import encode
+
+        self._put(self._key("meet", keys.number(m.id)), encode(m).encode())

@@ -1,0 +1,51 @@
+"""The meetings of the SQLite store: one row each, the record as JSON beside its state.
+
+A mixin of ``Store`` (it shares the one connection and its transactions). Call the writing
+methods inside ``Store.writing()``: its ``BEGIN IMMEDIATE`` makes a read, a compare and a put
+one step nobody else can come between.
+"""
+
+from __future__ import annotations
+
+from memkeeper.store.sqlite.core import SqliteCore
+
+TYPE_CHECKING = False  # start-up idiom: every store opens with this mixin, few read meetings
+if TYPE_CHECKING:
+    from memkeeper.meetings.records import Meeting
+
+
+class MeetingRows(SqliteCore):
+    def add_meeting(self, m: Meeting) -> Meeting:
+        """Keep a new meeting: ``m`` with the id it was given."""
+        cursor = self._db.execute("INSERT INTO meetings (state, record) VALUES (?, '')", (m.state,))
+        assert cursor.lastrowid is not None
+        from dataclasses import replace
+
+        added = replace(m, id=cursor.lastrowid)
+        self.put_meeting(added)
+        return added
+
+    def meeting(self, meeting_id: int) -> Meeting | None:
+        row = self._db.execute("SELECT record FROM meetings WHERE id = ?", (meeting_id,)).fetchone()
+        if row is None:
+            return None
+        from memkeeper.meetings.records import decode
+
+        return decode(row[0])
+
+    def meetings(self, *, resolved: bool = False) -> list[Meeting]:
+        """Open and escalated meetings by id (resolved ones too with ``resolved``)."""
+        where = "" if resolved else " WHERE state != 'resolved'"
+        rows = self._db.execute(f"SELECT record FROM meetings{where} ORDER BY id").fetchall()
+        if not rows:
+            return []
+        from memkeeper.meetings.records import decode
+
+        return [decode(row[0]) for row in rows]
+
+    def put_meeting(self, m: Meeting) -> None:
+        from memkeeper.meetings.records import encode
+
+        self._db.execute(
+            "UPDATE meetings SET state = ?, record = ? WHERE id = ?", (m.state, encode(m), m.id)
+        )

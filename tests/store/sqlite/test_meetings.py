@@ -1,0 +1,48 @@
+"""Meetings in a real SQLite store: a store of schema 7 gains the table on opening, keeping
+its data; the row's state follows the record's."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memkeeper.meetings import rules
+from memkeeper.meetings.records import Plan
+from memkeeper.store.sqlite import Store
+from memkeeper.store.sqlite.schema import SCHEMA_VERSION
+from tests.store.sqlite.conftest import pragma, raw_sql
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+AT = "2026-12-06T12:00:00.000Z"
+NOW = 1_800_000_000.0
+
+
+def test_a_schema_7_store_gains_the_meetings_on_opening(home: Path) -> None:
+    store = Store.open(str(home))
+    with store.writing():
+        store.post_message("human", "a:1", "message", None, "kept", AT)
+    store.close()
+    raw_sql(home, "DROP TABLE meetings")
+    raw_sql(home, "PRAGMA user_version=7")
+    upgraded = Store.open(str(home))
+    try:
+        assert pragma(upgraded, "user_version") == SCHEMA_VERSION
+        assert [m.text for m in upgraded.messages_for("a:1")] == ["kept"]
+        with upgraded.writing():
+            m = upgraded.add_meeting(rules.opened(0, "a:1", ["b:2"], ["docs/"], NOW))
+        assert m.id == 1
+    finally:
+        upgraded.close()
+
+
+def test_the_rows_state_follows_the_record(home: Path) -> None:
+    store = Store.open(str(home))
+    try:
+        with store.writing():
+            m = store.add_meeting(rules.opened(0, "a:1", ["b:2"], ["docs/"], NOW))
+            store.put_meeting(rules.resolved(m, "human", Plan("escalate"), NOW))
+        rows = store._db.execute("SELECT id, state FROM meetings").fetchall()
+        assert rows == [(1, "resolved")]
+    finally:
+        store.close()
