@@ -98,7 +98,7 @@ def _session(
     root: Path, work: Path, kind: str, calls: int, log: Path
 ) -> list[tuple[str, tuple[float, float, float]]]:
     """One ``claude -p`` session of ``calls`` denied Writes or allowed Edits: each event's
-    name and seconds (the prompt's first)."""
+    name and seconds (the prompt's and the Read's first)."""
     from tests.e2e.claudecli import finish, session
     from tests.e2e.fakemodel import FakeModel, Step, Text, Tool
 
@@ -120,11 +120,12 @@ def _session(
     with FakeModel(steps) as model:
         finish(one.start(model, "--session-id", one.id, "--debug-file", str(log)))
     found = windows(log.read_text())
-    names = ["UserPromptSubmit"] + (
+    # the prompt, then the Read's PostToolUse (what the session read, for the channel)
+    names = ["UserPromptSubmit", "PostToolUse read"] + (
         ["PreToolUse deny"] * calls
         if kind == "deny"
         else ["PreToolUse allow", "PostToolUse"] * calls
     )
     if len(found) != len(names):
         raise RuntimeError(f"{log}: {len(found)} hook events, expected {len(names)}")
-    return list(zip(names, found, strict=True))[1:]
+    return list(zip(names, found, strict=True))[2:]
