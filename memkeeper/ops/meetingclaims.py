@@ -4,10 +4,11 @@ expired claims swept first, the queue served after), with the meeting's own writ
 claims never show a resolution half done.
 
 The claim store calls it makes: ``put_claim`` (a claim narrowed to what it keeps: same id,
-same fencing token, same expiry), and through ``ClaimTable``'s own steps ``bump("request")``
-with ``bump("token")`` and ``put_claim`` (a grant: ``_grant``) and ``drop_claim`` (a claim
-left with nothing: ``_drop``, reason ``meeting``). Each leaves its event: ``claim.narrowed``,
-``claim.granted``, ``claim.released``.
+same fencing token, same expiry) with ``put_claim_record`` (its record rescoped, one rev
+more), and through ``ClaimTable``'s own steps ``bump("request")`` with ``bump("token")`` and
+``put_claim`` (a grant: ``_grant``) and ``drop_claim`` (a claim left with nothing: ``_drop``,
+reason ``meeting``). Each leaves its event: ``claim.narrowed``, ``claim.granted``,
+``claim.released``.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from memkeeper.claims import decisions as claim_rules
+from memkeeper.claims import lifecycle as life
 from memkeeper.claims.wording import claim_data
 from memkeeper.errors import Invalid
+from memkeeper.events import iso_utc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -89,6 +92,10 @@ def _narrow(table: ClaimTable, claim_id: str, targets: tuple[str, ...], m: int, 
     narrowed = replace(claim, targets=targets)
     table.store.put_claim(narrowed)
     table.held = [narrowed if c.id == claim_id else c for c in table.held]
-    data = {**claim_data(narrowed), "previous_targets": list(claim.targets), "meeting": m}
+    # a scope change of the claim's record, one rev more: its holder's --expect-rev goes stale
+    record = life.rescope(table.record_of(claim), targets, claim.token, at=iso_utc(now))
+    table.store.put_claim_record(record)
+    data = {**claim_data(narrowed), "rev": record.rev, "previous_targets": list(claim.targets)}
+    data["meeting"] = m
     table.ws.record("claim.narrowed", None, None, data, claim.agent)
     table.changed = True
