@@ -180,6 +180,9 @@ def build(root: str | None = None, agent: str | None = None) -> Server:
         strict: Annotated[bool, Field(description="refuse others' writes under it")] = False,
         wait: Annotated[float | None, Field(description="queue up to this many s")] = None,
         objective: Annotated[str, Field(description="what the claim is for")] = "",
+        request_release: Annotated[
+            bool, Field(description="if busy or queued: ask each holder in the way to release")
+        ] = False,
     ) -> Payload:
         """Take a claim; status 'busy' names the holders. With wait, queue for it (the call
         can be cancelled: the place in the queue is given up)."""
@@ -189,7 +192,16 @@ def build(root: str | None = None, agent: str | None = None) -> Server:
             return run(
                 ctx,
                 lambda m: tools.claim(
-                    m, targets, mode, ttl, priority, strict, wait, objective, cancel
+                    m,
+                    targets,
+                    mode,
+                    ttl,
+                    priority,
+                    strict,
+                    wait,
+                    objective,
+                    cancel,
+                    request_release,
                 ),
             )
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from memkeeper.api import Memory
+    from memkeeper.claims.decisions import Claim, Mode
 
     Payload = dict[str, Any]
 
@@ -116,21 +117,28 @@ def claim(
     wait: float | None,
     objective: str,
     cancel: threading.Event | None = None,
+    request_release: bool = False,
 ) -> Payload:
+    """``claim``; with ``request_release``, as ``claim --request-release``: refused or queued,
+    each holder in the way is asked to release (``ops.blocked``)."""
+    from memkeeper.ops import blocked
+
     if mode not in ("write", "read"):
         raise Invalid(f"mode must be 'write' or 'read', not {mode!r}")
     if not targets:
         raise Invalid("memory_claim needs at least one target (a path, glob or PATH#KEY)")
-    got = memory.claim(
-        list(targets),
-        mode="write" if mode == "write" else "read",
-        ttl=ttl,
-        priority=priority,
-        strict=strict,
-        wait=wait,
-        objective=objective,
-        cancel=cancel,
-    )
+    how: Mode = "write" if mode == "write" else "read"
+
+    def take() -> Claim:
+        return memory.claim(
+            list(targets), mode=how, ttl=ttl, priority=priority, strict=strict, wait=wait,
+            objective=objective, cancel=cancel,
+        )  # fmt: skip
+
+    got = blocked.claim(
+        memory.workspace, take, list(targets), mode=how, strict=strict, wait=wait,
+        request_release=request_release,
+    )  # fmt: skip
     return {**claim_json(got, memory.claim_now()), "warnings": list(got.warnings)}
 
 

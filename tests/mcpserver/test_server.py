@@ -88,6 +88,7 @@ SCHEMAS: dict[str, tuple[set[str], Json]] = {
             "strict": False,
             "wait": None,
             "objective": "",
+            "request_release": False,
         },
     ),
     "memory_renew": ({"id"}, {"ttl": None}),

@@ -62,6 +62,26 @@ def test_refused_and_busy_are_results_too(memory: Memory) -> None:
     assert [h["agent"] for h in busy["holders"]] == ["agent-b"]
 
 
+def test_a_busy_claim_with_request_release_asks_the_holder_once(memory: Memory) -> None:
+    other = Memory(memory.root, "agent-b")
+    held = tools.claim(other, ["src/"], "write", 60, 0, False, None, "")
+
+    def ask() -> dict[str, object]:
+        return tools.answer(
+            lambda: tools.claim(
+                memory, ["src/api/"], "write", 60, 0, False, None, "", request_release=True
+            )
+        )
+
+    busy = ask()
+    assert (busy["status"], busy["release_requested"]) == ("busy", [1])
+    assert ask()["release_requested"] == []  # asked already: not again until answered
+    (request,) = other.mail.inbox()
+    assert (request.kind, request.sender, request.about) == (
+        "release-request", memory.agent, held["id"],
+    )  # fmt: skip
+
+
 def test_events_page_on_with_next_since_and_a_bad_limit_is_invalid(memory: Memory) -> None:
     for n in range(3):
         memory.emit("task.progress", {"n": n})
