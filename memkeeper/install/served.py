@@ -15,6 +15,7 @@ daemon serves (``install.command``), and stay the gate whenever it does not.
 from __future__ import annotations
 
 import os
+import stat
 from typing import TYPE_CHECKING
 
 from memkeeper.fs import gateconfig
@@ -123,8 +124,15 @@ def finish_install(plan: Plan, config: GateConfig, run: Runner) -> dict[str, Any
     if kept != config:
         gateconfig.save(home, config)
     hooks = report(plan, LOCAL, "served")
-    if hooks.get("created"):  # it holds the token: its owner's alone, as gate.json is
-        os.chmod(plan.root / LOCAL, 0o600)
+    local = plan.root / LOCAL
+    mode = stat.S_IMODE(local.stat().st_mode)
+    # it holds the token, its owner's alone as gate.json is: with it, another local user could
+    # call the served gate as any agent of this machine
+    if hooks.get("created"):
+        os.chmod(local, 0o600)
+    elif mode & 0o077:
+        os.chmod(local, mode & 0o700)
+        hooks["private"] = True  # said: the user's own file's mode was changed
     url = config.url("claude-code")
     todo = [TODO.format(url=url)]
     if run(["check-ignore", "-q", LOCAL], plan.root)[0] == 1:

@@ -158,3 +158,18 @@ def test_each_http_hook_is_called_for_the_tools_its_command_hook_is(tmp_path: Pa
     for event in SERVED:
         assert local[event] == shared[event], event
     assert "Read" in str(local["PostToolUse"])
+
+
+def test_an_existing_local_settings_file_others_can_read_is_made_its_owners(
+    tmp_path: Path,
+) -> None:
+    """It is going to hold the token: with it, another local user could call the served gate
+    as any agent of this machine."""
+    local = tmp_path / LOCAL
+    local.parent.mkdir(parents=True)
+    local.write_text('{"permissions": {"allow": []}}\n')
+    local.chmod(0o644)
+    done = served_install(tmp_path)
+    assert stat.S_IMODE(local.stat().st_mode) == 0o600
+    assert done["served"]["hooks"]["private"] is True
+    assert json.loads(local.read_text())["permissions"] == {"allow": []}
