@@ -5,13 +5,12 @@ may run. Each a positive whole number of seconds; ``default_ttl`` at most ``max_
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NoReturn
 
 from ruamel.yaml.comments import CommentedMap
 
 from memkeeper.policy.model import LEASE_DEFAULTS
+from memkeeper.policy.values import Fail, show
 
-Fail = Callable[[tuple[int, int], str, str], NoReturn]
 KnownKeys = Callable[[CommentedMap, tuple[str, ...], str], None]
 
 
@@ -21,7 +20,7 @@ def lease_settings(top: CommentedMap, fail: Fail, known_keys: KnownKeys) -> tupl
     node = CommentedMap() if top.get("leases") is None else top["leases"]
     if not isinstance(node, CommentedMap):
         todo = "write `leases:` with `default_ttl:` and `max_ttl:` under it"
-        fail(top.lc.value("leases"), f"`leases` must be a mapping, not {_show(node)}", todo)
+        fail(top.lc.value("leases"), f"`leases` must be a mapping, not {show(node)}", todo)
     known_keys(node, tuple(LEASE_DEFAULTS), "in leases")
     values = tuple(_seconds(node, key, fail) for key in LEASE_DEFAULTS)
     default_ttl, max_ttl = values[0], values[1]
@@ -35,16 +34,6 @@ def _seconds(node: CommentedMap, key: str, fail: Fail) -> int:
     fallback = LEASE_DEFAULTS[key]
     value = node.get(key, fallback)
     if type(value) is not int or value <= 0:
-        what = f"leases.{key} must be a positive whole number of seconds, not {_show(value)}"
+        what = f"leases.{key} must be a positive whole number of seconds, not {show(value)}"
         fail(node.lc.value(key), what, f"write e.g. `{key}: {fallback}`")
     return value
-
-
-def _show(value: object) -> str:
-    if isinstance(value, str):
-        return f"'{value}'"
-    if isinstance(value, bool) or value is None:
-        return {True: "true", False: "false", None: "null"}[value]
-    if isinstance(value, CommentedMap | list):
-        return "a mapping" if isinstance(value, CommentedMap) else "a list"
-    return str(value)

@@ -7,20 +7,16 @@ from __future__ import annotations
 from ruamel.yaml.comments import CommentedMap
 
 from memkeeper.policy.model import MEETING_DEADLINE
+from memkeeper.policy.values import Fail, show
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any, NoReturn
-
-    Fail = Callable[[tuple[int, int], str, str], NoReturn]
 
 KEYS = ("on_overlap", "deadline")
 
 
-def meetings(
-    top: CommentedMap, fail: Fail, known_keys: Callable[..., None], show: Callable[[Any], str]
-) -> tuple[bool, int]:
+def meetings(top: CommentedMap, fail: Fail, known_keys: Callable[..., None]) -> tuple[bool, int]:
     """``(on_overlap, deadline)`` from the policy's top level (the defaults without it)."""
     node = top.get("meetings")
     if node is None:

@@ -40,6 +40,7 @@ from memkeeper.policy.storeurl import (
     parse_store_url,
     policy_store,
 )
+from memkeeper.policy.values import show
 from memkeeper.regions.templates import SOURCES, TemplateError, parse_template
 
 _TOP_KEYS = ("version", "files", "leases", "templates", "store", "signatures", "semantic")
@@ -78,7 +79,7 @@ class _Parser:
         self.known_keys(top, (*_TOP_KEYS, "meetings"), "at the top level")
         self.version(top)
         default_ttl, max_ttl, grace, timeout = lease_settings(top, self.fail, self.known_keys)
-        meet, deadline = meetingkeys.meetings(top, self.fail, self.known_keys, _show)
+        meet, deadline = meetingkeys.meetings(top, self.fail, self.known_keys)
         store, threshold = self.store(top, data), semantic_threshold(top, self.fail)
         self.signatures(top)
         files, templates = self.files(top), self.templates(top)
@@ -95,7 +96,7 @@ class _Parser:
         value = top["store"]
         pos = top.lc.value("store")
         if not isinstance(value, str):
-            self.fail(pos, f"'store' must be {SPELLING}, not {_show(value)}", STORE_TODO)
+            self.fail(pos, f"'store' must be {SPELLING}, not {show(value)}", STORE_TODO)
         try:
             parse_store_url(value)
         except ValueError as err:
@@ -117,7 +118,7 @@ class _Parser:
         if value not in _SIGNATURES or top.lc.value("signatures")[0] != top.lc.key("signatures")[0]:
             self.fail(
                 top.lc.value("signatures"),
-                f"'signatures' must be required or optional, on the key's line, not {_show(value)}",
+                f"'signatures' must be required or optional, on the key's line, not {show(value)}",
                 "write signatures: required (writes need a key .memkeeper-signers trusts) or "
                 "remove the key",
             )
@@ -133,7 +134,7 @@ class _Parser:
         except YAMLError as err:
             self.fail((0, 0), f"bad YAML: {err}", "fix the YAML syntax")
         if not isinstance(doc, CommentedMap):
-            got = "an empty file" if doc is None else _show(doc)
+            got = "an empty file" if doc is None else show(doc)
             self.fail(_pos(doc), f"the policy must be a mapping, not {got}", _START)
         return doc
 
@@ -152,7 +153,7 @@ class _Parser:
                 if key not in _TOP_KEYS and names_credentials(str(key)):
                     self.fail(
                         node.lc.key(key),
-                        f"{_show(key)}: the policy file never holds etcd credentials (it is "
+                        f"{show(key)}: the policy file never holds etcd credentials (it is "
                         "committed)",
                         CREDENTIALS_TODO + " (reference §12)",
                     )
@@ -162,7 +163,7 @@ class _Parser:
             if key not in allowed:
                 hint = _did_you_mean(key, allowed)
                 todo = f"{hint}valid keys are {', '.join(allowed)}"
-                self.fail(node.lc.key(key), f"unknown key {_show(key)} {where}", todo)
+                self.fail(node.lc.key(key), f"unknown key {show(key)} {where}", todo)
 
     def version(self, top: CommentedMap) -> None:
         if "version" not in top:
@@ -170,7 +171,7 @@ class _Parser:
         value = top["version"]
         if type(value) is not int or value != 1:
             where = top.lc.value("version")
-            self.fail(where, f"unsupported version {_show(value)}", "write `version: 1`")
+            self.fail(where, f"unsupported version {show(value)}", "write `version: 1`")
 
     def files(self, top: CommentedMap) -> tuple[FileRule, ...]:
         rules = top.get("files")
@@ -178,14 +179,14 @@ class _Parser:
             return ()
         if not isinstance(rules, CommentedSeq):
             where = top.lc.value("files")
-            self.fail(where, f"`files` must be a list, not {_show(rules)}", _RULE_TODO)
+            self.fail(where, f"`files` must be a list, not {show(rules)}", _RULE_TODO)
         return tuple(self.rule(rules, index) for index in range(len(rules)))
 
     def rule(self, rules: CommentedSeq, index: int) -> FileRule:
         node = rules[index]
         where = rules.lc.item(index)
         if not isinstance(node, CommentedMap):
-            self.fail(where, f"files rule {index + 1} is {_show(node)}, not a mapping", _RULE_TODO)
+            self.fail(where, f"files rule {index + 1} is {show(node)}, not a mapping", _RULE_TODO)
         self.known_keys(node, _RULE_KEYS, "in a files rule")
         for key in ("path", "class"):
             if key not in node:
@@ -200,30 +201,30 @@ class _Parser:
     def glob(self, node: CommentedMap) -> tuple[str, re.Pattern[str]]:
         value, where = node["path"], node.lc.value("path")
         if not isinstance(value, str) or not value.strip():
-            what = f"empty or non-text glob {_show(value)}"
+            what = f"empty or non-text glob {show(value)}"
             self.fail(where, what, "write a gitignore-style pattern like memory/**")
         if value.startswith("!"):
             todo = "a rule selects files; give the exceptions an earlier rule (first match wins)"
-            self.fail(where, f"negated glob {_show(value)} is not supported", todo)
+            self.fail(where, f"negated glob {show(value)} is not supported", todo)
         try:
             regex = _compile_glob(value)
         except (ValueError, re.error) as err:
-            self.fail(where, f"bad glob {_show(value)} ({err})", _GLOB_TODO)
+            self.fail(where, f"bad glob {show(value)} ({err})", _GLOB_TODO)
         if regex is None:
-            self.fail(where, f"glob {_show(value)} matches nothing", _GLOB_TODO)
+            self.fail(where, f"glob {show(value)} matches nothing", _GLOB_TODO)
         return value, regex
 
     def file_class(self, node: CommentedMap) -> FileClass:
         value = node["class"]
         if not isinstance(value, str) or value not in FILE_CLASSES:
             todo = f"use one of {', '.join(FILE_CLASSES)}"
-            self.fail(node.lc.value("class"), f"unknown class {_show(value)}", todo)
+            self.fail(node.lc.value("class"), f"unknown class {show(value)}", todo)
         return cast("FileClass", value)
 
     def flag(self, node: CommentedMap, key: str) -> bool:
         value = node.get(key, False)
         if not isinstance(value, bool):
-            what = f"`{key}` must be true or false, not {_show(value)}"
+            what = f"`{key}` must be true or false, not {show(value)}"
             self.fail(node.lc.value(key), what, _BOOL)
         return value
 
@@ -233,7 +234,7 @@ class _Parser:
             return MappingProxyType({})
         where = node.lc.value("sections")
         if not isinstance(value, CommentedMap):
-            self.fail(where, f"`sections` must be a mapping, not {_show(value)}", _SECTIONS_TODO)
+            self.fail(where, f"`sections` must be a mapping, not {show(value)}", _SECTIONS_TODO)
         if file_class in ("append-only", "private"):
             todo = "remove `sections` (only section-owned and generated files are patched)"
             self.fail(where, f"section rules on a {file_class} file", todo)
@@ -242,7 +243,7 @@ class _Parser:
     def section_key(self, sections: CommentedMap, key: Any) -> str:
         if not isinstance(key, str) or not key or any(ch.isspace() for ch in key):
             todo = "use the section's key, e.g. release-process or project/build (quote numbers)"
-            self.fail(sections.lc.key(key), f"bad section key {_show(key)}", todo)
+            self.fail(sections.lc.key(key), f"bad section key {show(key)}", todo)
         return key
 
     def section(self, sections: CommentedMap, key: str) -> SectionRule:
@@ -251,8 +252,8 @@ class _Parser:
             return SectionRule(owners=None, strict=False)
         if not isinstance(node, CommentedMap):
             where = sections.lc.value(key)
-            self.fail(where, f"section rule {_show(key)} is {_show(node)}", _SECTIONS_TODO)
-        self.known_keys(node, _SECTION_KEYS, f"in section rule {_show(key)}")
+            self.fail(where, f"section rule {show(key)} is {show(node)}", _SECTIONS_TODO)
+        self.known_keys(node, _SECTION_KEYS, f"in section rule {show(key)}")
         return SectionRule(owners=self.owners(node), strict=self.flag(node, "strict"))
 
     def owners(self, node: CommentedMap) -> tuple[str, ...] | None:
@@ -262,11 +263,11 @@ class _Parser:
         where = node.lc.value("owners")
         if not isinstance(value, CommentedSeq):
             todo = f"write a list of agent ids, e.g. owners: [{value}]"
-            self.fail(where, f"`owners` must be a list, not {_show(value)}", todo)
+            self.fail(where, f"`owners` must be a list, not {show(value)}", todo)
         for index, owner in enumerate(value):
             if not isinstance(owner, str) or not owner:
                 todo = "each owner is an agent id, as `--agent` gives it"
-                self.fail(value.lc.item(index), f"owner {_show(owner)} is not text", todo)
+                self.fail(value.lc.item(index), f"owner {show(owner)} is not text", todo)
         return tuple(value)
 
     def entry_template(self, node: CommentedMap, file_class: FileClass) -> str | None:
@@ -279,7 +280,7 @@ class _Parser:
             self.fail(where, f"`entry_template` on a {file_class} file", todo)
         problem = _template_problem(value)
         if problem:
-            self.fail(where, f"bad entry_template {_show(value)}: {problem}", _TEMPLATE_TODO)
+            self.fail(where, f"bad entry_template {show(value)}: {problem}", _TEMPLATE_TODO)
         return str(value)
 
     def git_form(self, node: CommentedMap, file_class: FileClass) -> GitForm:
@@ -295,7 +296,7 @@ class _Parser:
                 "write `git: placeholder` (git stores a placeholder line for each live region) "
                 "or `git: snapshot` (git stores the regions as rendered)"
             )
-            self.fail(where, f"unknown git form {_show(value)}", todo)
+            self.fail(where, f"unknown git form {show(value)}", todo)
         return cast("GitForm", value)
 
     def templates(self, top: CommentedMap) -> Mapping[str, str]:
@@ -303,11 +304,11 @@ class _Parser:
         if node is None:
             return MappingProxyType({})
         if not isinstance(node, CommentedMap):
-            what = f"`templates` must map names to template text, not {_show(node)}"
+            what = f"`templates` must map names to template text, not {show(node)}"
             self.fail(top.lc.value("templates"), what, "write `NAME: |` and the template below")
         for name, text in node.items():
             if not isinstance(name, str) or not isinstance(text, str):
-                what = f"template {_show(name)} must be named text, not {_show(text)}"
+                what = f"template {show(name)} must be named text, not {show(text)}"
                 self.fail(node.lc.value(name), what, "quote it, or write it as a `|` block")
             self.region_template(node, name, text)
         return MappingProxyType(dict(node))
@@ -316,14 +317,14 @@ class _Parser:
         """A template for generated regions: a usable source name and valid syntax."""
 
         if name in SOURCES or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
-            what = f"template name {_show(name)} is built in or not a source name"
+            what = f"template name {show(name)} is built in or not a source name"
             todo = "use letters, digits, '_', '.', '-', and not claims, events or reconciliations"
             self.fail(node.lc.key(name), what, todo)
         try:
             parse_template(text)
         except TemplateError as err:
             what, _, todo = str(err).partition(" — ")
-            self.fail(node.lc.value(name), f"template {_show(name)}: {what}", todo)
+            self.fail(node.lc.value(name), f"template {show(name)}: {what}", todo)
 
 
 _START = "start with `version: 1` and a `files:` list"
@@ -361,18 +362,6 @@ def _template_problem(value: object) -> str | None:
 def _pos(node: object) -> Pos:
     lc = getattr(node, "lc", None)
     return (lc.line, lc.col) if lc is not None else (0, 0)
-
-
-def _show(value: object) -> str:
-    if isinstance(value, str):
-        return f"'{value}'"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, Mapping | list):
-        return "a mapping" if isinstance(value, Mapping) else "a list"
-    return str(value)
 
 
 def _did_you_mean(key: object, allowed: tuple[str, ...]) -> str:

@@ -4,14 +4,11 @@ so a policy means the same on every machine of a fleet."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import NoReturn
-
 from ruamel.yaml.comments import CommentedMap
 
 from memkeeper.policy.model import SEMANTIC_THRESHOLD
+from memkeeper.policy.values import Fail, show
 
-Fail = Callable[[tuple[int, int], str, str], NoReturn]
 _KEYS = ("threshold",)
 _TODO = f"write `threshold: {SEMANTIC_THRESHOLD}` under `semantic:` (higher: fewer warnings)"
 
@@ -23,24 +20,14 @@ def semantic_threshold(top: CommentedMap, fail: Fail) -> float:
     if node is None:
         return SEMANTIC_THRESHOLD
     if not isinstance(node, CommentedMap):
-        fail(top.lc.value("semantic"), f"`semantic` must be a mapping, not {_show(node)}", _TODO)
+        fail(top.lc.value("semantic"), f"`semantic` must be a mapping, not {show(node)}", _TODO)
     for key in node:
         if key not in _KEYS:
-            what = f"unknown key {_show(key)} in semantic"
+            what = f"unknown key {show(key)} in semantic"
             fail(node.lc.key(key), what, "the one key under `semantic:` is `threshold`")
     value = node.get("threshold", SEMANTIC_THRESHOLD)
     number = isinstance(value, int | float) and not isinstance(value, bool)
     if not number or not 0 < value <= 1:
-        what = f"semantic.threshold must be a number above 0 and at most 1, not {_show(value)}"
+        what = f"semantic.threshold must be a number above 0 and at most 1, not {show(value)}"
         fail(node.lc.value("threshold"), what, _TODO)
     return float(value)
-
-
-def _show(value: object) -> str:
-    if isinstance(value, str):
-        return f"'{value}'"
-    if isinstance(value, bool) or value is None:
-        return {True: "true", False: "false", None: "null"}[value]
-    if isinstance(value, CommentedMap | list):
-        return "a mapping" if isinstance(value, CommentedMap) else "a list"
-    return str(value)
