@@ -44,3 +44,23 @@ def raw_sql(home: Path, sql: str) -> None:
         db.commit()
     finally:
         db.close()
+
+
+KEPT_AT = "2026-12-06T12:00:00.000Z"
+
+
+def reopened_from_7(home: Path, table: str) -> Store:
+    """A schema-7 store (``table``, newer, dropped) holding one message to ``a:1``, opened
+    again: at the current version, the message kept. The caller closes it."""
+    from memkeeper.store.sqlite.schema import SCHEMA_VERSION
+
+    store = Store.open(str(home))
+    with store.writing():
+        store.post_message("human", "a:1", "message", None, "kept", KEPT_AT)
+    store.close()
+    raw_sql(home, f"DROP TABLE {table}")
+    raw_sql(home, "PRAGMA user_version=7")
+    upgraded = Store.open(str(home))
+    assert pragma(upgraded, "user_version") == SCHEMA_VERSION
+    assert [m.text for m in upgraded.messages_for("a:1")] == ["kept"]
+    return upgraded

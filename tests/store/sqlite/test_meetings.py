@@ -8,27 +8,17 @@ from typing import TYPE_CHECKING
 from memkeeper.meetings import rules
 from memkeeper.meetings.records import Plan
 from memkeeper.store.sqlite import Store
-from memkeeper.store.sqlite.schema import SCHEMA_VERSION
-from tests.store.sqlite.conftest import pragma, raw_sql
+from tests.store.sqlite.conftest import reopened_from_7
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-AT = "2026-12-06T12:00:00.000Z"
 NOW = 1_800_000_000.0
 
 
 def test_a_schema_7_store_gains_the_meetings_on_opening(home: Path) -> None:
-    store = Store.open(str(home))
-    with store.writing():
-        store.post_message("human", "a:1", "message", None, "kept", AT)
-    store.close()
-    raw_sql(home, "DROP TABLE meetings")
-    raw_sql(home, "PRAGMA user_version=7")
-    upgraded = Store.open(str(home))
+    upgraded = reopened_from_7(home, "meetings")
     try:
-        assert pragma(upgraded, "user_version") == SCHEMA_VERSION
-        assert [m.text for m in upgraded.messages_for("a:1")] == ["kept"]
         with upgraded.writing():
             m = upgraded.add_meeting(rules.opened(0, "a:1", ["b:2"], ["docs/"], NOW))
         assert m.id == 1

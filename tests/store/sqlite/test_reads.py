@@ -4,27 +4,19 @@ data; a change told by one connection is not told again by another."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memkeeper.records import FileState
-from memkeeper.store.sqlite import Store
-from memkeeper.store.sqlite.schema import SCHEMA_VERSION
 from tests.store.contract.conftest import row
-from tests.store.sqlite.conftest import pragma, raw_sql
+from tests.store.sqlite.conftest import reopened_from_7
 
-AT = "2026-12-06T12:00:00.000Z"
+if TYPE_CHECKING:
+    from memkeeper.store.sqlite import Store
 
 
 def test_a_schema_7_store_gains_the_reads_on_opening(home: Path) -> None:
-    store = Store.open(str(home))
-    with store.writing():
-        store.post_message("human", "a:1", "message", None, "kept", AT)
-    store.close()
-    raw_sql(home, "DROP TABLE reads")
-    raw_sql(home, "PRAGMA user_version=7")
-    upgraded = Store.open(str(home))
+    upgraded = reopened_from_7(home, "reads")
     try:
-        assert pragma(upgraded, "user_version") == SCHEMA_VERSION
-        assert [m.text for m in upgraded.messages_for("a:1")] == ["kept"]
         with upgraded.writing():
             upgraded.record_reads("a:1", "CLAUDE.md", {"build": 1})
         assert upgraded.reads_of("a:1", "CLAUDE.md") == {"build": 1}
