@@ -428,3 +428,18 @@ def test_the_report_of_a_pruned_file_says_deleted(tmp_path: Path) -> None:
     plan.apply()
     assert report(plan, "a.json", "hooks") == {"path": "a.json", "changed": True, "deleted": True}
     assert not os.path.lexists(tmp_path / "a.json")
+
+
+def test_a_save_between_the_plan_and_its_writes_is_never_overwritten(tmp_path: Path) -> None:
+    """An editor (or another install) saving a settings file memkeeper planned to change,
+    taking no lock: nothing is written, not even the other files, and the save stays."""
+    settings = put(tmp_path, ".claude/settings.local.json", b'{"a": 1}\n')
+    other = put(tmp_path, ".codex/hooks.json", b"{}\n")
+    plan = Plan(tmp_path)
+    plan.edit(".claude/settings.local.json", "served", becomes('{"hooks": {}}\n'))
+    plan.edit(".codex/hooks.json", "hooks", becomes('{"hooks": {}}\n'))
+    settings.write_bytes(b'{"a": 2}\n')  # the save, after memkeeper read the file
+    with pytest.raises(EnvironmentFailure, match="changed on disk while memkeeper was installing"):
+        plan.apply()
+    assert settings.read_bytes() == b'{"a": 2}\n'
+    assert other.read_bytes() == b"{}\n"
