@@ -28,6 +28,17 @@ class Mailbox:
         ``acked``)."""
         return mail.inbox(self._ws, acked=acked)
 
+    def wait(self, timeout: float) -> list[Message]:
+        """What is waiting for this identity; when nothing is, what comes within ``timeout``
+        seconds (``[]``: nothing came). Blocks on a wake-up, never polls."""
+        from memkeeper.ops import mailwait
+
+        return mailwait.wait(self._ws, timeout)
+
+    def hand_over(self, to: str, about: str, text: str) -> Message:
+        """Hand ``about`` (a claim id, ``work:ID``) to ``to`` with a ``handoff`` message."""
+        return mail.hand_over(self._ws, to, about, text)
+
     def ack(self, message_id: int) -> Message:
         """Acknowledge a message: it leaves the inbox."""
         return mail.ack(self._ws, message_id)

@@ -9,6 +9,8 @@ transaction, so two hooks at once never tell one thing twice (``message.delivere
 
 from __future__ import annotations
 
+import os
+
 from memkeeper import limits
 from memkeeper.errors import Invalid
 from memkeeper.events import iso_utc
@@ -24,17 +26,51 @@ if TYPE_CHECKING:
 def send(
     ws: Workspace, to: str, text: str, *, kind: str = "message", about: str | None = None
 ) -> Message:
-    """Post a message from this identity to ``to`` (an identity, or ``all``)."""
+    """Post a message from this identity to ``to`` (an identity, or ``all``); a plain
+    message's ``about`` must name something there is (``subject``)."""
     to, text, kind = messages.recipient(to), messages.text(text), messages.kind(kind)
     if about is not None:
         about = limits.text(about.strip(), "--about", limit=limits.MAX_TARGET_CHARS) or None
+    if about is not None and kind == "message":
+        about = subject(ws, about)
 
     def once() -> Message:
         with ws.store.writing():
             return post(ws, ws.agent, to, kind, about, text)
 
     sent: Message = ws.again(once)
+    _poke(ws, to)
     return sent
+
+
+def hand_over(ws: Workspace, to: str, about: str, text: str) -> Message:
+    """Hand ``about`` (a claim id, a work item ``work:ID``) to ``to`` with this identity's
+    words for it: a ``handoff`` message, which its channel delivers with the item (once) and
+    its inbox keeps until acknowledged. The one call for whatever hands work over."""
+    return send(ws, to, text, kind="handoff", about=about)
+
+
+def subject(ws: Workspace, about: str) -> str:
+    """``about`` if it names something there is: a claim (live or on record), a section
+    ``FILE#KEY`` or a file of this root, or a work item (``work:ID``, not looked up)."""
+    if about.startswith(messages.WORK_PREFIX) and len(about) > len(messages.WORK_PREFIX):
+        return about
+    if ws.has_store and (ws.store.claim_row(about) or ws.store.claim_record(about)):
+        return about
+    from memkeeper.markdown.refs import resolve_key, split_ref
+
+    path, key = split_ref(about)
+    rel = ws.relpath(path)
+    if os.path.isfile(os.path.join(ws.top, rel)):
+        if key is not None:  # unknown or ambiguous: Invalid, naming the candidates
+            from memkeeper.ops.read import present_rows
+
+            resolve_key(rel, key, [(row.key, row.base) for row in present_rows(ws, rel)])
+        return about
+    raise Invalid(
+        f"--about {about}: no claim, file or section of that name here — name a claim id "
+        "(memkeeper claims), FILE#KEY, or a work item as work:ID"
+    )
 
 
 def inbox(ws: Workspace, *, acked: bool = False) -> list[Message]:
@@ -59,8 +95,10 @@ def ack(ws: Workspace, message_id: int) -> Message:
                 ws.record("message.acked", None, None, {"message": message_id})
         return fresh
 
-    ws.again(once)
-    return next(m for m in ws.store.messages_for(ws.agent, acked=True) if m.id == message_id)
+    if not ws.again(once):  # acknowledged before: as it was
+        return next(m for m in ws.store.messages_for(ws.agent, acked=True) if m.id == message_id)
+    at = iso_utc(ws.now())
+    return found._replace(delivered_at=at, acked_at=at)
 
 
 def request_release(ws: Workspace, claim_id: str, text: str = "") -> Message:
@@ -112,6 +150,12 @@ def deliver(ws: Workspace, via: str) -> tuple[list[Message], list[str]]:
 
     result: tuple[list[Message], list[str]] = ws.again(once)
     return result
+
+
+def _poke(ws: Workspace, to: str) -> None:
+    from memkeeper.ops.mailwait import poke
+
+    poke(ws, to)
 
 
 def _changed(ws: Workspace, stale: StaleRead) -> str | None:

@@ -50,12 +50,13 @@ class MailKeys(EtcdCore):
         }
         out = []
         for message_id in ids:
+            delivered_at, acked_at = told.get(f"m:{message_id}", (None, None))
+            if acked_at is not None and not acked:
+                continue  # acknowledged: not read at all
             message = self.message(message_id)
             if message is None or (message.to == "all" and message.sender == recipient):
                 continue
-            delivered_at, acked_at = told.get(f"m:{message_id}", (None, None))
-            if acked_at is None or acked:
-                out.append(message._replace(delivered_at=delivered_at, acked_at=acked_at))
+            out.append(message._replace(delivered_at=delivered_at, acked_at=acked_at))
         return out
 
     def mark_delivered(self, recipient: str, marks: Sequence[str], at: str) -> list[str]:

@@ -1,0 +1,112 @@
+"""Mail as the issue asks it (issue 25 item 2): a message's ``about`` names something there
+is; a message to all is delivered and acknowledged once per recipient, never once for all;
+its sender is the identity acting, as its ``message.sent`` event says; and a takeover hands
+the taker its predecessor's words — the abandon's reason and message — as a ``handoff``
+message its channel delivers once."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from memkeeper.errors import Invalid
+from memkeeper.ops import mail
+
+if TYPE_CHECKING:
+    from memkeeper.clock import FakeClock
+    from tests.ops.conftest import Agents
+
+ME, THEM, THIRD = "claude-code:s1", "codex:t2", "codex:t3"
+
+
+def test_about_names_a_claim_a_section_a_file_or_a_work_item(agents: Agents) -> None:
+    them = agents(THEM)
+    claim = them.claim("src/api/", ttl=60)
+    for about in (claim.id, "CLAUDE.md#build", "CLAUDE.md", "work:17"):
+        assert mail.send(them.workspace, ME, "see", about=about).about == about
+    before = len(them.events())
+    for about, says in (
+        ("c999", "no claim, file or section"),
+        ("nothing.md#x", "no claim, file or section"),
+        ("CLAUDE.md#no-such-section", "no-such-section"),
+        ("work:", "no claim, file or section"),
+    ):
+        with pytest.raises(Invalid, match=says):
+            mail.send(them.workspace, ME, "see", about=about)
+    assert len(them.events()) == before
+
+
+def test_a_message_to_all_is_acknowledged_once_by_each_recipient(agents: Agents) -> None:
+    human, me, them = agents("human"), agents(ME), agents(THEM)
+    sent = mail.send(human.workspace, "all", "freeze at five")
+    mail.ack(me.workspace, sent.id)
+    assert mail.inbox(me.workspace) == []
+    assert [m.id for m in mail.inbox(them.workspace)] == [sent.id]  # not acked for them
+    again = mail.ack(me.workspace, sent.id)
+    assert again.acked_at is not None
+    mail.ack(them.workspace, sent.id)
+    acks = [(e.actor, e.data) for e in human.events() if e.type == "message.acked"]
+    assert acks == [(ME, {"message": sent.id}), (THEM, {"message": sent.id})]
+    with pytest.raises(Invalid, match="there is no message"):  # its sender receives none
+        mail.ack(human.workspace, sent.id)
+
+
+def test_the_sender_is_the_identity_acting_and_its_event_says_so(agents: Agents) -> None:
+    them = agents(THEM)
+    sent = them.mail.send(ME, "from me")
+    assert sent.sender == THEM
+    event = next(e for e in them.events() if e.type == "message.sent")
+    assert (event.actor, event.data["message"]) == (THEM, sent.id)
+
+
+def test_a_takeover_hands_the_taker_its_predecessors_words_once(
+    agents: Agents, clock: FakeClock
+) -> None:
+    a, b = agents(THEM), agents(ME)
+    claim = a.claim("src/api/", ttl=30)
+    a.claims.abandon(claim.id, "blocked on the schema", message="start from the migration")
+    assert b.mail.inbox() == []  # nobody has taken it yet
+    clock.advance(61)
+    new, _ = b.claims.takeover(claim.id)
+    [got] = b.mail.inbox()
+    assert (got.kind, got.sender, got.to, got.about) == ("handoff", THEM, ME, new.id)
+    assert "blocked on the schema" in got.text
+    assert "start from the migration" in got.text
+    assert claim.id in got.text
+    told, _ = b.mail.deliver("hook:claude-code")
+    assert [m.id for m in told] == [got.id]
+    assert b.mail.deliver("hook:claude-code") == ([], [])
+    event = next(e for e in b.events() if e.type == "message.sent")
+    assert (event.actor, event.data["words_of"], event.data["claim"]) == (ME, THEM, claim.id)
+
+
+def test_an_expired_claims_taker_is_told_where_the_work_stood(
+    agents: Agents, clock: FakeClock
+) -> None:
+    a, b = agents(THEM), agents(ME)
+    claim = a.claim("src/api/", ttl=30)
+    clock.advance(31)
+    assert [r.state for r in b.claims.records()] == ["expired"]  # the sweep ends it now
+    clock.advance(61)
+    new, _ = b.claims.takeover(claim.id)
+    [got] = b.mail.inbox()
+    assert got.kind == "handoff"
+    assert "let it expire" in got.text
+    assert new.id in got.text
+
+
+def test_hand_over_is_a_handoff_message_from_the_identity_acting(agents: Agents) -> None:
+    them, me = agents(THEM), agents(ME)
+    sent = them.mail.hand_over(ME, "work:3", "the parser is half done; tests in test_x")
+    assert (sent.kind, sent.sender, sent.about) == ("handoff", THEM, "work:3")
+    [line] = [m for m in me.mail.deliver()[0]]
+    assert line.id == sent.id
+
+
+def test_an_abandon_message_too_long_is_refused_and_changes_nothing(agents: Agents) -> None:
+    a = agents(THEM)
+    claim = a.claim("src/api/", ttl=30)
+    with pytest.raises(Invalid, match="--message"):
+        a.claims.abandon(claim.id, "why", message="x" * (16 * 1024 + 1))
+    assert a.claims.record(claim.id).state == "active"
