@@ -33,8 +33,8 @@ def add_verbs(verb: Verb) -> None:
     inbox.add_argument(
         "--wait", type=float, metavar="S", help="when none waits, block until one comes or S pass"
     )
-    ack = verb("ack", "acknowledge a message: it leaves your inbox")
-    ack.add_argument("id", type=whole_number, metavar="ID")
+    ack = verb("ack", "acknowledge messages: they leave your inbox")
+    ack.add_argument("id", type=whole_number, nargs="+", metavar="ID")
     ask = verb("request-release", "ask the holder of a live claim to release it")
     ask.add_argument("id", metavar="CLAIM_ID")
     ask.add_argument("--text", default="", metavar="T", help="why (default: what you wait for)")
@@ -73,7 +73,8 @@ def cmd_inbox(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 def cmd_ack(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
     from memkeeper.ops import mail
 
-    return {"message": mail.ack(memory.workspace, args.id).to_json()}
+    done = [m.to_json() for m in mail.ack_many(memory.workspace, args.id)]
+    return {"message": done[0]} if len(done) == 1 else {"messages": done}
 
 
 def cmd_request_release(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
@@ -107,9 +108,10 @@ def render(verb: str, p: dict[str, Any]) -> str:
         for m in p["messages"]:
             lines += [_line(m), *(f"    {t}" for t in m["text"].splitlines())]
         return "\n".join(lines) + "\n"
-    m = p["message"]
     if verb == "ack":
-        return f"acknowledged message {m['id']} from {m['sender']}\n"
+        done = p.get("messages") or [p["message"]]
+        return "".join(f"acknowledged message {m['id']} from {m['sender']}\n" for m in done)
+    m = p["message"]
     if verb == "answer":
         return f"answered {m['to']} (message {m['id']}): {m['text']}\n"
     what = "asked " if verb == "request-release" else "sent "

@@ -9,6 +9,7 @@ transaction, so two hooks at once never tell one thing twice (``message.delivere
 
 from __future__ import annotations
 
+import functools
 import os
 
 from memkeeper import limits
@@ -19,8 +20,15 @@ from memkeeper.ops.posting import post
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from memkeeper.coordination import Message, StaleRead
     from memkeeper.ops.workspace import Workspace
+
+
+# Acknowledgements one transaction commits: an etcd transaction holds at most 128 operations
+# and an ack is about three (its delivery key, its event and the event's indexes).
+ACKS_AT_ONCE = 25
 
 
 def send(
@@ -82,23 +90,41 @@ def inbox(ws: Workspace, *, acked: bool = False) -> list[Message]:
 
 def ack(ws: Workspace, message_id: int) -> Message:
     """Acknowledge a message sent to this identity: it leaves the inbox."""
-    found = ws.store.message(message_id) if ws.has_store else None
-    if found is None or not messages.addressed_to(found, ws.agent):
-        raise Invalid(
-            f"there is no message {message_id} for {ws.agent} — list yours with: memkeeper inbox"
-        )
+    return ack_many(ws, [message_id])[0]
 
-    def once() -> bool:
+
+def ack_many(ws: Workspace, message_ids: Sequence[int]) -> list[Message]:
+    """Acknowledge messages sent to this identity, ``ACKS_AT_ONCE`` a transaction (one
+    ``message.acked`` each that was not acknowledged before); any that is not this
+    identity's: ``Invalid``, none acknowledged."""
+    found = []
+    for message_id in dict.fromkeys(message_ids):
+        message = ws.store.message(message_id) if ws.has_store else None
+        if message is None or not messages.addressed_to(message, ws.agent):
+            raise Invalid(
+                f"there is no message {message_id} for {ws.agent} — list yours with: "
+                "memkeeper inbox"
+            )
+        found.append(message)
+
+    def once(some: list[Message]) -> list[bool]:
+        fresh = []
         with ws.store.writing():
-            fresh = ws.store.ack_message(ws.agent, message_id, iso_utc(ws.now()))
-            if fresh:
-                ws.record("message.acked", None, None, {"message": message_id})
+            for message in some:
+                fresh.append(ws.store.ack_message(ws.agent, message.id, iso_utc(ws.now())))
+                if fresh[-1]:
+                    ws.record("message.acked", None, None, {"message": message.id})
         return fresh
 
-    if not ws.again(once):  # acknowledged before: as it was
-        return next(m for m in ws.store.messages_for(ws.agent, acked=True) if m.id == message_id)
+    fresh: list[bool] = []
+    for start in range(0, len(found), ACKS_AT_ONCE):
+        fresh += ws.again(functools.partial(once, found[start : start + ACKS_AT_ONCE]))
     at = iso_utc(ws.now())
-    return found._replace(delivered_at=at, acked_at=at)
+    before = {} if all(fresh) else {m.id: m for m in ws.store.messages_for(ws.agent, acked=True)}
+    return [
+        m._replace(delivered_at=at, acked_at=at) if new else before.get(m.id, m)
+        for m, new in zip(found, fresh, strict=True)
+    ]
 
 
 def request_release(ws: Workspace, claim_id: str, text: str = "") -> Message:

@@ -62,3 +62,14 @@ def test_abandon_with_a_message_from_a_file_reaches_the_taker(sample: Path, tmp_
     )  # fmt: skip
     assert both.code == 2
     assert "not allowed with" in both.stderr
+
+
+def test_ack_takes_several_ids(sample: Path) -> None:
+    assert run_main(sample, "init").code == 0
+    for text in ("one", "two"):
+        assert run_main(sample, "--agent", THEM, "send", "--to", ME, "--text", text).code == 0
+    done = run_main(sample, "--agent", ME, "ack", "1", "2")
+    assert (
+        done.stdout == f"acknowledged message 1 from {THEM}\nacknowledged message 2 from {THEM}\n"
+    )
+    assert run_main(sample, "--agent", ME, "inbox", "--json").json["messages"] == []

@@ -110,3 +110,20 @@ def test_an_abandon_message_too_long_is_refused_and_changes_nothing(agents: Agen
     with pytest.raises(Invalid, match="--message"):
         a.claims.abandon(claim.id, "why", message="x" * (16 * 1024 + 1))
     assert a.claims.record(claim.id).state == "active"
+
+
+def test_ack_many_acknowledges_several_at_once_or_none(agents: Agents) -> None:
+    human, me = agents("human"), agents(ME)
+    ids = [mail.send(human.workspace, ME, f"m{n}").id for n in range(30)]
+    other = mail.send(human.workspace, THEM, "not mine").id
+    with pytest.raises(Invalid, match=f"there is no message {other} for {ME}"):
+        mail.ack_many(me.workspace, [*ids, other])
+    assert len(mail.inbox(me.workspace)) == 30  # none acknowledged
+    done = mail.ack_many(me.workspace, [*ids, ids[0]])  # one twice: acknowledged once
+    assert [m.id for m in done] == ids
+    assert all(m.acked_at is not None for m in done)
+    assert mail.inbox(me.workspace) == []
+    acked = [e.data["message"] for e in me.events() if e.type == "message.acked"]
+    assert acked == ids
+    again = mail.ack_many(me.workspace, ids[:2])  # acknowledged before: as they were
+    assert [m.acked_at for m in again] == [m.acked_at for m in done[:2]]
