@@ -127,3 +127,26 @@ def test_ack_many_acknowledges_several_at_once_or_none(agents: Agents) -> None:
     assert acked == ids
     again = mail.ack_many(me.workspace, ids[:2])  # acknowledged before: as they were
     assert [m.acked_at for m in again] == [m.acked_at for m in done[:2]]
+
+
+def test_a_meetings_handoff_gives_the_taker_a_handoff_message_with_the_note_once(
+    agents: Agents,
+) -> None:
+    from memkeeper.ops import meetings
+    from memkeeper.ops.meetings import How
+
+    a, b = agents(ME), agents(THEM)
+    a.claim(["docs/"], strict=True)
+    meetings.open_meeting(b.workspace, [ME], ["docs/"])
+    plan = How("handoff", who=THEM, note="the index is rebuilt; only the intro is left")
+    meetings.propose(a.workspace, 1, 1, plan)
+    meetings.accept(b.workspace, 1, 2, 1)
+    meetings.resolve(a.workspace, 1, 3, proposal=1)
+    assert [c.agent for c in b.claims()] == [THEM]
+    [handed] = [m for m in b.mail.inbox() if m.kind == "handoff"]
+    assert (handed.sender, handed.about) == (ME, "meeting 1")
+    assert "only the intro is left" in handed.text
+    resolved = [m for m in b.mail.inbox() if "resolved meeting" in m.text]
+    assert resolved == [handed]  # told once: as its handoff, not a meeting notice too
+    told, _ = b.mail.deliver("hook:codex")
+    assert handed.id in [m.id for m in told]
