@@ -1,20 +1,35 @@
-"""``memory_send`` as a plain function: the CLI's JSON, sent as the caller's identity (there
-is no argument to name another), its ``about`` checked; and ``memory_inbox`` acknowledges."""
+"""``memory_send`` as a plain function, on both stores: the CLI's JSON, sent as the caller's
+identity (there is no argument to name another), its ``about`` checked; and ``memory_inbox``
+acknowledges."""
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, Any
+
+import pytest
 
 from memkeeper import Memory
 from memkeeper.mcpserver import mailtools, tools
+from tests.etcd_cluster import Cluster, binary
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 A, B = "claude-code:s1", "codex:t2"
+EXE, WHY = binary()
+STORES = ["sqlite", pytest.param("etcd", marks=pytest.mark.skipif(EXE is None, reason=WHY))]
+_prefixes = itertools.count(1)
 
 
-def test_send_then_inbox_and_ack_through_the_tools(sample: Path) -> None:
+@pytest.mark.parametrize("kind", STORES)
+def test_send_then_inbox_and_ack_through_the_tools(
+    sample: Path, kind: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if kind == "etcd":
+        cluster: Cluster = request.getfixturevalue("cluster")
+        for name, value in cluster.store_env(f"mailtools{next(_prefixes)}").items():
+            monkeypatch.setenv(name, value)
     a, b = Memory.open(sample, A), Memory.open(sample, B)
     try:
         sent = send_to_b(a)
