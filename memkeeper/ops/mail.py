@@ -34,12 +34,12 @@ ACKS_AT_ONCE = 25
 def send(
     ws: Workspace, to: str, text: str, *, kind: str = "message", about: str | None = None
 ) -> Message:
-    """Post a message from this identity to ``to`` (an identity, or ``all``); a plain
-    message's ``about`` must name something there is (``subject``)."""
+    """Post a message from this identity to ``to`` (an identity, or ``all``); the ``about``
+    of a message or a handoff must name something there is (``subject``)."""
     to, text, kind = messages.recipient(to), messages.text(text), messages.kind(kind)
     if about is not None:
         about = limits.text(about.strip(), "--about", limit=limits.MAX_TARGET_CHARS) or None
-    if about is not None and kind == "message":
+    if about is not None and kind in ("message", "handoff"):
         about = subject(ws, about)
 
     def once() -> Message:

@@ -150,3 +150,10 @@ def test_a_meetings_handoff_gives_the_taker_a_handoff_message_with_the_note_once
     assert resolved == [handed]  # told once: as its handoff, not a meeting notice too
     told, _ = b.mail.deliver("hook:codex")
     assert handed.id in [m.id for m in told]
+
+
+def test_hand_over_names_something_there_is(agents: Agents) -> None:
+    them = agents(THEM)
+    with pytest.raises(Invalid, match="no claim, file or section"):
+        them.mail.hand_over(ME, "c404", "yours now")
+    assert agents(ME).mail.inbox() == []
