@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from typing import Protocol
 
     from memkeeper.coordination import Message
+    from memkeeper.ops.claimwaits import Cancel
     from memkeeper.ops.workspace import Workspace
 
     class Wakeup(Protocol):
@@ -30,14 +31,20 @@ if TYPE_CHECKING:
         def close(self) -> None: ...
 
 
+CANCEL_POLL_S = 0.05  # a cancellable wait looks at its flag this often (as a claim's does)
 _waiters = itertools.count(1)  # waiters of this process: each its own FIFO
 
 
 def wait(
-    ws: Workspace, timeout: float, *, clock: Callable[[], float] = time.monotonic
+    ws: Workspace,
+    timeout: float,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    cancel: Cancel | None = None,
 ) -> list[Message]:
     """The messages waiting for this identity (not acknowledged), oldest first; when there are
-    none, those that come within ``timeout`` seconds (``[]``: none came)."""
+    none, those that come within ``timeout`` seconds (``[]``: none came, or ``cancel`` was
+    set — looked at every ``CANCEL_POLL_S``)."""
     found = _inbox(ws)
     if found or timeout <= 0:
         return found
@@ -46,9 +53,10 @@ def wait(
     try:
         while not (found := _inbox(ws)):
             left = deadline - clock()
-            if left <= 0:
+            if left <= 0 or (cancel is not None and cancel.is_set()):
                 break
-            wakeup.block(waits.next_look(left, shared=ws.shared))
+            look = waits.next_look(left, shared=ws.shared)
+            wakeup.block(look if cancel is None else min(look, CANCEL_POLL_S))
     finally:
         wakeup.close()
     return found

@@ -5,6 +5,8 @@ acknowledges."""
 from __future__ import annotations
 
 import itertools
+import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -48,3 +50,19 @@ def send_to_b(memory: Memory) -> dict[str, Any]:
     answer = mailtools.send(memory, B, "the build moved", "CLAUDE.md#build")
     message: dict[str, Any] = answer["message"]
     return message
+
+
+def test_inbox_wait_answers_what_waits_and_stops_once_cancelled(sample: Path) -> None:
+    a, b = Memory.open(sample, A), Memory.open(sample, B)
+    try:
+        sent = send_to_b(a)
+        assert [m["id"] for m in mailtools.waited(b, 30)["messages"]] == [sent["id"]]
+        tools.inbox(b, [sent["id"]])
+        cancel = threading.Event()
+        cancel.set()
+        started = time.monotonic()
+        assert mailtools.waited(b, 30, cancel)["messages"] == []
+        assert time.monotonic() - started < 5
+    finally:
+        a.close()
+        b.close()

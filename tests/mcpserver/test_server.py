@@ -116,6 +116,7 @@ SCHEMAS: dict[str, tuple[set[str], Json]] = {
     ),
     "memory_answer": ({"id"}, {"release": False, "reason": None, "eta": None}),
     "memory_send": ({"to", "text"}, {"about": None}),
+    "memory_inbox_wait": (set(), {"timeout": 60.0}),
 }
 
 

@@ -119,3 +119,13 @@ def test_without_a_store_a_wait_creates_none(sample: Path) -> None:
         assert not (sample / ".memkeeper" / "state.db").exists()
     finally:
         me.close()
+
+
+def test_a_cancelled_wait_stops_at_its_next_look(agents: Callable[[str], Memory]) -> None:
+    me = agents(ME)
+    me.mail.inbox()
+    cancel = threading.Event()
+    threading.Timer(0.2, cancel.set).start()
+    started = time.monotonic()
+    assert mailwait.wait(me.workspace, 30, cancel=cancel) == []
+    assert time.monotonic() - started < 2.0
