@@ -12,10 +12,13 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
+from collections.abc import Callable
 
 from memkeeper import Memory
+from memkeeper.errors import EnvironmentFailure
 
 ACK_BATCH = 25
 
@@ -24,9 +27,21 @@ def send(root: str, me: str, count: int, recipients: list[str]) -> None:
     memory = Memory.open(root, agent=me)
     try:
         for i in range(count):
-            memory.mail.send(recipients[i % len(recipients)], f"{me} {i}")
+            busy(functools.partial(memory.mail.send, recipients[i % len(recipients)], f"{me} {i}"))
     finally:
         memory.close()
+
+
+def busy(call: Callable[[], object]) -> None:
+    """``call()``, again while the store says other writers kept getting in first (nothing of
+    it was written): what any producer or consumer does under heavy contention."""
+    while True:
+        try:
+            call()
+            return
+        except EnvironmentFailure as exc:
+            if exc.reason != "store_busy":
+                raise
 
 
 def handled(log: str) -> set[int]:
@@ -61,7 +76,7 @@ def receive(root: str, me: str, log: str, expected: int) -> None:
                 # Acknowledged in batches: when nothing new came since the last look (or many
                 # wait), so that a stream of messages costs a few transactions, not one each.
                 if not new or len(waiting) >= ACK_BATCH:
-                    memory.mail.ack_many([m.id for m in waiting])
+                    busy(functools.partial(memory.mail.ack_many, [m.id for m in waiting]))
     finally:
         memory.close()
 

@@ -7,6 +7,8 @@ another at once, not at its cap."""
 from __future__ import annotations
 
 import itertools
+import json
+import os
 import random
 import signal
 import subprocess
@@ -32,6 +34,9 @@ SENDERS = [f"sender-{n}" for n in range(4)]
 RECIPIENTS = ["recipient-a", "recipient-b"]
 EACH = 100
 KILLS = 6
+# ~3 s on SQLite and ~30 s on etcd on a quiet two-core machine; the bound leaves room for a
+# busy one (etcd's every write appends to the one event chain: writers queue behind it).
+LIMIT_S = 180.0
 _prefixes = itertools.count(1)
 
 
@@ -49,8 +54,6 @@ class Peers:
     """The test's processes: ``python -m tests.e2e.mailpeers …`` on the store's environment."""
 
     def __init__(self, root: Path, store: dict[str, str], errors: Path) -> None:
-        import os
-
         self.root, self.errors = root, errors
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("MEMKEEPER_")}
         self.env |= store | {"PYTHONPATH": str(REPO)}
@@ -110,9 +113,9 @@ def test_every_message_is_handled_and_acknowledged_once_in_order_through_kills(
         receiving[r].wait()
         kills[r] += 1
         receiving[r] = receiver(r)
-    assert [p.wait(timeout=60) for p in sending] == [0] * len(SENDERS)
+    assert [p.wait(timeout=LIMIT_S) for p in sending] == [0] * len(SENDERS)
     for r in RECIPIENTS:
-        assert receiving[r].wait(timeout=60) == 0, (tmp_path / "stderr.txt").read_text()
+        assert receiving[r].wait(timeout=LIMIT_S) == 0, (tmp_path / "stderr.txt").read_text()
     took = time.monotonic() - started
 
     for r in RECIPIENTS:
@@ -140,33 +143,25 @@ def test_every_message_is_handled_and_acknowledged_once_in_order_through_kills(
         left = run_cli(sample, "--agent", r, "inbox", "--json", env=store)
         assert left.json["messages"] == []
     print(f"\nmailbox: {len(sent)} messages, kills {dict(kills)}, {took:.1f} s")
-    assert took < 90
+    assert took < LIMIT_S
 
 
 def test_inbox_wait_in_one_process_is_woken_by_a_send_from_another(
     sample: Path, store: dict[str, str]
 ) -> None:
-    import os
-
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMKEEPER_")} | store
     waiting = subprocess.Popen(
         [MEMKEEPER, "--agent", "recipient-a", "inbox", "--wait", "60", "--json"],
         cwd=sample, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
-    time.sleep(1.0)  # it is blocked by now (a Python start-up is ~0.2 s)
+    time.sleep(1.0)  # blocked by now, on a quiet machine (a Python start-up is ~0.2 s)
     assert waiting.poll() is None
-    sent = time.monotonic()
-    assert (
-        run_cli(
-            sample, "--agent", "sender-0", "send", "--to", "recipient-a", "--text", "hi", env=store
-        ).code
-        == 0
-    )
+    send = ("send", "--to", "recipient-a", "--text", "hi")
+    assert run_cli(sample, "--agent", "sender-0", *send, env=store).code == 0
+    sent = time.monotonic()  # the send has committed and poked
     out, err = waiting.communicate(timeout=30)
     woke = time.monotonic() - sent
     assert waiting.returncode == 0, err
-    import json
-
     assert [m["text"] for m in json.loads(out)["messages"]] == ["hi"]
-    print(f"\ninbox --wait woken {woke * 1000:.0f} ms after the send began")
-    assert woke < 3.0  # well before the SQLite cap (5 s) plus the send's own start-up
+    print(f"\ninbox --wait done {woke * 1000:.0f} ms after the send")
+    assert woke < 2.5  # woken by the poke or the watch, not at the SQLite cap (5 s)
