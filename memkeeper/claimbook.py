@@ -78,8 +78,12 @@ class Claims:
         command; ``evidence`` is the caller's own, kept as self-reported."""
         return self._life().complete(id, verify, evidence, expect_rev)
 
-    def abandon(self, id: str, reason: str, *, expect_rev: int | None = None) -> ClaimRecord:
-        return self._life().abandon(id, reason, expect_rev)
+    def abandon(
+        self, id: str, reason: str, *, expect_rev: int | None = None, message: str = ""
+    ) -> ClaimRecord:
+        """Give a claim up with ``reason``; ``message``: words for whoever takes it over
+        (its takeover hands them to the taker as a ``handoff`` message)."""
+        return self._life().abandon(id, reason, expect_rev, message)
 
     def suspend(self, id: str, *, expect_rev: int | None = None) -> ClaimRecord:
         return self._life().suspend(id, expect_rev)

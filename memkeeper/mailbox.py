@@ -7,6 +7,8 @@ from memkeeper.ops import mail
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from memkeeper.coordination import Message
     from memkeeper.ops.workspace import Workspace
 
@@ -28,9 +30,25 @@ class Mailbox:
         ``acked``)."""
         return mail.inbox(self._ws, acked=acked)
 
+    def wait(self, timeout: float) -> list[Message]:
+        """What is waiting for this identity; when nothing is, what comes within ``timeout``
+        seconds (``[]``: nothing came). Blocks on a wake-up, never polls."""
+        from memkeeper.ops import mailwait
+
+        return mailwait.wait(self._ws, timeout)
+
+    def hand_over(self, to: str, about: str, text: str) -> Message:
+        """Hand ``about`` (a claim id, ``work:ID``) to ``to`` with a ``handoff`` message."""
+        return mail.hand_over(self._ws, to, about, text)
+
     def ack(self, message_id: int) -> Message:
         """Acknowledge a message: it leaves the inbox."""
         return mail.ack(self._ws, message_id)
+
+    def ack_many(self, message_ids: Sequence[int]) -> list[Message]:
+        """Acknowledge several messages in one transaction (all or, for an id that is not
+        this identity's, none)."""
+        return mail.ack_many(self._ws, message_ids)
 
     def request_release(self, claim_id: str, text: str = "") -> Message:
         """Ask the holder of a live claim to release it."""

@@ -61,6 +61,7 @@ EVENTS: Mapping[State, str] = {
     "taken-over": "claim.taken-over",
 }
 MAX_REASON_CHARS = 4096
+MAX_NOTE_CHARS = 16 * 1024  # an abandon's --message to its taker (a message's bound)
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,6 +284,13 @@ def reason_text(reason: str) -> str:
     if not reason.strip():
         raise Invalid("abandon needs --reason TEXT: say why, for whoever takes it over")
     return limits.text(reason, "--reason", limit=MAX_REASON_CHARS)
+
+
+def note_text(message: str) -> str:
+    """An abandon's message to its taker (``--message``), checked: bounded; "" for none."""
+    if not message.strip():
+        return ""
+    return limits.text(message, "--message", limit=MAX_NOTE_CHARS)
 
 
 def _not_allowed(record: ClaimRecord, to: State, *, verb: str = "") -> str:

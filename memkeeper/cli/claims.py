@@ -79,6 +79,9 @@ def add_verbs(verb: Verb) -> None:
     abandon = verb("abandon", "give a claim up, recording where its work stands")
     abandon.add_argument("id", metavar="ID")
     abandon.add_argument("--reason", required=True, metavar="T", help="why, for a successor")
+    note = abandon.add_mutually_exclusive_group()
+    note.add_argument("--message", default="", metavar="T", help="to whoever takes it over")
+    note.add_argument("--note-file", metavar="F", help="that message from a file ('-': stdin)")
     takeover = verb("takeover", "claim an abandoned or expired claim's targets after it")
     takeover.add_argument("id", metavar="ID")
     takeover.add_argument("--ttl", type=float, metavar="S", help="seconds (policy default_ttl)")
@@ -139,7 +142,13 @@ def cmd_complete(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_abandon(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
-    return memory.claims.abandon(args.id, args.reason, expect_rev=args.expect_rev).to_json()
+    message = args.message
+    if args.note_file is not None:
+        from memkeeper.cli.inputs import read_text
+
+        message = read_text(args.note_file)
+    found = memory.claims.abandon(args.id, args.reason, expect_rev=args.expect_rev, message=message)
+    return found.to_json()
 
 
 def cmd_suspend(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:

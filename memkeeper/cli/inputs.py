@@ -20,6 +20,15 @@ def read_input(name: str) -> bytes:
         ) from None
 
 
+def read_text(name: str) -> str:
+    """A verb's input file as UTF-8 text (``Invalid`` naming the file if it is not)."""
+    raw = read_input(name)
+    try:
+        return raw.decode()
+    except UnicodeDecodeError:
+        raise Invalid(f"{name}: not UTF-8 text — give a text file", path=name) from None
+
+
 def whole_number(text: str) -> int:
     """argparse's ``type`` for an id, a rev or a count: a whole number the stores can keep."""
     return _number(text, signed=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memkeeper.cli.inputs import read_input, whole_number
+from memkeeper.cli.inputs import read_text, whole_number
 from memkeeper.errors import Invalid
 
 if TYPE_CHECKING:
@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     Verb = Callable[[str, str], argparse.ArgumentParser]
 
 
+MAX_WAIT_S = 7 * 24 * 3600.0  # an inbox --wait longer than a week is a mistake
+
+
 def add_verbs(verb: Verb) -> None:
     send = verb("send", "send a message to an agent's identity (or all): its channel delivers it")
     send.add_argument("--to", required=True, metavar="ID", help="an identity, or all")
@@ -27,8 +30,11 @@ def add_verbs(verb: Verb) -> None:
     given.add_argument("--file", metavar="F", help="the message from a file ('-': stdin)")
     inbox = verb("inbox", "the messages for you not yet acknowledged, oldest first")
     inbox.add_argument("--all", action="store_true", help="acknowledged ones too")
-    ack = verb("ack", "acknowledge a message: it leaves your inbox")
-    ack.add_argument("id", type=whole_number, metavar="ID")
+    inbox.add_argument(
+        "--wait", type=float, metavar="S", help="when none waits, block until one comes or S pass"
+    )
+    ack = verb("ack", "acknowledge messages: they leave your inbox")
+    ack.add_argument("id", type=whole_number, nargs="+", metavar="ID")
     ask = verb("request-release", "ask the holder of a live claim to release it")
     ask.add_argument("id", metavar="CLAIM_ID")
     ask.add_argument("--text", default="", metavar="T", help="why (default: what you wait for)")
@@ -43,14 +49,7 @@ def add_verbs(verb: Verb) -> None:
 def cmd_send(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
     from memkeeper.ops import mail
 
-    if args.file is not None:
-        raw = read_input(args.file)
-        try:
-            text = raw.decode()
-        except UnicodeDecodeError:
-            raise Invalid(f"{args.file}: not UTF-8 text — send text", path=args.file) from None
-    else:
-        text = args.text
+    text = read_text(args.file) if args.file is not None else args.text
     sent = mail.send(memory.workspace, args.to, text, about=args.about)
     return {"message": sent.to_json()}
 
@@ -58,14 +57,24 @@ def cmd_send(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 def cmd_inbox(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
     from memkeeper.ops import mail
 
-    found = mail.inbox(memory.workspace, acked=args.all)
+    if args.wait is not None:
+        if args.all:
+            raise Invalid("--wait waits for a new message: leave --all out")
+        if not args.wait >= 0 or args.wait > MAX_WAIT_S:
+            raise Invalid(f"--wait {args.wait}: give seconds from 0 to {MAX_WAIT_S:.0f}")
+        from memkeeper.ops import mailwait
+
+        found = mailwait.wait(memory.workspace, args.wait)
+    else:
+        found = mail.inbox(memory.workspace, acked=args.all)
     return {"identity": memory.agent, "messages": [m.to_json() for m in found]}
 
 
 def cmd_ack(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
     from memkeeper.ops import mail
 
-    return {"message": mail.ack(memory.workspace, args.id).to_json()}
+    done = [m.to_json() for m in mail.ack_many(memory.workspace, args.id)]
+    return {"message": done[0]} if len(done) == 1 else {"messages": done}
 
 
 def cmd_request_release(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
@@ -99,9 +108,10 @@ def render(verb: str, p: dict[str, Any]) -> str:
         for m in p["messages"]:
             lines += [_line(m), *(f"    {t}" for t in m["text"].splitlines())]
         return "\n".join(lines) + "\n"
-    m = p["message"]
     if verb == "ack":
-        return f"acknowledged message {m['id']} from {m['sender']}\n"
+        done = p.get("messages") or [p["message"]]
+        return "".join(f"acknowledged message {m['id']} from {m['sender']}\n" for m in done)
+    m = p["message"]
     if verb == "answer":
         return f"answered {m['to']} (message {m['id']}): {m['text']}\n"
     what = "asked " if verb == "request-release" else "sent "

@@ -32,6 +32,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from memkeeper.api import Memories, Memory
+from memkeeper.dashboard.mailroutes import mail_routes
 from memkeeper.dashboard.signatures import Marks
 from memkeeper.dashboard.stream import Broadcaster
 from memkeeper.errors import Busy, Conflict, Invalid, MemkeeperError, Refused
@@ -163,6 +164,7 @@ def build(
             methods=["POST"],
         ),
     ]
+    routes += mail_routes(guard, memories, _json_body)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

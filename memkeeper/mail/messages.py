@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from memkeeper.coordination import Message
 
 ALL = "all"  # the recipient that is every identity (but the sender)
+WORK_PREFIX = "work:"  # what a message about a work item names it by: work:ID
 KINDS = (
     "message",
     "release-request",

@@ -274,9 +274,10 @@ def build(root: str | None = None, agent: str | None = None) -> Server:
         reason: Annotated[str, Field(description="why, for whoever takes it over")],
         ctx: Context,
         expect_rev: ClaimRev = None,
+        message: Annotated[str, Field(description="to whoever takes it over")] = "",
     ) -> Payload:
         """Give a claim up, recording head, changed files and memory revisions."""
-        return run(ctx, lambda m: tools.abandon(m, id, reason, expect_rev))
+        return run(ctx, lambda m: tools.abandon(m, id, reason, expect_rev, message))
 
     @server.tool()
     def memory_takeover(
@@ -329,6 +330,9 @@ def build(root: str | None = None, agent: str | None = None) -> Server:
     from memkeeper.mcpserver.meetingtools import register_meetings
 
     register_meetings(server, run)
+    from memkeeper.mcpserver.mailtools import register_mail
+
+    register_mail(server, run)
     return server
 
 

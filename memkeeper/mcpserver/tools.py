@@ -195,8 +195,10 @@ def complete(
     return done.to_json()
 
 
-def abandon(memory: Memory, id: str, reason: str, expect_rev: int | None) -> Payload:
-    return memory.claims.abandon(id, reason, expect_rev=expect_rev).to_json()
+def abandon(
+    memory: Memory, id: str, reason: str, expect_rev: int | None, message: str = ""
+) -> Payload:
+    return memory.claims.abandon(id, reason, expect_rev=expect_rev, message=message).to_json()
 
 
 def takeover(memory: Memory, id: str, ttl: float | None, expect_rev: int | None) -> Payload:

@@ -25,6 +25,7 @@ from memkeeper.errors import Busy, Conflict, Failed, Invalid, MemkeeperError
 from memkeeper.events import iso_utc
 from memkeeper.ops.claims import ClaimTable, _again
 from memkeeper.ops.claimwrites import resolve_target
+from memkeeper.ops.posting import handoff
 from memkeeper.records import Violation
 
 if TYPE_CHECKING:
@@ -210,11 +211,14 @@ class ClaimLife(ClaimTable):
         extra = {"head": found.head, "checks": len(found.checks), "changed": found.changed_count}
         return self._finish(claim_id, before.rev, "completed", extra, evidence=found)
 
-    def abandon(self, claim_id: str, reason: str, expect_rev: int | None = None) -> ClaimRecord:
-        """Record head, diff summary and memory revisions with ``reason``, then let go."""
-        reason = life.reason_text(reason)
+    def abandon(
+        self, claim_id: str, reason: str, expect_rev: int | None = None, message: str = ""
+    ) -> ClaimRecord:
+        """Record head, diff summary and memory revisions with ``reason`` (and ``message``, for
+        whoever takes it over), then let go."""
+        reason, message = life.reason_text(reason), life.note_text(message)
         before = self._holding(claim_id, "abandoned", expect_rev)
-        found = self.gather(before, (), None)
+        found = self.gather(before, (), message or None)
         extra = {"head": found.head, "reason": reason, "changed": found.changed_count}
         return self._finish(claim_id, before.rev, "abandoned", extra, evidence=found, reason=reason)
 
@@ -323,6 +327,7 @@ class ClaimLife(ClaimTable):
             new = replace(self.record_of(claim), predecessor=old.id)
             self.store.put_claim_record(new)
             old = self._move(old, "taken-over", now, {"successor": claim.id}, successor=claim.id)
+            handoff(self.ws, old, claim.id)  # the predecessor's words, with the item
         return claim, old
 
     # -- helpers --------------------------------------------------------------------------------

@@ -9,6 +9,9 @@ transaction, so two hooks at once never tell one thing twice (``message.delivere
 
 from __future__ import annotations
 
+import functools
+import os
+
 from memkeeper import limits
 from memkeeper.errors import Invalid
 from memkeeper.events import iso_utc
@@ -17,24 +20,65 @@ from memkeeper.ops.posting import post
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from memkeeper.coordination import Message, StaleRead
     from memkeeper.ops.workspace import Workspace
+
+
+# Acknowledgements one transaction commits: an etcd transaction holds at most 128 operations
+# and an ack is about three (its delivery key, its event and the event's indexes).
+ACKS_AT_ONCE = 25
 
 
 def send(
     ws: Workspace, to: str, text: str, *, kind: str = "message", about: str | None = None
 ) -> Message:
-    """Post a message from this identity to ``to`` (an identity, or ``all``)."""
+    """Post a message from this identity to ``to`` (an identity, or ``all``); the ``about``
+    of a message or a handoff must name something there is (``subject``)."""
     to, text, kind = messages.recipient(to), messages.text(text), messages.kind(kind)
     if about is not None:
         about = limits.text(about.strip(), "--about", limit=limits.MAX_TARGET_CHARS) or None
+    if about is not None and kind in ("message", "handoff"):
+        about = subject(ws, about)
 
     def once() -> Message:
         with ws.store.writing():
             return post(ws, ws.agent, to, kind, about, text)
 
     sent: Message = ws.again(once)
+    _poke(ws, to)
     return sent
+
+
+def hand_over(ws: Workspace, to: str, about: str, text: str) -> Message:
+    """Hand ``about`` (a claim id, a work item ``work:ID``) to ``to`` with this identity's
+    words for it: a ``handoff`` message, which its channel delivers with the item (once) and
+    its inbox keeps until acknowledged. The one call for whatever hands work over."""
+    return send(ws, to, text, kind="handoff", about=about)
+
+
+def subject(ws: Workspace, about: str) -> str:
+    """``about`` if it names something there is: a claim (live or on record), a section
+    ``FILE#KEY`` or a file of this root, or a work item (``work:ID``, not looked up)."""
+    if about.startswith(messages.WORK_PREFIX) and len(about) > len(messages.WORK_PREFIX):
+        return about
+    if ws.has_store and (ws.store.claim_row(about) or ws.store.claim_record(about)):
+        return about
+    from memkeeper.markdown.refs import resolve_key, split_ref
+
+    path, key = split_ref(about)
+    rel = ws.relpath(path)
+    if os.path.isfile(os.path.join(ws.top, rel)):
+        if key is not None:  # unknown or ambiguous: Invalid, naming the candidates
+            from memkeeper.ops.read import present_rows
+
+            resolve_key(rel, key, [(row.key, row.base) for row in present_rows(ws, rel)])
+        return about
+    raise Invalid(
+        f"--about {about}: no claim, file or section of that name here — name a claim id "
+        "(memkeeper claims), FILE#KEY, or a work item as work:ID"
+    )
 
 
 def inbox(ws: Workspace, *, acked: bool = False) -> list[Message]:
@@ -46,21 +90,41 @@ def inbox(ws: Workspace, *, acked: bool = False) -> list[Message]:
 
 def ack(ws: Workspace, message_id: int) -> Message:
     """Acknowledge a message sent to this identity: it leaves the inbox."""
-    found = ws.store.message(message_id) if ws.has_store else None
-    if found is None or not messages.addressed_to(found, ws.agent):
-        raise Invalid(
-            f"there is no message {message_id} for {ws.agent} — list yours with: memkeeper inbox"
-        )
+    return ack_many(ws, [message_id])[0]
 
-    def once() -> bool:
+
+def ack_many(ws: Workspace, message_ids: Sequence[int]) -> list[Message]:
+    """Acknowledge messages sent to this identity, ``ACKS_AT_ONCE`` a transaction (one
+    ``message.acked`` each that was not acknowledged before); any that is not this
+    identity's: ``Invalid``, none acknowledged."""
+    found = []
+    for message_id in dict.fromkeys(message_ids):
+        message = ws.store.message(message_id) if ws.has_store else None
+        if message is None or not messages.addressed_to(message, ws.agent):
+            raise Invalid(
+                f"there is no message {message_id} for {ws.agent} — list yours with: "
+                "memkeeper inbox"
+            )
+        found.append(message)
+
+    def once(some: list[Message]) -> list[bool]:
+        fresh = []
         with ws.store.writing():
-            fresh = ws.store.ack_message(ws.agent, message_id, iso_utc(ws.now()))
-            if fresh:
-                ws.record("message.acked", None, None, {"message": message_id})
+            for message in some:
+                fresh.append(ws.store.ack_message(ws.agent, message.id, iso_utc(ws.now())))
+                if fresh[-1]:
+                    ws.record("message.acked", None, None, {"message": message.id})
         return fresh
 
-    ws.again(once)
-    return next(m for m in ws.store.messages_for(ws.agent, acked=True) if m.id == message_id)
+    fresh: list[bool] = []
+    for start in range(0, len(found), ACKS_AT_ONCE):
+        fresh += ws.again(functools.partial(once, found[start : start + ACKS_AT_ONCE]))
+    at = iso_utc(ws.now())
+    before = {} if all(fresh) else {m.id: m for m in ws.store.messages_for(ws.agent, acked=True)}
+    return [
+        m._replace(delivered_at=at, acked_at=at) if new else before.get(m.id, m)
+        for m, new in zip(found, fresh, strict=True)
+    ]
 
 
 def request_release(ws: Workspace, claim_id: str, text: str = "") -> Message:
@@ -112,6 +176,12 @@ def deliver(ws: Workspace, via: str) -> tuple[list[Message], list[str]]:
 
     result: tuple[list[Message], list[str]] = ws.again(once)
     return result
+
+
+def _poke(ws: Workspace, to: str) -> None:
+    from memkeeper.ops.mailwait import poke
+
+    poke(ws, to)
 
 
 def _changed(ws: Workspace, stale: StaleRead) -> str | None:

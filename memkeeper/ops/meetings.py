@@ -162,7 +162,11 @@ def resolve(
         if m.resolution.kind == "serialize":
             targets = " ".join(m.targets)
             then = f" — the others wait: memkeeper claim {targets} --wait SECONDS queues you"
-        _tell(ws, m, f"{ws.agent} resolved meeting {m.id}: {_plan_text(m.resolution)}{then}")
+        said = f"{ws.agent} resolved meeting {m.id}: {_plan_text(m.resolution)}{then}"
+        taker = m.resolution.who if m.resolution.kind == "handoff" else None
+        if taker is not None and taker != ws.agent:  # the taker hears it with the work (§4.28)
+            _hand_over(ws, m, taker, said)
+        _tell(ws, m, said, skip=taker)
 
     from memkeeper.meetings.effects import effects
     from memkeeper.ops.meetingclaims import resolve_with
@@ -270,14 +274,25 @@ def _record(
     ws.record(type, None, None, {"meeting": m.id, "rev": m.rev, **extra}, actor)
 
 
-def _tell(ws: Workspace, m: Meeting, text: str, by: str | None = None) -> None:
-    """A ``meeting`` message about ``m`` to each participant but ``by`` (this identity)."""
+def _tell(
+    ws: Workspace, m: Meeting, text: str, by: str | None = None, skip: str | None = None
+) -> None:
+    """A ``meeting`` message about ``m`` to each participant but ``by`` (this identity) and
+    ``skip``."""
     sender, at = by or ws.agent, iso_utc(ws.now())
     for to in m.participants:
-        if to != sender:
+        if to not in (sender, skip):
             msg = ws.store.post_message(sender, to, "meeting", f"meeting {m.id}", text, at)
             data = {"message": msg.id, "to": to, "kind": "meeting", "about": msg.about}
             ws.record("message.sent", None, None, data, sender)
+
+
+def _hand_over(ws: Workspace, m: Meeting, taker: str, text: str) -> None:
+    """The ``handoff`` message a meeting's handoff resolution gives its taker, with the plan's
+    note (the giver's words), from this identity, in the resolution's transaction."""
+    from memkeeper.ops.posting import post
+
+    post(ws, ws.agent, taker, "handoff", f"meeting {m.id}", text)
 
 
 def _proposed(m: Meeting) -> str:
@@ -289,11 +304,13 @@ def _proposed(m: Meeting) -> str:
 
 
 def _plan_text(p: Plan) -> str:
+    note = f" — {p.note.strip()}" if p.note.strip() else ""
     if p.kind == "split":
-        return "split " + "; ".join(f"{a} takes {', '.join(t)}" for a, t in p.assign if t)
+        return "split " + "; ".join(f"{a} takes {', '.join(t)}" for a, t in p.assign if t) + note
     if p.kind in ("serialize", "handoff"):
-        return f"{p.kind}: {p.who} {'goes first' if p.kind == 'serialize' else 'takes over'}"
-    return p.kind
+        how = "goes first" if p.kind == "serialize" else "takes over"
+        return f"{p.kind}: {p.who} {how}{note}"
+    return p.kind + note
 
 
 def _why(m: Meeting) -> str:

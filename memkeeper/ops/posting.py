@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from memkeeper.claims.decisions import Claim, Request
+    from memkeeper.claims.lifecycle import ClaimRecord
     from memkeeper.coordination import Message
     from memkeeper.ops.workspace import Workspace
 
@@ -32,6 +33,21 @@ def overlaps(ws: Workspace, request: Request, live: Iterable[Claim]) -> None:
     transaction that queued it (``messages.overlaps``)."""
     for holder, text in messages.overlaps(request, live):
         post(ws, request.agent, holder, "overlap", request.id, text)
+
+
+def handoff(ws: Workspace, old: ClaimRecord, new_id: str) -> None:
+    """Tell this identity, which took ``old`` over as ``new_id``, what its predecessor left
+    for it (``handoffs.handoff_text``), inside the takeover's transaction: a ``handoff``
+    message from the predecessor. Its ``message.sent`` event is this identity's (it relays
+    the words the predecessor's own signed ``claim.abandoned`` recorded), naming whose they
+    are."""
+    from memkeeper.mail.handoffs import handoff_text
+
+    text = handoff_text(old, new_id)
+    posted = ws.store.post_message(old.agent, ws.agent, "handoff", new_id, text, iso_utc(ws.now()))
+    data = {"message": posted.id, "to": ws.agent, "kind": "handoff", "about": new_id}
+    ws.record("message.sent", None, None, {**data, "words_of": old.agent, "claim": old.id})
+    _trim(ws)
 
 
 def _trim(ws: Workspace) -> None:

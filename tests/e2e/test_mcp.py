@@ -30,7 +30,7 @@ TOOLS = {
     *("memory_complete", "memory_abandon", "memory_takeover"),
     *("memory_check", "memory_inbox", "memory_meetings", "memory_meeting_open"),
     *("memory_meeting_propose", "memory_meeting_accept", "memory_meeting_resolve"),
-    "memory_answer",
+    *("memory_answer", "memory_send", "memory_inbox_wait"),
 }
 
 

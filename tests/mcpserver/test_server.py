@@ -97,7 +97,7 @@ SCHEMAS: dict[str, tuple[set[str], Json]] = {
     "memory_claim_show": ({"id"}, {}),
     "memory_claim_scope": ({"id"}, {"add": None, "remove": None, "expect_rev": None}),
     "memory_complete": ({"id"}, {"verify": None, "evidence": None, "expect_rev": None}),
-    "memory_abandon": ({"id", "reason"}, {"expect_rev": None}),
+    "memory_abandon": ({"id", "reason"}, {"expect_rev": None, "message": ""}),
     "memory_takeover": ({"id"}, {"ttl": None, "expect_rev": None}),
     "memory_events": (set(), {"since": 0, "limit": tools.EVENTS_LIMIT}),
     "memory_emit": ({"type"}, {"data": None}),
@@ -115,6 +115,8 @@ SCHEMAS: dict[str, tuple[set[str], Json]] = {
         {"proposal": None, "kind": None, "assign": None, "who": None, "note": ""},
     ),
     "memory_answer": ({"id"}, {"release": False, "reason": None, "eta": None}),
+    "memory_send": ({"to", "text"}, {"about": None}),
+    "memory_inbox_wait": (set(), {"timeout": 60.0}),
 }
 
 

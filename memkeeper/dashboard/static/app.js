@@ -688,6 +688,7 @@
       if (selected && event.path === selected.path) soon(loadDetail, 300);
     }
     if (type.startsWith("reconcile.")) soon(loadRecons, 50);
+    if (type.startsWith("message.")) soon(loadMessages, 100);
     soon(loadMetrics, type.startsWith("claim.") ? 200 : 1000);
   }
 
@@ -941,6 +942,60 @@
     soon(loadFiles, 300);
   }
 
+  // ---- messages ------------------------------------------------------------------------
+
+  const loadMessages = loader("messages", async () => {
+    const data = await api("/api/messages");
+    const list = data.messages || [];
+    keyed($("messages-body"), list, (m) => String(m.id), messageRow,
+      () => emptyRow(8, "No messages."));
+    $("count-messages").textContent = `(${list.length})`;
+    const known = new Set(list.flatMap((m) => [m.sender, m.to]).filter(Boolean));
+    const claims = await api("/api/claims");
+    for (const c of claims.claims || []) known.add(c.agent);
+    const options = Array.from(known).sort().map((who) => el("option", { value: who }));
+    $("message-agents").replaceChildren(...options);
+  });
+
+  function messageRow(m) {
+    let state = "to all: each acknowledges its own";
+    if (m.to !== "all") state = m.acked_at ? "acknowledged" : m.delivered_at ? "delivered" : "waiting";
+    return el(
+      "tr",
+      null,
+      el("td", { class: "num" }, orDash(m.id)),
+      el("td", { class: "nowrap" }, m.sent_at ? el("time", { datetime: m.sent_at, title: m.sent_at }, fmtTime(m.sent_at)) : "—"),
+      el("td", null, el("span", { class: "agent" }, orDash(m.sender))),
+      el("td", null, el("span", { class: "agent" }, orDash(m.to))),
+      el("td", null, badge(`kind-${String(m.kind || "").replace(/[^a-z-]/g, "")}`, orDash(m.kind))),
+      el("td", null, m.about ? el("code", null, String(m.about)) : "—"),
+      el("td", { class: "text" }, orDash(m.text)),
+      el("td", null, state),
+    );
+  }
+
+  async function sendMessage(e) {
+    e.preventDefault();
+    const button = $("message-send");
+    const notice = $("message-notice");
+    const payload = {
+      to: $("message-to").value.trim(),
+      text: $("message-text").value,
+      about: $("message-about").value.trim() || null,
+    };
+    button.disabled = true;
+    try {
+      const done = await post("/api/messages", payload);
+      notice.textContent = `Sent message #${done.message.id} to ${done.message.to}.`;
+      $("message-text").value = "";
+    } catch (err) {
+      notice.textContent = `Not sent: ${err.message}`;
+    } finally {
+      button.disabled = false;
+    }
+    await loadMessages();
+  }
+
   // ---- metrics -------------------------------------------------------------------------
 
   const METRICS = [
@@ -995,6 +1050,7 @@
     loadClaims();
     loadFiles();
     loadRecons();
+    loadMessages();
     loadMetrics();
     if (selected) loadDetail();
   }
@@ -1010,6 +1066,7 @@
       if (button) select(button.dataset.path, button.dataset.key);
     });
     $("recons-h").setAttribute("tabindex", "-1");
+    $("message-form").addEventListener("submit", sendMessage);
     refreshAll();
     loadRecentEvents().then(() => {
       if (!events.size) addEvents([], false);

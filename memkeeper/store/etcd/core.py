@@ -300,11 +300,19 @@ class EtcdCore:
         return found[0].value if found else None
 
     def _scan(
-        self, start: bytes, end: bytes, *, limit: int = 0, descending: bool = False
+        self,
+        start: bytes,
+        end: bytes,
+        *,
+        limit: int = 0,
+        descending: bool = False,
+        track: bool = True,
     ) -> list[tuple[bytes, bytes]]:
         with self._talking():
             if self._txn is not None:
-                return self._txn.scan(start, end, per_key=False, limit=limit, descending=descending)
+                return self._txn.scan(
+                    start, end, per_key=False, limit=limit, descending=descending, track=track
+                )
             found = self.gateway.range(start, end, limit=limit, descending=descending)[1]
         return [(kv.key, kv.value) for kv in found]
 

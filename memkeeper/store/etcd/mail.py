@@ -8,6 +8,7 @@ import json
 
 from memkeeper.coordination import Message
 from memkeeper.store.etcd import codec, keys
+from memkeeper.store.etcd import gateway as etcdgw
 from memkeeper.store.etcd.core import EtcdCore
 
 TYPE_CHECKING = False
@@ -48,15 +49,26 @@ class MailKeys(EtcdCore):
             key.rsplit(b"\0", 1)[1].decode(): json.loads(value)
             for key, value in self._scan_prefix(self._key("dlv", recipient, ""))
         }
+        wanted = [
+            mid for mid in ids if acked or told.get(f"m:{mid}", (None, None))[1] is None
+        ]  # an acknowledged one is not read at all
         out = []
-        for message_id in ids:
-            message = self.message(message_id)
-            if message is None or (message.to == "all" and message.sender == recipient):
+        for message in self._messages(wanted):
+            if message.to == "all" and message.sender == recipient:
                 continue
-            delivered_at, acked_at = told.get(f"m:{message_id}", (None, None))
-            if acked_at is None or acked:
-                out.append(message._replace(delivered_at=delivered_at, acked_at=acked_at))
+            delivered_at, acked_at = told.get(f"m:{message.id}", (None, None))
+            out.append(message._replace(delivered_at=delivered_at, acked_at=acked_at))
         return out
+
+    def _messages(self, wanted: list[int]) -> list[Message]:
+        """The messages ``wanted`` (ids, ascending) that are still kept: one range read from
+        the first to the last (others' messages between are read and left), not a get each."""
+        if len(wanted) < 2:
+            return [m for m in map(self.message, wanted) if m is not None]
+        start = self._key("msg", keys.number(wanted[0]))
+        end = self._key("msg", keys.number(wanted[-1] + 1))
+        found = {keys.number_of(key): raw for key, raw in self._scan(start, end)}
+        return [Message(*json.loads(found[mid])) for mid in wanted if mid in found]
 
     def mark_delivered(self, recipient: str, marks: Sequence[str], at: str) -> list[str]:
         """Mark ``marks`` delivered to ``recipient``: those that were not yet, in order."""
@@ -91,13 +103,24 @@ class MailKeys(EtcdCore):
 
     def kept_messages(self) -> list[tuple[int, str, str, bool]]:
         """Every message kept, oldest first: ``(id, to, sent_at, given)``, ``given`` when its
-        named recipient was given it (delivered or acknowledged)."""
-        given = {key for key, value in self._deliveries() if json.loads(value)[0] is not None}
+        named recipient was given it (delivered or acknowledged). Read without comparing them
+        at the commit: what the trim decides stays right whatever another writer does
+        meanwhile (a message is given once and for good; one posted since is not looked at;
+        one dropped since is dropped again) — so a send never conflicts with an ``ack``, nor
+        with another send over these reads."""
+        given = {
+            key
+            for key, value in self._untracked(self._key("dlv", ""))
+            if json.loads(value)[0] is not None
+        }
         out = []
-        for _, raw in self._scan_prefix(self._key("msg", "")):
+        for _, raw in self._untracked(self._key("msg", "")):
             mid, _, to, *_, sent_at = json.loads(raw)
             out.append((mid, to, sent_at, self._key("dlv", to, f"m:{mid}") in given))
         return out
+
+    def _untracked(self, prefix: bytes) -> list[tuple[bytes, bytes]]:
+        return self._scan(prefix, etcdgw.prefix_end(prefix), track=False)
 
     def _deliveries(self) -> list[tuple[bytes, bytes]]:
         return self._scan_prefix(self._key("dlv", ""))

@@ -99,6 +99,7 @@ class Txn:
         per_key: bool = True,
         limit: int = 0,
         descending: bool = False,
+        track: bool = True,
     ) -> list[tuple[bytes, bytes]]:
         """The keys of ``[start, end)`` and their values, this transaction's writes included,
         in key order (last first with ``descending``), at most ``limit`` (0: all).
@@ -106,7 +107,9 @@ class Txn:
         The commit compares the whole range (a key added or changed in it aborts it). With
         ``per_key`` it also compares each key found, which is what catches a key deleted from
         the range; ``per_key=False`` keeps a big range to one comparison (etcd allows 128 a
-        transaction) and leaves deletions to the caller (a key every deleter writes)."""
+        transaction) and leaves deletions to the caller (a key every deleter writes);
+        ``track=False`` compares nothing: for a read whose use stays right whatever changes in
+        the range meanwhile (the trim of old messages)."""
         mine = any(start <= k < end for k in self.writes) or any(
             s < end and start < e for s, e in self.deleted
         )
@@ -122,11 +125,11 @@ class Txn:
                 descending=descending,
             )
             self._at(revision)
-        if (start, end) not in self.ranges:
+        if track and (start, end) not in self.ranges:
             self.ranges.append((start, end))
         merged: dict[bytes, bytes | None] = {}
         for kv in found:
-            if per_key:
+            if per_key and track:
                 self.seen.setdefault(kv.key, kv.mod_revision)
             self.mods.setdefault(kv.key, kv.mod_revision)
             self.cache.setdefault(kv.key, kv.value)

@@ -93,3 +93,15 @@ def test_kept_messages_say_whether_given_and_dropped_ones_leave_no_trace(
     with store.writing():
         third = store.post_message("human", ALICE, "message", None, "new", TS[5])
     assert third.id == 5  # ids are never handed out again
+
+
+def test_a_message_to_all_acked_by_one_stays_for_the_others_in_order(store: StateStore) -> None:
+    with store.writing():
+        for n in range(6):  # to Alice, to all, to Bob, to all…: one inbox holds them in order
+            to = "all" if n % 2 else (ALICE if n % 4 == 0 else BOB)
+            store.post_message("human", to, "message", None, f"m{n}", TS[0])
+    assert [m.text for m in store.messages_for(ALICE)] == ["m0", "m1", "m3", "m4", "m5"]
+    with store.writing():
+        assert store.ack_message(ALICE, 2, TS[1])  # m1, to all
+    assert [m.text for m in store.messages_for(ALICE)] == ["m0", "m3", "m4", "m5"]
+    assert [m.text for m in store.messages_for(BOB)] == ["m1", "m2", "m3", "m5"]

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from memkeeper.store.retry import StoreRetry
-from tests.store.etcd.conftest import TS, etcd_only, key, n20, stored
+from tests.store.etcd.conftest import TS, etcd_only, key, n20, sent, stored
 
 if TYPE_CHECKING:
     from memkeeper.store.etcd import EtcdStore
@@ -44,3 +44,24 @@ def test_two_blocks_marking_one_delivery_cannot_both_commit(
         mark_while_they_do()
     assert store.mark_delivered("a:1", ["m:1"], TS[3]) == []
     assert store.messages_for("a:1")[0].delivered_at == TS[2]
+
+
+@etcd_only
+def test_a_post_that_trims_does_not_conflict_with_an_ack_meanwhile(
+    store: EtcdStore, other: EtcdStore
+) -> None:
+    store.post_message("human", "a:1", "message", None, "first", TS[0])
+    with store.writing():
+        store.post_message("human", "a:1", "message", None, "second", TS[1])
+        assert [mid for mid, *_ in store.kept_messages()] == [1, 2]  # what a trim reads
+        assert other.ack_message("a:1", 1, TS[2])  # another writer, before this commit
+    assert [m.text for m in store.messages_for("a:1")] == ["second"]
+
+
+@etcd_only
+def test_the_messages_waiting_are_read_in_one_range_not_one_get_each(store: EtcdStore) -> None:
+    for n in range(6):
+        store.post_message("human", "a:1" if n % 2 else "b:2", "message", None, f"m{n}", TS[0])
+    sent(store).clear()
+    assert [m.text for m in store.messages_for("a:1")] == ["m1", "m3", "m5"]
+    assert len(sent(store)) == 4  # its index, to all's, its deliveries, and the messages' range

@@ -110,3 +110,12 @@ def test_endless_contention_gives_up(gw: Gateway, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(etcdstm, "BACKOFF_S", 0.0)
     with pytest.raises(etcdstm.Contended):
         run(gw, always_raced, attempts=5)
+
+
+def test_an_untracked_scan_is_not_compared_at_the_commit(gw: Gateway) -> None:
+    first = Txn(gw)
+    assert first.scan(b"/s/log/", etcdgw.prefix_end(b"/s/log/"), track=False) == []
+    gw.put(b"/s/log/b", b"theirs")  # another writer, after first's snapshot
+    first.put(b"/s/mine", b"committed all the same")
+    first.commit()
+    assert gw.range(b"/s/mine")[1][0].value == b"committed all the same"
