@@ -1,0 +1,55 @@
+"""Work items in the etcd store (``keys``: ``P/work/<id>``, the record as JSON; ids from
+``P/seq/work``). A read inside ``writing()`` is compared at the commit — the range of every
+item ``work next`` scanned included — so its read of the items and the claims, its grant and
+its put commit together or not at all. A mixin of ``EtcdStore``."""
+
+from __future__ import annotations
+
+from memkeeper.store.etcd import keys
+from memkeeper.store.etcd.core import EtcdCore
+
+TYPE_CHECKING = False  # start-up idiom: every store opens with this mixin, few read work items
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from memkeeper.work.items import Item
+
+
+class WorkKeys(EtcdCore):
+    def add_work(self, item: Item) -> Item:
+        """Keep a new item: ``item`` with the id it was given."""
+        result: Item = self._alone(self._add_work, item)
+        return result
+
+    def _add_work(self, item: Item) -> Item:
+        from dataclasses import replace
+
+        added = replace(item, id=self._next_id("work"))
+        self._put_work(added)
+        return added
+
+    def work_item(self, item_id: int) -> Item | None:
+        raw = self._get(self._key("work", keys.number(item_id)))
+        if raw is None:
+            return None
+        from memkeeper.work.items import decode
+
+        return decode(raw)
+
+    def work_items(self, states: Sequence[str] = ()) -> list[Item]:
+        """The items in ``states`` (none named: all), by id."""
+        stored = self._scan_prefix(self._key("work", ""))
+        if not stored:
+            return []
+        from memkeeper.work.items import decode
+
+        found = [decode(raw) for _, raw in stored]
+        return [i for i in found if not states or i.state in states]
+
+    def put_work(self, item: Item) -> None:
+        self._alone(self._put_work, item)
+
+    def _put_work(self, item: Item) -> None:
+        from memkeeper.work.items import encode
+
+        self._put(self._key("work", keys.number(item.id)), encode(item).encode())

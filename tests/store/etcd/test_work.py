@@ -1,0 +1,25 @@
+"""Work items in the etcd store: ``P/work/<id>`` holds one record as JSON, ids from
+``P/seq/work``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memkeeper.work import rules
+from memkeeper.work.items import decode
+from tests.store.etcd.conftest import etcd_only, key, n20, stored
+
+if TYPE_CHECKING:
+    from memkeeper.store.etcd import EtcdStore
+
+NOW = 1_800_000_000.0
+
+
+@etcd_only
+def test_the_layout_of_a_work_item(store: EtcdStore) -> None:
+    item = store.add_work(rules.added(0, "x", "a:1", NOW, paths=["src/"], known={}))
+    keys = stored(store)
+    assert decode(keys[key("work/" + n20(1))]) == item
+    assert keys[key("seq/work")] == b"1"
+    store.put_work(rules.returned(item, "expired"))
+    assert decode(stored(store)[key("work/" + n20(1))]).state == "open"
