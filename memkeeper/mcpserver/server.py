@@ -329,6 +329,9 @@ def build(root: str | None = None, agent: str | None = None) -> Server:
     from memkeeper.mcpserver.meetingtools import register_meetings
 
     register_meetings(server, run)
+    from memkeeper.mcpserver.worktools import register_work
+
+    register_work(server, run)
     return server
 
 

@@ -16,6 +16,8 @@ from memkeeper.errors import Busy, Failed, Invalid, Refused
 from memkeeper.fs import checks
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from memkeeper import Memory
     from memkeeper.clock import FakeClock
     from tests.ops.conftest import Agents
@@ -185,3 +187,23 @@ def test_wait_returns_once_the_item_is_done(agents: Agents) -> None:
     with pytest.raises(Busy, match="still open after 0") as late:
         a.work.wait(2, timeout=0)
     assert late.value.reason == "timeout"
+
+
+def test_a_status_page_renders_who_works_on_what_and_the_ready_list(
+    agents: Agents, sample: Path, clock: FakeClock
+) -> None:
+    page = sample / "memory" / "status.md"
+    region = "## Work\n\n<!-- memkeeper:generated source=work -->\n<!-- memkeeper:end -->\n"
+    page.write_text(page.read_text() + "\n" + region)
+    a = agents(A)
+    a.work.add("Fix the build", paths=["src/"])
+    a.work.add("Write docs", paths=["docs/"], priority=3)
+    a.work.next(ttl=30)
+    a.regen("memory/status.md")
+    rows = [line for line in page.read_text().splitlines() if line.startswith("| ")]
+    assert rows[-2:] == [
+        "| 2 | Write docs | docs/ | 3 | w1 |", "| 1 | Fix the build | src/ | 0 | ready |",
+    ]  # fmt: skip
+    clock.advance(31)  # its claim expired: the page shows the item back in the pool
+    a.regen("memory/status.md")
+    assert "| 2 | Write docs | docs/ | 3 | ready |" in page.read_text()
