@@ -13,7 +13,7 @@ from memkeeper import names
 from memkeeper.fs import root as roots
 from memkeeper.ops import read as reading
 from memkeeper.ops.workspace import Workspace
-from memkeeper.workqueue import Work
+from memkeeper.workqueue import WorkOf
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ class Memory:
 
         return MeetingRoom(self.workspace)
 
-    work = property(Work)  # work items with claim-next: Work(memory) (``memkeeper.workqueue``)
+    work = WorkOf()  # work items with claim-next: a ``Work`` (``memkeeper.workqueue``)
 
     @property
     def home(self) -> str:

@@ -275,9 +275,10 @@ def context(ws: Workspace, policy: Policy, claims: tuple[ClaimView, ...]) -> Con
 def _work(ws: Workspace, claims: tuple[ClaimView, ...]) -> tuple[Item, ...]:
     """Every work item, one whose claim is no longer live shown back in the pool (as the next
     ``work`` operation will put it)."""
+    from memkeeper.ops.work import unfinished
     from memkeeper.work import rules
 
-    items = ws.store.work_items()
+    items = unfinished(ws.store)
     gone = {i.id for i in rules.stale(items, (c.id for c in claims))}
     return tuple(rules.returned(i, "expired") if i.id in gone else i for i in items)
 

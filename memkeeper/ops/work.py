@@ -1,11 +1,12 @@
 """Work items (docs/reference.md §4.33): the shell that stores what ``work.rules`` decides.
 
 Every operation is one claims transaction (``ClaimTable``'s: expired claims swept first, the
-queue served after) that also reads every item once and settles them: a claimed item whose
-claim is no longer live goes back to the pool (``work.returned``, the reason being how the
-claim ended) — or, its claim completed with ``memkeeper complete``, is done. So an item comes
-back lazily, at the next ``work`` operation of anyone, judged by the claims' one clock, as
-claim expiry is; no daemon needs to run.
+queue served after) that also reads the open and claimed items once (with the ended ones they
+come after: ``unfinished``; items that ended are not read again) and settles them: a claimed
+item whose claim is no longer live goes back to the pool (``work.returned``, the reason being
+how the claim ended) — or, its claim completed with ``memkeeper complete``, is done. So an item
+comes back lazily, at the next ``work`` operation of anyone, judged by the claims' one clock,
+as claim expiry is; no daemon needs to run.
 
 ``next`` is the one place work becomes owned: in that one transaction (SQLite: one ``BEGIN
 IMMEDIATE``; etcd: one transaction whose commit compares everything it read, the items' range
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
 
     from memkeeper.claims.decisions import Claim
     from memkeeper.ops.claimwaits import Cancel
+    from memkeeper.store.protocol import StateStore
     from memkeeper.work.items import Item, State
 
 VERBS = {"done": "complete", "failed": "fail", "open": "return"}
@@ -71,7 +73,7 @@ class WorkQueue(ClaimLife):
         self.moved = False
         try:
             with self.transaction() as now:
-                self.items = self.store.work_items()
+                self.items = unfinished(self.store)
                 self._settle_items(now)
                 yield now
         finally:
@@ -85,7 +87,7 @@ class WorkQueue(ClaimLife):
 
         def once() -> list[Item]:
             with self.round():
-                return rules.ready_list(self.items) if ready else list(self.items)
+                return rules.ready_list(self.items) if ready else self.store.work_items()
 
         return self.ws.again(once)
 
@@ -115,6 +117,10 @@ class WorkQueue(ClaimLife):
         def once() -> Item:
             with self.round() as now:
                 known = {i.id: i for i in self.items}
+                for dep in set(after) - set(known):  # an ended item: read alone
+                    found = self.store.work_item(dep)
+                    if found is not None:
+                        known[dep] = found
                 draft = rules.added(
                     0, title, self.ws.agent, now, paths=resolved, priority=priority,
                     after=after, body=body, known=known,
@@ -314,6 +320,7 @@ class WorkQueue(ClaimLife):
 
     def _item(self, item_id: int) -> Item:
         found = next((i for i in self.items if i.id == item_id), None)
+        found = found or self.store.work_item(item_id)  # an ended one: read alone
         if found is None:
             raise Invalid(
                 f"no work item {item_id} — list them with: memkeeper work list",
@@ -328,6 +335,18 @@ class WorkQueue(ClaimLife):
             data["claim"] = item.claim
         self.ws.record(type, None, None, {**data, **extra}, item.agent or self.ws.agent)
         self.moved = True
+
+
+def unfinished(store: StateStore) -> list[Item]:
+    """The open and claimed items, and the ended items they come after (what readiness
+    needs): what every work operation reads, however many items ended before."""
+    items = store.work_items(("open", "claimed"))
+    known = {i.id for i in items}
+    for dep in sorted({d for i in items for d in i.after} - known):
+        found = store.work_item(dep)
+        if found is not None:
+            items.append(found)
+    return items
 
 
 def poke_watchers(home: str) -> None:

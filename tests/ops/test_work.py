@@ -207,3 +207,20 @@ def test_a_status_page_renders_who_works_on_what_and_the_ready_list(
     clock.advance(31)  # its claim expired: the page shows the item back in the pool
     a.regen("memory/status.md")
     assert "| 2 | Write docs | docs/ | 3 | ready |" in page.read_text()
+
+
+def test_next_reads_the_unfinished_items_not_every_one_that_ended(
+    agents: Agents, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memkeeper.work import items
+
+    a = agents(A)
+    for n in range(20):
+        a.work.add(f"old {n}", paths=[f"old/{n}"])
+        a.work.done(a.work.next()[0].id)
+    a.work.add("new", paths=["new"], after=[20])
+    decoded: list[int] = []
+    real = items.decode
+    monkeypatch.setattr(items, "decode", lambda raw: decoded.append(1) or real(raw))
+    assert a.work.next()[0].title == "new"
+    assert len(decoded) == 2  # the new item, and the ended one it comes after

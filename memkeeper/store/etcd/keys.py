@@ -32,7 +32,8 @@ order is numeric order; values are compact JSON (``codec``):
 - ``P/read/<reader>\\0<path>\\0<key>``: ``[rev, told]``, the rev of a section an identity
   last read and the last rev it was told of (keys an older memkeeper never reads);
 - ``P/meet/<id>``: a meeting, its record as JSON (``meetings.records.encode``);
-- ``P/work/<id>``: a work item, its record as JSON (``work.items.encode``; keys an older
+- ``P/work/<id>``: an open or claimed work item, its record as JSON (``work.items.encode``);
+  ``P/workend/<id>``: a done or failed one, moved there when it ends (keys an older
   memkeeper never reads);
 - ``P/seq/<name>``: the last id handed out (``rec``, ``prop``, ``pend``, ``msg``, ``meet``,
   ``work``);

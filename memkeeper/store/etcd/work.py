@@ -1,7 +1,10 @@
-"""Work items in the etcd store (``keys``: ``P/work/<id>``, the record as JSON; ids from
-``P/seq/work``). A read inside ``writing()`` is compared at the commit — the range of every
-item ``work next`` scanned included — so its read of the items and the claims, its grant and
-its put commit together or not at all. A mixin of ``EtcdStore``."""
+"""Work items in the etcd store (``keys``: ``P/work/<id>`` an open or claimed item,
+``P/workend/<id>`` a done or failed one, each the record as JSON; ids from ``P/seq/work``).
+Ended items move out of ``P/work/`` so that ``work next``, which scans the open and claimed
+ones, reads only those however long the queue's history grows. A read inside ``writing()``
+is compared at the commit — the range of every item ``work next`` scanned included — so its
+read of the items and the claims, its grant and its put commit together or not at all. A
+mixin of ``EtcdStore``."""
 
 from __future__ import annotations
 
@@ -13,6 +16,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from memkeeper.work.items import Item
+
+LIVE, ENDED = "work", "workend"
+_UNFINISHED = frozenset({"open", "claimed"})
 
 
 class WorkKeys(EtcdCore):
@@ -29,21 +35,23 @@ class WorkKeys(EtcdCore):
         return added
 
     def work_item(self, item_id: int) -> Item | None:
-        raw = self._get(self._key("work", keys.number(item_id)))
-        if raw is None:
-            return None
-        from memkeeper.work.items import decode
+        for table in (LIVE, ENDED):
+            raw = self._get(self._key(table, keys.number(item_id)))
+            if raw is not None:
+                from memkeeper.work.items import decode
 
-        return decode(raw)
+                return decode(raw)
+        return None
 
     def work_items(self, states: Sequence[str] = ()) -> list[Item]:
         """The items in ``states`` (none named: all), by id."""
-        stored = self._scan_prefix(self._key("work", ""))
+        tables = [LIVE] if states and set(states) <= _UNFINISHED else [LIVE, ENDED]
+        stored = [kv for table in tables for kv in self._scan_prefix(self._key(table, ""))]
         if not stored:
             return []
         from memkeeper.work.items import decode
 
-        found = [decode(raw) for _, raw in stored]
+        found = sorted((decode(raw) for _, raw in stored), key=lambda i: i.id)
         return [i for i in found if not states or i.state in states]
 
     def put_work(self, item: Item) -> None:
@@ -52,4 +60,8 @@ class WorkKeys(EtcdCore):
     def _put_work(self, item: Item) -> None:
         from memkeeper.work.items import encode
 
-        self._put(self._key("work", keys.number(item.id)), encode(item).encode())
+        number = keys.number(item.id)
+        table = LIVE if item.state in _UNFINISHED else ENDED
+        if table == ENDED and self._get(self._key(LIVE, number)) is not None:
+            self._delete(self._key(LIVE, number))
+        self._put(self._key(table, number), encode(item).encode())
