@@ -8,8 +8,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from memkeeper.claims import decisions as claim_rules
 from memkeeper.errors import Invalid, Refused
@@ -150,3 +151,72 @@ def test_only_the_holder_of_the_items_live_claim_may_end_it() -> None:
         rules.check_holder(done, "w1", "c5", "complete")
     with pytest.raises(Invalid, match="already done"):
         rules.check_holder(done, "w2", None, "complete")
+
+
+class Queue(RuleBasedStateMachine):
+    """Workers take, finish and lose items by the rules alone: no two agents' claimed items
+    ever overlap, no item is claimed before every item it comes after is done, and what is
+    taken is always the first ready item that fits."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.items: dict[int, Item] = {}
+        self.live: dict[str, claim_rules.Claim] = {}
+        self.tokens = 0
+
+    @rule(
+        paths=st.lists(st.sampled_from(["a/", "a/x.py", "b/", "c.md", "c.md#k"]), max_size=2),
+        priority=st.integers(0, 3),
+        deps=st.lists(st.integers(1, 30), max_size=2),
+    )
+    def add(self, paths: list[str], priority: int, deps: list[int]) -> None:
+        new_id = len(self.items) + 1
+        after = [d for d in deps if d in self.items]
+        added = rules.added(
+            new_id, f"t{new_id}", "p", NOW + new_id, paths=paths, priority=priority,
+            after=after, known=self.items,
+        )  # fmt: skip
+        self.items[new_id] = added
+
+    @rule(agent=st.sampled_from(["w1", "w2", "w3"]))
+    def take(self, agent: str) -> None:
+        found = rules.pick(self.items.values(), tuple(self.live.values()), (), agent, 60, 9)
+        if found is None:
+            return
+        item, request = found
+        self.tokens += 1
+        claim = claim_rules.grant(replace(request, id=f"c{self.tokens}"), self.tokens, NOW, 3600)
+        self.live[claim.id] = claim
+        self.items[item.id] = rules.claimed(item, claim)
+
+    @rule(data=st.data(), done=st.booleans())
+    def end(self, data: st.DataObject, done: bool) -> None:
+        """The holder finishes its item (``done``), or its claim expires (the item stays
+        claimed until the next settle)."""
+        held = [i for i in self.items.values() if i.state == "claimed" and i.claim in self.live]
+        if not held:
+            return
+        item = data.draw(st.sampled_from(held))
+        assert item.claim is not None
+        del self.live[item.claim]
+        self.items[item.id] = rules.ended(item, "done", NOW) if done else item
+
+    @rule()
+    def settle(self) -> None:
+        for item in rules.stale(self.items.values(), self.live):
+            self.items[item.id] = rules.returned(item, "expired")
+
+    @invariant()
+    def no_two_agents_claimed_items_overlap(self) -> None:
+        claims = list(self.live.values())
+        assert not [(a.id, b.id) for a in claims for b in claims if claim_rules.conflicts(a, b)]
+
+    @invariant()
+    def a_claimed_item_came_after_done_items_only(self) -> None:
+        for item in self.items.values():
+            if item.state in ("claimed", "done"):
+                assert all(self.items[d].state == "done" for d in item.after)
+
+
+Queue.TestCase.settings = settings(max_examples=60, stateful_step_count=30, deadline=None)
+test_the_queue_keeps_its_invariants = Queue.TestCase
