@@ -1,8 +1,8 @@
 """Work items (docs/reference.md §4.33): the shell that stores what ``work.rules`` decides.
 
 Every operation is one claims transaction (``ClaimTable``'s: expired claims swept first, the
-queue served after) that also reads the open and claimed items once (with the ended ones they
-come after: ``unfinished``; items that ended are not read again) and settles them: a claimed
+queue served after) that also reads the items not done once (``unfinished``: done ones are
+not read again) and settles them: a claimed
 item whose claim is no longer live goes back to the pool (``work.returned``, the reason being
 how the claim ended) — or, its claim completed with ``memkeeper complete``, is done. So an item
 comes back lazily, at the next ``work`` operation of anyone, judged by the claims' one clock,
@@ -117,7 +117,7 @@ class WorkQueue(ClaimLife):
         def once() -> Item:
             with self.round() as now:
                 known = {i.id: i for i in self.items}
-                for dep in set(after) - set(known):  # an ended item: read alone
+                for dep in set(after) - set(known):  # a done item: read alone
                     found = self.store.work_item(dep)
                     if found is not None:
                         known[dep] = found
@@ -208,7 +208,7 @@ class WorkQueue(ClaimLife):
     def done(self, item_id: int, verify: Sequence[str] = (), claim_id: str | None = None) -> Item:
         """Complete the item's claim with evidence, as ``memkeeper complete`` does: any failed
         ``verify`` command refuses it (``Failed``, exit 6) and the item stays claimed."""
-        cid = rules.check_holder(self.show(item_id), self.ws.agent, claim_id, "complete")
+        cid = rules.check_holder(self._peek(item_id), self.ws.agent, claim_id, "complete")
         before = self._holding(cid, "completed", None)
         if len(verify) > proofs.MAX_CHECKS:
             raise Invalid(f"{len(verify)} --verify commands; at most {proofs.MAX_CHECKS}")
@@ -230,12 +230,12 @@ class WorkQueue(ClaimLife):
     def fail(self, item_id: int, reason: str, claim_id: str | None = None) -> Item:
         """The item failed (``reason`` kept); its claim is released."""
         reason = rules.reason_text(reason)
-        cid = rules.check_holder(self.show(item_id), self.ws.agent, claim_id, "fail")
+        cid = rules.check_holder(self._peek(item_id), self.ws.agent, claim_id, "fail")
         return self.ws.again(lambda: self._close(item_id, cid, None, "failed", {}, why=reason))
 
     def give_back(self, item_id: int, claim_id: str | None = None) -> Item:
         """Back to the pool (``work return``); its claim is released."""
-        cid = rules.check_holder(self.show(item_id), self.ws.agent, claim_id, "return")
+        cid = rules.check_holder(self._peek(item_id), self.ws.agent, claim_id, "return")
         return self.ws.again(lambda: self._close(item_id, cid, None, "open", {}, why="returned"))
 
     def _close(
@@ -318,9 +318,15 @@ class WorkQueue(ClaimLife):
         self.moved = True
         return item
 
+    def _peek(self, item_id: int) -> Item:
+        """The item as stored, outside a transaction: what a verb checks before its work
+        (``done``'s evidence); its transaction checks again, settled."""
+        self.items = []
+        return self._item(item_id)
+
     def _item(self, item_id: int) -> Item:
         found = next((i for i in self.items if i.id == item_id), None)
-        found = found or self.store.work_item(item_id)  # an ended one: read alone
+        found = found or self.store.work_item(item_id)  # a done one: read alone
         if found is None:
             raise Invalid(
                 f"no work item {item_id} — list them with: memkeeper work list",
@@ -338,15 +344,10 @@ class WorkQueue(ClaimLife):
 
 
 def unfinished(store: StateStore) -> list[Item]:
-    """The open and claimed items, and the ended items they come after (what readiness
-    needs): what every work operation reads, however many items ended before."""
-    items = store.work_items(("open", "claimed"))
-    known = {i.id for i in items}
-    for dep in sorted({d for i in items for d in i.after} - known):
-        found = store.work_item(dep)
-        if found is not None:
-            items.append(found)
-    return items
+    """Every item not done — open, claimed, failed: all readiness needs, since an item it
+    does not hold is done (``rules.ready``) — what every work operation reads, however many
+    items were done before."""
+    return store.work_items(("open", "claimed", "failed"))
 
 
 def poke_watchers(home: str) -> None:

@@ -100,10 +100,11 @@ def targets(item: Item) -> tuple[str, ...]:
 
 
 def ready(item: Item, by_id: Mapping[int, Item]) -> bool:
-    """Open, and every item it waits on done."""
+    """Open, and every item it waits on done. ``by_id`` holds at least every item not done
+    (the operations read no more): an item it lacks is done (ids are checked at ``added``)."""
     if item.state != "open":
         return False
-    return all(dep in by_id and by_id[dep].state == "done" for dep in item.after)
+    return all(by_id[dep].state == "done" for dep in item.after if dep in by_id)
 
 
 def in_order(items: Iterable[Item]) -> list[Item]:

@@ -86,9 +86,11 @@ def plan(n: int) -> dict[str, Any]:
     return {"paths": paths, "priority": (n * 7) % 5, "after": after}
 
 
-def spawn(sample: Path, env: dict[str, str], agent: str, doomed: bool) -> subprocess.Popen[str]:
+def spawn(
+    sample: Path, env: dict[str, str], agent: str, ttl: float, doomed: bool
+) -> subprocess.Popen[str]:
     full = {k: v for k, v in os.environ.items() if not k.startswith("MEMKEEPER_")} | env
-    argv = [sys.executable, "-c", WORKER, str(sample), agent, "1" if doomed else "0", str(TTL)]
+    argv = [sys.executable, "-c", WORKER, str(sample), agent, "1" if doomed else "0", str(ttl)]
     pipe = subprocess.PIPE
     return subprocess.Popen(argv, env=full, stdout=pipe, stderr=pipe, text=True)
 
@@ -103,27 +105,33 @@ def test_eight_workers_do_fifty_items_each_once_in_order_one_killed_midway(
 def test_eight_workers_do_four_hundred_items_each_once_in_order_one_killed_midway(
     sample: Path, store: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    run_queue(sample, store, monkeypatch, 400)
+    run_queue(sample, store, monkeypatch, 400, ttl=15.0, patience=900)
 
 
 def run_queue(
-    sample: Path, store: dict[str, str], monkeypatch: pytest.MonkeyPatch, count: int
+    sample: Path,
+    store: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    count: int,
+    ttl: float = TTL,
+    patience: float = 120,
 ) -> None:
-    """``count`` items (``plan``) done by eight workers, one killed holding its first."""
+    """``count`` items (``plan``) done by eight workers, one killed holding its first; the
+    work claims' ``ttl``; how long the workers may take, each (``patience``)."""
     for name, value in store.items():
         monkeypatch.setenv(name, value)
     planner = Memory.open(sample, agent="planner")
     try:
         for n in range(1, count + 1):
             planner.work.add(f"item {n}", **plan(n))
-        doomed = spawn(sample, store, "w0", doomed=True)
+        doomed = spawn(sample, store, "w0", ttl, doomed=True)
         assert doomed.stdout is not None
         taken = json.loads(doomed.stdout.readline())
-        workers = [spawn(sample, store, f"w{k}", doomed=False) for k in range(1, 8)]
+        workers = [spawn(sample, store, f"w{k}", ttl, doomed=False) for k in range(1, 8)]
         doomed.send_signal(signal.SIGKILL)
         doomed.communicate()
         for worker in workers:
-            _, err = worker.communicate(timeout=120)
+            _, err = worker.communicate(timeout=patience)
             assert worker.returncode == 0, err
         late = run_cli(sample, "work", "done", str(taken["item"]), "--claim", taken["claim"],
                        "--agent", "w0", env=store)  # fmt: skip

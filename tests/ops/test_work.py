@@ -209,7 +209,7 @@ def test_a_status_page_renders_who_works_on_what_and_the_ready_list(
     assert "| 2 | Write docs | docs/ | 3 | ready |" in page.read_text()
 
 
-def test_next_reads_the_unfinished_items_not_every_one_that_ended(
+def test_next_reads_the_items_not_done_not_every_one_done_before(
     agents: Agents, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from memkeeper.work import items
@@ -219,8 +219,13 @@ def test_next_reads_the_unfinished_items_not_every_one_that_ended(
         a.work.add(f"old {n}", paths=[f"old/{n}"])
         a.work.done(a.work.next()[0].id)
     a.work.add("new", paths=["new"], after=[20])
-    decoded: list[int] = []
+    decoded: list[str | bytes] = []
     real = items.decode
-    monkeypatch.setattr(items, "decode", lambda raw: decoded.append(1) or real(raw))
+
+    def counted(raw: str | bytes) -> items.Item:
+        decoded.append(raw)
+        return real(raw)
+
+    monkeypatch.setattr(items, "decode", counted)
     assert a.work.next()[0].title == "new"
-    assert len(decoded) == 2  # the new item, and the ended one it comes after
+    assert len(decoded) == 1  # the new item: the one it comes after is done

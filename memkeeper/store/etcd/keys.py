@@ -32,9 +32,9 @@ order is numeric order; values are compact JSON (``codec``):
 - ``P/read/<reader>\\0<path>\\0<key>``: ``[rev, told]``, the rev of a section an identity
   last read and the last rev it was told of (keys an older memkeeper never reads);
 - ``P/meet/<id>``: a meeting, its record as JSON (``meetings.records.encode``);
-- ``P/work/<id>``: an open or claimed work item, its record as JSON (``work.items.encode``);
-  ``P/workend/<id>``: a done or failed one, moved there when it ends (keys an older
-  memkeeper never reads);
+- ``P/work/<id>``: a work item not done (open, claimed, failed), its record as JSON
+  (``work.items.encode``); ``P/workdone/<id>``: a done one, moved there when done (keys an
+  older memkeeper never reads);
 - ``P/seq/<name>``: the last id handed out (``rec``, ``prop``, ``pend``, ``msg``, ``meet``,
   ``work``);
 - ``P/lease/claim\\0<id>``: a live claim, ``[token, agent, mode, targets, priority, strict,

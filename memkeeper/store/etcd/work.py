@@ -1,7 +1,7 @@
-"""Work items in the etcd store (``keys``: ``P/work/<id>`` an open or claimed item,
-``P/workend/<id>`` a done or failed one, each the record as JSON; ids from ``P/seq/work``).
-Ended items move out of ``P/work/`` so that ``work next``, which scans the open and claimed
-ones, reads only those however long the queue's history grows. A read inside ``writing()``
+"""Work items in the etcd store (``keys``: ``P/work/<id>`` an item not done — open, claimed
+or failed —, ``P/workdone/<id>`` a done one, each the record as JSON; ids from
+``P/seq/work``). Done items move out of ``P/work/`` so that ``work next``, which scans the
+items not done, reads only those however long the queue's history grows. A read inside ``writing()``
 is compared at the commit — the range of every item ``work next`` scanned included — so its
 read of the items and the claims, its grant and its put commit together or not at all. A
 mixin of ``EtcdStore``."""
@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
     from memkeeper.work.items import Item
 
-LIVE, ENDED = "work", "workend"
-_UNFINISHED = frozenset({"open", "claimed"})
+LIVE, DONE = "work", "workdone"
+_UNDONE = frozenset({"open", "claimed", "failed"})
 
 
 class WorkKeys(EtcdCore):
@@ -35,7 +35,7 @@ class WorkKeys(EtcdCore):
         return added
 
     def work_item(self, item_id: int) -> Item | None:
-        for table in (LIVE, ENDED):
+        for table in (LIVE, DONE):
             raw = self._get(self._key(table, keys.number(item_id)))
             if raw is not None:
                 from memkeeper.work.items import decode
@@ -45,7 +45,7 @@ class WorkKeys(EtcdCore):
 
     def work_items(self, states: Sequence[str] = ()) -> list[Item]:
         """The items in ``states`` (none named: all), by id."""
-        tables = [LIVE] if states and set(states) <= _UNFINISHED else [LIVE, ENDED]
+        tables = [LIVE] if states and set(states) <= _UNDONE else [LIVE, DONE]
         stored = [kv for table in tables for kv in self._scan_prefix(self._key(table, ""))]
         if not stored:
             return []
@@ -61,7 +61,7 @@ class WorkKeys(EtcdCore):
         from memkeeper.work.items import encode
 
         number = keys.number(item.id)
-        table = LIVE if item.state in _UNFINISHED else ENDED
-        if table == ENDED and self._get(self._key(LIVE, number)) is not None:
+        table = LIVE if item.state in _UNDONE else DONE
+        if table == DONE and self._get(self._key(LIVE, number)) is not None:
             self._delete(self._key(LIVE, number))
         self._put(self._key(table, number), encode(item).encode())

@@ -1,5 +1,5 @@
-"""Work items in the etcd store: ``P/work/<id>`` holds an open or claimed item's record as
-JSON, ``P/workend/<id>`` a done or failed one's; ids from ``P/seq/work``."""
+"""Work items in the etcd store: ``P/work/<id>`` holds the record of an item not done (open,
+claimed, failed) as JSON, ``P/workdone/<id>`` a done one's; ids from ``P/seq/work``."""
 
 from __future__ import annotations
 
@@ -26,13 +26,16 @@ def test_the_layout_of_a_work_item(store: EtcdStore) -> None:
 
 
 @etcd_only
-def test_an_ended_item_moves_out_of_the_range_next_scans(store: EtcdStore) -> None:
+def test_a_done_item_moves_out_of_the_range_next_scans(store: EtcdStore) -> None:
     item = store.add_work(rules.added(0, "x", "a:1", NOW, known={}))
     done = rules.ended(item, "done", NOW + 1)
     store.put_work(done)
     keys = stored(store)
     assert key("work/" + n20(1)) not in keys
-    assert decode(keys[key("workend/" + n20(1))]) == done
+    assert decode(keys[key("workdone/" + n20(1))]) == done
     assert store.work_item(1) == done
-    assert store.work_items(["open", "claimed"]) == []
+    assert store.work_items(["open", "claimed", "failed"]) == []
     assert store.work_items() == [done]
+    failed = store.add_work(rules.ended(rules.added(0, "y", "a:1", NOW, known={}), "failed", NOW))
+    assert key("work/" + n20(2)) in stored(store)
+    assert store.work_items(["failed"]) == [failed]
