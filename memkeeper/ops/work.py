@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
     from memkeeper.claims.decisions import Claim
     from memkeeper.ops.claimwaits import Cancel
+    from memkeeper.ops.workspace import Workspace
     from memkeeper.store.protocol import StateStore
     from memkeeper.work.items import Item, State
 
@@ -61,7 +62,7 @@ class WorkQueue(ClaimLife):
     """The work operations of one ``Memory``; each public call is one transaction (or a few,
     with a wait)."""
 
-    def __init__(self, ws: Any) -> None:
+    def __init__(self, ws: Workspace) -> None:
         super().__init__(ws)
         self.items: list[Item] = []
         self.moved = False

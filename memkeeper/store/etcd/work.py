@@ -35,13 +35,15 @@ class WorkKeys(EtcdCore):
         return added
 
     def work_item(self, item_id: int) -> Item | None:
-        for table in (LIVE, DONE):
-            raw = self._get(self._key(table, keys.number(item_id)))
-            if raw is not None:
-                from memkeeper.work.items import decode
+        number = keys.number(item_id)
+        # a done item never changes again: no comparison at the commit (etcd allows 128)
+        raw = self._get(self._key(DONE, number), track=False)
+        raw = raw if raw is not None else self._get(self._key(LIVE, number))
+        if raw is None:
+            return None
+        from memkeeper.work.items import decode
 
-                return decode(raw)
-        return None
+        return decode(raw)
 
     def work_items(self, states: Sequence[str] = ()) -> list[Item]:
         """The items in ``states`` (none named: all), by id."""

@@ -67,3 +67,18 @@ def test_two_takers_of_one_item_never_both_commit(cluster: Cluster, prefix: byte
         assert sorted(i.agent or "" for i in items).count("a") == 3
     finally:
         check.close()
+
+
+@etcd_only
+def test_reading_many_done_items_in_one_transaction_compares_none_of_them(
+    cluster: Cluster, prefix: bytes
+) -> None:
+    store = etcd_on(cluster, prefix)
+    try:
+        done = [store.add_work(rules.ended(draft(f"{n}"), "done", NOW)) for n in range(150)]
+        with store.writing():  # etcd compares at most 128 keys in one transaction
+            assert [store.work_item(i.id) for i in done] == done
+            store.add_work(draft("after them all", after=tuple(i.id for i in done[:100])))
+        assert len(store.work_items(["open"])) == 1
+    finally:
+        store.close()
