@@ -2,8 +2,7 @@
 
 Each method is one call into ``memkeeper.ops``, on this memory's ``Workspace`` (the root,
 the agent, the clock and the store the operations share). The CLI, the gate and the daemon
-call the same operations; orchestrators and tests import this class.
-"""
+call the same operations; orchestrators and tests import this class."""
 
 from __future__ import annotations
 
@@ -14,6 +13,7 @@ from memkeeper import names
 from memkeeper.fs import root as roots
 from memkeeper.ops import read as reading
 from memkeeper.ops.workspace import Workspace
+from memkeeper.workqueue import WorkOf
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -88,6 +88,8 @@ class Memory:
 
         return MeetingRoom(self.workspace)
 
+    work = WorkOf()  # work items with claim-next: a ``Work`` (``memkeeper.workqueue``)
+
     @property
     def home(self) -> str:
         """The memory home, ``ROOT/.memkeeper``."""
@@ -98,8 +100,7 @@ class Memory:
         return self.workspace.now()
 
     def claim_now(self) -> float:
-        """The time claims are judged by (``expires_at``, ``seconds_left``): see reference §4
-        "Expiry"."""
+        """The time claims are judged by (``expires_at``): see reference §4 "Expiry"."""
         return self.workspace.claim_now()
 
     # -- reading ---------------------------------------------------------------------------

@@ -29,10 +29,11 @@ PACKAGE = Path(__file__).resolve().parent.parent / "memkeeper"
 # Lowest first. A module may import its own layer and those below it, never one above.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "records", "coordination", "clock", "events", "names", "limits"),  # the base
-    ("markdown", "regions", "policy", "claims", "shell", "identity", "mail", "meetings"),
+    ("markdown", "regions", "policy", "claims", "shell", "identity", "mail", "meetings", "work"),
     ("fs", "store"),  # the shell's bottom: the disk and the state store
     ("ops",),  # one module per operation, on a Workspace
-    ("api", "mailbox", "claimbook", "meetingroom"),  # Memory, the façade, and its sub-façades
+    # Memory, the façade, and its sub-façades
+    ("api", "mailbox", "claimbook", "meetingroom", "workqueue"),
     # the long-running and per-agent shells, and the installer of the agents' configuration
     ("daemon", "gate", "install", "mcpserver", "dashboard", "doctor"),
     ("cli",),  # argparse and the exit boundary

@@ -87,6 +87,13 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "memkeeper meeting accept 3 1 --expect-rev 2",
         "memkeeper meeting resolve 3 --expect-rev 3 --proposal 1",
     ),
+    "work": (
+        "memkeeper work add 'Fix the flaky build' --paths src/build/ --priority 2",
+        "memkeeper work add 'Document the build' --paths docs/build.md --after 1",
+        "memkeeper work next --wait 60 --json",
+        "memkeeper work done 1 --verify 'make test'",
+        "memkeeper work list --ready",
+    ),
     "keys": (
         "memkeeper keys init",
         "memkeeper keys trust alice human",

@@ -18,6 +18,10 @@ def render(command: str, payload: dict[str, Any]) -> str:
         from memkeeper.cli import meetings
 
         return meetings.render(payload)
+    if command == "work":
+        from memkeeper.cli import work
+
+        return work.render(payload)
     renderer = _RENDERERS.get(command)
     if renderer is None or "history" in payload or "records" in payload:
         return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"

@@ -38,6 +38,7 @@ VERB_GROUPS = {
     "memkeeper.cli.keys": ("keys",),
     "memkeeper.cli.mail": ("send", "inbox", "ack", "request-release", "answer"),
     "memkeeper.cli.meetings": ("meeting",),
+    "memkeeper.cli.work": ("work",),
 }
 
 

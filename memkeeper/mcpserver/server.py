@@ -333,6 +333,10 @@ def build(root: str | None = None, agent: str | None = None) -> Server:
     from memkeeper.mcpserver.mailtools import register_mail
 
     register_mail(server, run)
+
+    from memkeeper.mcpserver.worktools import register_work
+
+    register_work(server, run)
     return server
 
 

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from memkeeper.records import Event
     from memkeeper.regions.markers import Region
     from memkeeper.regions.render import Renderer
+    from memkeeper.work.items import Item
 
 
 UNDONE = "undone"  # the resolution of a reconciliation whose hand edit was undone
@@ -268,7 +269,18 @@ def context(ws: Workspace, policy: Policy, claims: tuple[ClaimView, ...]) -> Con
     events = tuple(e for e in ws.store.events() if not _about_private(policy, e))
     open_ = ws.store.reconciliations()
     found = tuple(r for r in open_ if not is_private(policy, r.path))
-    return Context(events, claims, found, rule_views(policy))
+    return Context(events, claims, found, rule_views(policy), _work(ws, claims))
+
+
+def _work(ws: Workspace, claims: tuple[ClaimView, ...]) -> tuple[Item, ...]:
+    """Every work item, one whose claim is no longer live shown back in the pool (as the next
+    ``work`` operation will put it)."""
+    from memkeeper.ops.work import unfinished
+    from memkeeper.work import rules
+
+    items = unfinished(ws.store)
+    gone = {i.id for i in rules.stale(items, (c.id for c in claims))}
+    return tuple(rules.returned(i, "expired") if i.id in gone else i for i in items)
 
 
 def rule_views(policy: Policy) -> tuple[RuleView, ...]:

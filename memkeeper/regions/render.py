@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from memkeeper.records import Event
     from memkeeper.regions.markers import Region
     from memkeeper.regions.templates import Part, Query
+    from memkeeper.work.items import Item
 
 HOWTO = "howto"  # the built-in source that tells agents how to change each memory file
 NEVER_SHOWN = frozenset({"region.regenerated"})
@@ -37,6 +38,7 @@ _EMPTY = {
     "claims": "_No live claims._",
     "events": "_No events yet._",
     "reconciliations": "_No open reconciliations._",
+    "work": "_No work ready or in progress._",
 }
 
 
@@ -62,6 +64,7 @@ class Context:
     claims: tuple[ClaimView, ...] = ()
     reconciliations: tuple[Reconciliation, ...] = ()
     rules: tuple[RuleView, ...] = ()
+    work: tuple[Item, ...] = ()  # every work item, as the live claims leave it
 
 
 Renderer = Callable[[Context], str]
@@ -136,9 +139,29 @@ def select(query: Query, context: Context) -> list[dict[str, Any]]:
     if query.source == "claims":
         claims = [claim_fields(c) for c in context.claims]
         found = [c for c in claims if _claim_matches(query, c)]
+    elif query.source == "work":
+        found = [w for w in work_fields(context.work) if _work_matches(query, w)]
     else:
         found = [r.to_json() for r in context.reconciliations if _under(r.path, query.path)]
     return found[: query.limit] if query.limit else found
+
+
+def work_fields(items: Sequence[Item]) -> list[dict[str, Any]]:
+    """Who works on what (the claimed items, by id), then the ready items in the order
+    ``work next`` hands them out; ``paths`` joined, ``who`` the holder or ``ready``."""
+    from memkeeper.work.rules import ready_list
+
+    shown = [i for i in items if i.state == "claimed"] + ready_list(items)
+    return [
+        {**i.to_json(), "paths": ", ".join(i.paths), "path_list": list(i.paths),
+         "who": i.agent if i.state == "claimed" else "ready"}
+        for i in shown
+    ]  # fmt: skip
+
+
+def _work_matches(query: Query, item: dict[str, Any]) -> bool:
+    paths = [p.partition("#")[0] for p in item["path_list"]] or [None]
+    return query.actor in (None, item["agent"]) and any(_under(p, query.path) for p in paths)
 
 
 def _event_matches(query: Query, event: Event) -> bool:
@@ -249,10 +272,20 @@ def _reconciliations(items: list[dict[str, Any]]) -> list[str]:
     ]
 
 
+def _work(items: list[dict[str, Any]]) -> list[str]:
+    rows = ["| # | title | paths | priority | who |", "| --- | --- | --- | --- | --- |"]
+    for w in items:
+        cells = [clean(w["id"]), clean(w["title"]), clean(w["paths"]), clean(w["priority"])]
+        cells.append(clean(w["who"]))
+        rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return rows
+
+
 _DEFAULTS: dict[str, Callable[[list[dict[str, Any]]], list[str]]] = {
     "claims": _claims,
     "events": _events,
     "reconciliations": _reconciliations,
+    "work": _work,
 }
 
 

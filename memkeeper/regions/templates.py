@@ -24,11 +24,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-SOURCES = ("claims", "events", "reconciliations")
+SOURCES = ("claims", "events", "reconciliations", "work")
 FIELDS = {
     "events": ("id", "ts", "date", "time", "actor", "type", "path", "section", "where"),
     "claims": ("id", "token", "agent", "mode", "targets", "priority", "strict", "expires"),
     "reconciliations": ("id", "path", "region", "opened_by", "opened_at"),
+    "work": ("id", "title", "state", "priority", "paths", "after", "agent", "claim", "who"),
 }
 MAX_LIMIT = 1000
 _TOKEN = re.compile(

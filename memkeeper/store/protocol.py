@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from memkeeper.events import Sign
     from memkeeper.meetings.records import Meeting
     from memkeeper.records import Event, FileState, PendingWrite, SectionRow
+    from memkeeper.work.items import Item
 
 
 class FileStore(Protocol):
@@ -243,6 +244,20 @@ class MeetingStore(Protocol):
     def put_meeting(self, m: Meeting) -> None: ...
 
 
+class WorkStore(Protocol):
+    """Work items: one record each, kept after it ends, whose ``rev`` the caller compares
+    inside ``writing()`` before it puts the next one; ``work next`` reads them with the
+    claims and grants in the same transaction."""
+
+    def add_work(self, item: Item) -> Item: ...
+
+    def work_item(self, item_id: int) -> Item | None: ...
+
+    def work_items(self, states: Sequence[str] = ()) -> list[Item]: ...
+
+    def put_work(self, item: Item) -> None: ...
+
+
 class StateStore(
     FileStore,
     EventStore,
@@ -253,6 +268,7 @@ class StateStore(
     MailStore,
     ReadStore,
     MeetingStore,
+    WorkStore,
     Protocol,
 ):
     """A whole store: every domain, and the transactions, prefetches and cache they share."""
@@ -288,4 +304,5 @@ DOMAINS: dict[str, type[Any]] = {
     "mail": MailStore,
     "reads": ReadStore,
     "meetings": MeetingStore,
+    "work": WorkStore,
 }

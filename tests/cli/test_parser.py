@@ -72,6 +72,7 @@ MINIMAL: dict[str, tuple[str, ...]] = {
     "request-release": ("request-release", "c1"),
     "answer": ("answer", "1", "--release"),
     "meeting": ("meeting", "list"),
+    "work": ("work", "list"),
 }
 EVERY_VERB = sorted([*BASE_VERBS, *(v for verbs in VERB_GROUPS.values() for v in verbs)])
 
@@ -338,6 +339,8 @@ LINES = [
     ["answer", "3", "--reason", "soon", "--eta", "60"],
     ["meeting", "resolve", "1", "--expect-rev", "2", "--split", "a=x", "--split", "b=y"],
     ["meeting", "show", "1", "--agent", "a", "--json"],
+    ["work", "add", "t", "--paths", "a", "b", "--after", "1", "2", "--priority", "-1"],
+    ["work", "done", "3", "--verify", "make test", "--claim", "c4", "--json"],
     ["--agent", "a", "--root", "/r", "--json", "claim", "x"],
     ["--root", "read", "status"],
 ]

@@ -31,6 +31,8 @@ TOOLS = {
     *("memory_check", "memory_inbox", "memory_meetings", "memory_meeting_open"),
     *("memory_meeting_propose", "memory_meeting_accept", "memory_meeting_resolve"),
     *("memory_answer", "memory_send", "memory_inbox_wait"),
+    *("memory_work_list", "memory_work_add", "memory_work_next", "memory_work_done"),
+    *("memory_work_fail", "memory_work_return"),
 }
 
 

@@ -117,6 +117,12 @@ SCHEMAS: dict[str, tuple[set[str], Json]] = {
     "memory_answer": ({"id"}, {"release": False, "reason": None, "eta": None}),
     "memory_send": ({"to", "text"}, {"about": None}),
     "memory_inbox_wait": (set(), {"timeout": 60.0}),
+    "memory_work_list": (set(), {"id": None, "ready": False}),
+    "memory_work_add": ({"title"}, {"paths": None, "priority": 0, "after": None, "body": ""}),
+    "memory_work_next": (set(), {"ttl": None, "wait": None}),
+    "memory_work_done": ({"id"}, {"verify": None, "claim": None}),
+    "memory_work_fail": ({"id", "reason"}, {"claim": None}),
+    "memory_work_return": ({"id"}, {"claim": None}),
 }
 
 

@@ -19,6 +19,7 @@ from memkeeper.ops.regen import rule_views
 from memkeeper.policy.loader import parse_policy
 from memkeeper.regions.markers import looks_like_marker, parse
 from memkeeper.regions.render import Context, RuleView, clean, code, compile_region, howto
+from memkeeper.work.items import Item
 
 if TYPE_CHECKING:
     from memkeeper.records import Event
@@ -99,6 +100,30 @@ def test_a_policy_template_renders_with_filters() -> None:
     assert text == "Recent:\n* Use etcd (agent-b)\n1 claim(s), none.\n"
 
 
+WORK = (
+    Item(1, 3, "Fix the build", "done", "planner", 1.8e9, ("src/",)),
+    Item(2, 2, "Test it", "claimed", "planner", 1.8e9, ("tests/",), claim="c4", agent="w1"),
+    Item(3, 1, "Docs", "open", "planner", 1.8e9 + 1, ("docs/",), after=(1,)),
+    Item(4, 1, "Urgent | now", "open", "planner", 1.8e9 + 2, priority=5),
+    Item(5, 1, "Later", "open", "planner", 1.8e9, after=(2,)),
+)
+
+
+def test_work_shows_who_works_on_what_then_the_ready_list_in_order() -> None:
+    text = render("source=work", Context(work=WORK))
+    assert text.splitlines() == [
+        "| # | title | paths | priority | who |",
+        "| --- | --- | --- | --- | --- |",
+        "| 2 | Test it | tests/ | 0 | w1 |",
+        "| 4 | Urgent \\| now |  | 5 | ready |",
+        "| 3 | Docs | docs/ | 0 | ready |",
+    ]
+    assert render("source=work path=docs", Context(work=WORK)).count("| ready |") == 1
+    mine = {"mine": '{{ work | actor=w1 | each="{id}:{who}" }}'}
+    assert render("source=mine", Context(work=WORK), mine) == "2:w1\n"
+    assert render("source=work", Context()) == "_No work ready or in progress._\n"
+
+
 def test_rendering_is_deterministic() -> None:
     context = Context(LOG, (CLAIM,))
     assert render("source=events", context) == render("source=events", context)
@@ -111,7 +136,7 @@ def test_an_unknown_source_names_the_line_and_the_known_ones() -> None:
     with pytest.raises(Invalid) as caught:
         render("source=weather", Context(), {"team": "x"})
     assert caught.value.message.startswith("s.md:1: unknown source 'weather'")
-    assert "claims, events, howto, reconciliations, team" in caught.value.message
+    assert "claims, events, howto, reconciliations, work, team" in caught.value.message
 
 
 def test_a_bad_filter_on_a_marker_names_the_line() -> None:

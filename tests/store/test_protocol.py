@@ -26,7 +26,8 @@ def public(backend: type[object]) -> set[str]:
 def test_the_state_store_is_what_both_backends_offer_but_their_opening() -> None:
     every = declared(protocol.StateStore).union(*map(declared, protocol.DOMAINS.values()))
     assert every == (public(Store) & public(EtcdStore)) - {"open"}
-    assert len(every) == 78  # + claim records (3), reads (6), meetings (4), add_claim_record
+    assert len(every) == 82  # + claim records (3), reads (6), meetings (4), add_claim_record,
+    # work items (4)
 
 
 def test_each_method_belongs_to_one_domain_or_to_the_state_stores_own() -> None:
@@ -41,5 +42,5 @@ def test_the_state_store_extends_every_domain() -> None:
     assert set(protocol.DOMAINS.values()) <= set(protocol.StateStore.__mro__)
     assert list(protocol.DOMAINS) == [
         "files", "events", "claims", "proposals", "reconciliations", "pending", "mail", "reads",
-        "meetings",
+        "meetings", "work",
     ]  # fmt: skip

@@ -20,6 +20,7 @@ from memkeeper.store.etcd.pending import PendingKeys
 from memkeeper.store.etcd.proposals import ProposalKeys
 from memkeeper.store.etcd.reads import ReadKeys
 from memkeeper.store.etcd.reconciliations import ReconciliationKeys
+from memkeeper.store.etcd.work import WorkKeys
 from memkeeper.store.retry import StoreRetry
 
 __all__ = ["EtcdStore", "StoreRetry"]
@@ -35,6 +36,7 @@ class EtcdStore(
     MailKeys,
     ReadKeys,
     MeetingKeys,
+    WorkKeys,
 ):
     """The state of one memory home (or a fleet of them) under ``prefix`` on an etcd cluster,
     with every domain's keys."""

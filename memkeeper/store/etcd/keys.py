@@ -32,7 +32,11 @@ order is numeric order; values are compact JSON (``codec``):
 - ``P/read/<reader>\\0<path>\\0<key>``: ``[rev, told]``, the rev of a section an identity
   last read and the last rev it was told of (keys an older memkeeper never reads);
 - ``P/meet/<id>``: a meeting, its record as JSON (``meetings.records.encode``);
-- ``P/seq/<name>``: the last id handed out (``rec``, ``prop``, ``pend``, ``msg``, ``meet``);
+- ``P/work/<id>``: a work item not done (open, claimed, failed), its record as JSON
+  (``work.items.encode``); ``P/workdone/<id>``: a done one, moved there when done (keys an
+  older memkeeper never reads);
+- ``P/seq/<name>``: the last id handed out (``rec``, ``prop``, ``pend``, ``msg``, ``meet``,
+  ``work``);
 - ``P/lease/claim\\0<id>``: a live claim, ``[token, agent, mode, targets, priority, strict,
   granted_at, expires_at, objective, lease, lease TTL, plan]`` (``plan`` from format 4), held
   by that etcd lease: etcd deletes it when the claim expires (format 3; before, the lease

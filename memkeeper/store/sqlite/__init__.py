@@ -4,7 +4,8 @@ root's state, in SQLite under ``.memkeeper/`` — the only SQL in memkeeper.
 ``Store`` is the core (``core``: the connection, ``BEGIN IMMEDIATE`` transactions, the WAL's
 group commit, the cache) with one mixin per domain of ``store.protocol``: ``files`` (files,
 sections, bodies), ``events`` (the chain, tallies), ``claims`` (claims, waiters, counters),
-``proposals``, ``reconciliations``, ``pending``, ``mail`` and ``reads``; ``schema`` holds the
+``proposals``, ``reconciliations``, ``pending``, ``mail``, ``reads``, ``meetings`` and
+``work``; ``schema`` holds the
 tables and their version.
 """
 
@@ -20,6 +21,7 @@ from memkeeper.store.sqlite.pending import PendingRows
 from memkeeper.store.sqlite.proposals import ProposalRows
 from memkeeper.store.sqlite.reads import ReadRows
 from memkeeper.store.sqlite.reconciliations import ReconciliationRows
+from memkeeper.store.sqlite.work import WorkRows
 
 __all__ = ["Store", "prepare_home"]
 
@@ -34,5 +36,6 @@ class Store(
     MailRows,
     ReadRows,
     MeetingRows,
+    WorkRows,
 ):
     """One connection to the memory home's database, with every domain's tables."""

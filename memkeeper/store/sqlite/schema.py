@@ -12,8 +12,8 @@ if TYPE_CHECKING:
 # 1: files, sections, events, cache; 2: + claims, waiters, counters, tallies, reconciliations;
 # 3: + bodies, proposals; 4: + events_by_path; 5: + pending; 6: + events.signer, events.sig;
 # 7: + messages, deliveries; 8: + claim_records, claims.plan, waiters.plan; 9: + reads;
-# 10: + meetings.
-SCHEMA_VERSION = 10
+# 10: + meetings; 11: + work.
+SCHEMA_VERSION = 11
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -182,6 +182,12 @@ CREATE TABLE IF NOT EXISTS meetings (  -- overlaps between agents' claims, until
     record TEXT NOT NULL           -- the whole record as JSON (meetings.records.encode)
 );
 CREATE INDEX IF NOT EXISTS meetings_by_state ON meetings (state, id);
+CREATE TABLE IF NOT EXISTS work (  -- work items, kept after they end
+    id INTEGER PRIMARY KEY,
+    state TEXT NOT NULL,           -- open, claimed, done or failed
+    record TEXT NOT NULL           -- the whole record as JSON (work.items.encode)
+);
+CREATE INDEX IF NOT EXISTS work_by_state ON work (state, id);
 """
 
 

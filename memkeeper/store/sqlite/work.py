@@ -1,0 +1,53 @@
+"""The work items of the SQLite store: one row each, the record as JSON beside its state.
+
+A mixin of ``Store`` (it shares the one connection and its transactions). Call the writing
+methods inside ``Store.writing()``: its ``BEGIN IMMEDIATE`` makes ``work next``'s read of the
+items and the claims, its grant and its put one step nobody else can come between.
+"""
+
+from __future__ import annotations
+
+from memkeeper.store.sqlite.core import SqliteCore
+
+TYPE_CHECKING = False  # start-up idiom: every store opens with this mixin, few read work items
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from memkeeper.work.items import Item
+
+
+class WorkRows(SqliteCore):
+    def add_work(self, item: Item) -> Item:
+        """Keep a new item: ``item`` with the id it was given."""
+        from dataclasses import replace
+
+        cursor = self._db.execute("INSERT INTO work (state, record) VALUES (?, '')", (item.state,))
+        assert cursor.lastrowid is not None
+        added = replace(item, id=cursor.lastrowid)
+        self.put_work(added)
+        return added
+
+    def work_item(self, item_id: int) -> Item | None:
+        row = self._db.execute("SELECT record FROM work WHERE id = ?", (item_id,)).fetchone()
+        if row is None:
+            return None
+        from memkeeper.work.items import decode
+
+        return decode(row[0])
+
+    def work_items(self, states: Sequence[str] = ()) -> list[Item]:
+        """The items in ``states`` (none named: all), by id."""
+        where = f" WHERE state IN ({','.join('?' * len(states))})" if states else ""
+        sql = f"SELECT record FROM work{where} ORDER BY id"
+        rows = self._db.execute(sql, tuple(states)).fetchall()
+        if not rows:
+            return []
+        from memkeeper.work.items import decode
+
+        return [decode(row[0]) for row in rows]
+
+    def put_work(self, item: Item) -> None:
+        from memkeeper.work.items import encode
+
+        sql = "UPDATE work SET state = ?, record = ? WHERE id = ?"
+        self._db.execute(sql, (item.state, encode(item), item.id))

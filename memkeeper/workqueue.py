@@ -1,0 +1,84 @@
+"""``Memory.work``: work items with an atomic claim-next, the Python API's sub-façade over
+``ops.work`` (docs/reference.md §4.33)."""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Protocol
+
+    from memkeeper.claims.decisions import Claim
+    from memkeeper.ops.claimwaits import Cancel
+    from memkeeper.ops.work import WorkQueue
+    from memkeeper.ops.workspace import Workspace
+    from memkeeper.work.items import Item
+
+    class Memory(Protocol):
+        """What ``Work`` needs of a ``Memory`` (``Memory.work`` is ``WorkOf()``)."""
+
+        @property
+        def workspace(self) -> Workspace: ...
+
+
+__all__ = ["Work", "WorkOf"]
+
+
+class WorkOf:
+    """``Memory.work``: the ``Work`` of the ``Memory`` it is read on (a typed property)."""
+
+    def __get__(self, memory: Memory, owner: object = None) -> Work:
+        return Work(memory)
+
+
+class Work:
+    """The work queue, as the identity a ``Memory`` acts as takes from it."""
+
+    def __init__(self, memory: Memory) -> None:
+        self._ws = memory.workspace
+
+    def _queue(self) -> WorkQueue:
+        from memkeeper.ops.work import WorkQueue
+
+        return WorkQueue(self._ws)
+
+    def add(
+        self,
+        title: str,
+        *,
+        paths: Sequence[str] = (),
+        priority: int = 0,
+        after: Sequence[int] = (),
+        body: str = "",
+    ) -> Item:
+        """A new open item; ``after``: the ids of items that must be done first."""
+        return self._queue().add(title, paths=paths, priority=priority, after=after, body=body)
+
+    def list(self, *, ready: bool = False) -> list[Item]:
+        """Every item by id; ``ready``: the ready ones, in the order ``next`` hands them out."""
+        return self._queue().listing(ready=ready)
+
+    def show(self, item_id: int) -> Item:
+        return self._queue().show(item_id)
+
+    def next(
+        self, *, ttl: float | None = None, wait: float | None = None, cancel: Cancel | None = None
+    ) -> tuple[Item, Claim]:
+        """Take the highest-priority ready item whose paths can be claimed now, with its claim
+        (``Busy`` if none; ``wait``: block up to that many seconds for one)."""
+        return self._queue().take(ttl, wait, cancel)
+
+    def done(self, item_id: int, verify: Sequence[str] = (), *, claim: str | None = None) -> Item:
+        """Complete the item's claim with evidence (``verify``: commands that must pass)."""
+        return self._queue().done(item_id, verify, claim)
+
+    def fail(self, item_id: int, reason: str, *, claim: str | None = None) -> Item:
+        return self._queue().fail(item_id, reason, claim)
+
+    def give_back(self, item_id: int, *, claim: str | None = None) -> Item:
+        """``work return``: back to the pool, its claim released."""
+        return self._queue().give_back(item_id, claim)
+
+    def wait(self, item_id: int, timeout: float | None = None) -> Item:
+        """Block until the item is done or failed."""
+        return self._queue().wait(item_id, timeout)
