@@ -28,6 +28,7 @@ KINDS = (
     "overlap",
     "changed",
     "expiring",
+    "idle",
 )
 MAX_TEXT_CHARS = 16 * 1024
 MAX_RECIPIENT_CHARS = 256
