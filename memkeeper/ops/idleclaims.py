@@ -11,14 +11,16 @@ from __future__ import annotations
 
 from memkeeper.claims import idle
 from memkeeper.claims.wording import claim_data
-from memkeeper.events import iso_utc
+from memkeeper.events import iso_utc, parse_utc
 from memkeeper.ops.posting import post
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
+    from typing import Any
 
     from memkeeper.claims.decisions import Claim
+    from memkeeper.claims.lifecycle import ClaimRecord
     from memkeeper.ops.workspace import Workspace
     from memkeeper.records import Event
 
@@ -29,7 +31,36 @@ MARGIN_S = 86400.0  # events' times are the wall clock's, grants the claims' clo
 
 def idle_marks(ws: Workspace, claims: Iterable[Claim]) -> dict[str, Event]:
     """The ``claim.idle`` event of each of ``claims`` that is marked idle now."""
-    wanted = {c.id: c.granted_at for c in claims}
+    return _marks(ws, {c.id: c.granted_at for c in claims})
+
+
+def mark_json(event: Event | None) -> dict[str, Any] | None:
+    """What a view shows of a claim's idle mark (``None``: not idle): since when, how long it
+    had not moved then, and the ``claim.idle`` event."""
+    if event is None:
+        return None
+    return {"since": event.ts, "idle_s": event.data.get("idle_s"), "event": event.id}
+
+
+def with_marks(
+    ws: Workspace, claims: Sequence[Claim], rows: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """``rows`` (one per claim, in order) with each claim's ``idle`` mark."""
+    marks = idle_marks(ws, claims)
+    return [
+        {**row, "idle": mark_json(marks.get(c.id))} for c, row in zip(claims, rows, strict=True)
+    ]
+
+
+def record_json(ws: Workspace, record: ClaimRecord) -> dict[str, Any]:
+    """A claim's record (``claim show``) with its ``idle`` mark (null unless it is active)."""
+    found = None
+    if record.state == "active":
+        found = _marks(ws, {record.id: parse_utc(record.granted_at)}).get(record.id)
+    return {**record.to_json(), "idle": mark_json(found)}
+
+
+def _marks(ws: Workspace, wanted: dict[str, float]) -> dict[str, Event]:
     if not wanted or not ws.has_store:
         return {}
     since = iso_utc(max(0.0, min(wanted.values()) - MARGIN_S))
