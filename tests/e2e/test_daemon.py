@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from memkeeper import Memory
 from tests.conftest import MEMKEEPER, Cli
 
 GOAL_S = 2.0  # generous: the figures themselves come from bench/daemon.py
@@ -207,6 +208,29 @@ def test_events_follow_streams_new_events_until_a_signal(
     assert follow.next_json()["type"] == "claim.granted"
     code, took = follow.signal_and_wait(signal.SIGINT)
     assert (code, took < 1.0) == (0, True)
+
+
+def test_events_follow_type_is_woken_by_the_event_itself_within_100_ms(
+    sample: Path, cli: Cli, spawn: Callable[..., Streamed]
+) -> None:
+    """A completion reaches whoever follows its type as it is committed: the follower waits
+    on the store's movement, not on a poll."""
+    follow = spawn("events", "--follow", "--type", "task.completed", "--json")
+    assert cli("emit", "task.completed", "--data", '{"n": -1}').code == 0
+    assert follow.next_json()["data"] == {"n": -1}  # it is up
+    took = []
+    for n in range(5):
+        time.sleep(0.2)
+        assert cli("emit", "task.started", "--data", json.dumps({"n": n})).code == 0
+        memory = Memory.open(sample, agent="agent-b")
+        start = time.monotonic()
+        memory.emit("task.completed", {"n": n})
+        memory.close()
+        line = follow.next_json()
+        took.append(time.monotonic() - start)
+        assert (line["type"], line["data"]) == ("task.completed", {"n": n})  # no task.started
+    assert sorted(took)[len(took) // 2] < 0.1, took
+    assert follow.signal_and_wait(signal.SIGTERM)[0] == 0
 
 
 def test_events_follow_resumes_after_the_id_given_with_since(
