@@ -19,10 +19,17 @@ if TYPE_CHECKING:
     from memkeeper.records import Event
 
 MAX_CHECK_S = 60.0  # the watchdog looks at least this often, and every quarter of idle_after
-# The holder's events that are no work: liveness (a renewal), taking in what it was told, and
-# the watchdog's own marks.
+# The holder's events that are no work: liveness (a renewal), taking in what it was told, a
+# render of the generated pages (a daemon's, whoever it runs as), the watchdog's own marks.
 NOT_WORK = frozenset(
-    {"claim.renewed", "message.delivered", "message.acked", "claim.idle", "claim.active"}
+    {
+        "claim.renewed",
+        "message.delivered",
+        "message.acked",
+        "region.regenerated",
+        "claim.idle",
+        "claim.active",
+    }
 )
 
 Verdict = Literal["none", "idle", "active", "release"]

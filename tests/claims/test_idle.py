@@ -84,6 +84,7 @@ def test_it_looks_at_least_every_quarter_of_idle_after_and_every_minute() -> Non
         ("claim.renewed", "agent-b", False),
         ("message.delivered", "agent-b", False),
         ("message.acked", "agent-b", False),
+        ("region.regenerated", "agent-b", False),
         ("section.patched", "agent-c", False),
     ],
 )

@@ -6,6 +6,7 @@ movement keeps it active or clears the mark; ``idle_release_after`` releases it.
 from __future__ import annotations
 
 import re
+import subprocess
 from typing import TYPE_CHECKING
 
 import pytest
@@ -117,6 +118,21 @@ def test_a_commit_on_its_branch_keeps_it_active(home: Memory, clock: FakeClock) 
     run_for(daemon, clock, 40)
     ref = home.root / ".git" / "refs" / "heads" / "feature"
     ref.write_text("1" * 40 + "\n")  # what git commit leaves behind
+    daemon.step({(MODIFIED, str(home.root / ".git" / "COMMIT_EDITMSG"))})
+    clock.advance(1)
+    daemon.step(set())
+    assert of(run_for(daemon, clock, 55), "idle") == []
+    went = of(run_for(daemon, clock, 10), "idle")
+    assert [o.detail.split(" ")[1] for o in went] == [claim.id]
+
+
+@pytest.mark.peer("git")
+def test_a_real_commit_in_its_worktree_keeps_it_active(home: Memory, clock: FakeClock) -> None:
+    daemon = started(home)
+    claim = holder(home, clock).claims.take(["src/"], ttl=3600)  # the worktree's branch
+    run_for(daemon, clock, 40)
+    git = ["git", "-C", str(home.root), "-c", "user.name=b", "-c", "user.email=b@example.com"]
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "progress"], check=True)
     daemon.step({(MODIFIED, str(home.root / ".git" / "COMMIT_EDITMSG"))})
     clock.advance(1)
     daemon.step(set())
