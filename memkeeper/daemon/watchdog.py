@@ -57,8 +57,9 @@ class Watchdog:
         """One batch: ``paths`` changed; ``stirred``: git or the store moved (a commit, a
         new claim may be there: look within a second)."""
         rule = idle.IdleRule(policy.idle_after, policy.idle_release_after)
-        if not rule.on:
-            self.dirs, self.watched, self.changes = frozenset(), {}, {}
+        if not rule.on:  # turned on again later: a fresh start, as when the daemon starts
+            self.dirs, self.watched, self.changes, self.tips = frozenset(), {}, {}, {}
+            self.cursor, self.next_at = None, float("-inf")
             return []
         now = self.ws.now()
         for path in paths:

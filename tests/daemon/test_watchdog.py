@@ -233,3 +233,16 @@ def test_the_targets_directories_are_watched(home: Memory, clock: FakeClock) -> 
     assert {"src", "src/deep", "docs"} <= daemon.watchdog.dirs
     assert daemon.must_rewatch()
     assert str(home.root / "src" / "deep") in daemon.watch_paths()
+
+
+def test_turned_off_and_on_again_it_starts_afresh(home: Memory, clock: FakeClock) -> None:
+    daemon = started(home)
+    holder(home, clock).claim(["src/"], ttl=3600)
+    policy = home.root / ".memkeeper.yaml"
+    with_idle(home.root, "off")
+    daemon.step({(MODIFIED, str(policy))})
+    assert of(run_for(daemon, clock, 5 * IDLE_S), "idle") == []
+    with_idle(home.root, IDLE_S)
+    daemon.step({(MODIFIED, str(policy))})
+    assert of(run_for(daemon, clock, IDLE_S - 5), "idle") == []  # not at once: it saw nothing
+    assert len(of(run_for(daemon, clock, 10), "idle")) == 1
