@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 from memkeeper import Memory
+from memkeeper.daemon.loop import run
 from memkeeper.daemon.step import Daemon
 from memkeeper.ops import idleclaims
-from tests.daemon.conftest import MODIFIED, RESCAN_S
+from tests.daemon.conftest import MODIFIED, RESCAN_S, Never, Raw, Script, no_sleep
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -246,3 +247,31 @@ def test_turned_off_and_on_again_it_starts_afresh(home: Memory, clock: FakeClock
     daemon.step({(MODIFIED, str(policy))})
     assert of(run_for(daemon, clock, IDLE_S - 5), "idle") == []  # not at once: it saw nothing
     assert len(of(run_for(daemon, clock, 10), "idle")) == 1
+
+
+def test_through_the_loop_a_claim_moved_by_a_file_change_goes_idle_idle_after_later(
+    home: Memory, clock: FakeClock
+) -> None:
+    """``run`` with the scripted change source: the claim's directory is watched once the
+    watchdog has seen the claim (a rewatch), a save under it at 30 s is movement, and the
+    claim goes idle 60 s after that save, not 60 s after the start."""
+    with_idle(home.root, IDLE_S)
+    start = clock.now()
+    claim = holder(home, clock).claim(["src/"], ttl=3600)
+    source = home.root / "src" / "inventory" / "new.py"
+
+    def tick() -> Raw:
+        clock.advance(5)
+        return set()
+
+    def save() -> Raw:
+        source.write_text("print('progress')\n")
+        return {(MODIFIED, str(source))}
+
+    script = Script([tick] * 6 + [save] + [tick] * 14)
+    seen = []
+    for outcome in run(home.workspace, script, Never(), quiet_s=0, pause=no_sleep):
+        if outcome.action == "idle":
+            seen.append((clock.now() - start, outcome.detail.split(" ")[1]))
+    assert seen == [(90.0, claim.id)]
+    assert any(str(home.root / "src" / "inventory") in dirs for dirs in script.watched[1:])
