@@ -2,8 +2,9 @@
 (docs/reference.md §4.14): ``store_moves`` yields each time the store may hold new events.
 
 - The local store (SQLite): every commit writes the store's log (``state.db-wal``) in the
-  memory home; a watch on that directory (watchfiles, inotify: no polling) wakes the waiter
-  a few milliseconds after the commit.
+  memory home; an inotify watch on that directory (``fs.dirwatch``: the waiter sleeps in
+  ``select()``, no polling) wakes it about a millisecond after the commit. Where inotify is
+  not to be had, watchfiles' watcher does it (it wakes every ``STEP_MS`` to look).
 - A shared store (etcd): the daemon's watch on the event keys (``daemon.storewatch``) sets
   ``moved`` on every new event.
 
@@ -23,9 +24,9 @@ if TYPE_CHECKING:
     from memkeeper.ops.workspace import Workspace
 
 HEARTBEAT_S = 5.0
-STEP_MS = 5  # the quiet after a change before waking (commits come in bursts)
-DEBOUNCE_MS = 50  # the longest a burst of changes delays a wake-up
-STOP_CHECK_S = 0.2  # how soon a stop is noticed while a shared store is quiet
+STEP_MS = 5  # watchfiles (no inotify): the quiet after a change before waking
+DEBOUNCE_MS = 50  # watchfiles: the longest a burst of changes delays a wake-up
+STOP_CHECK_S = 0.2  # how soon a stop is noticed while the store is quiet
 
 
 class StopEvent(Protocol):
@@ -41,11 +42,31 @@ def store_moves(ws: Workspace, stop: StopEvent) -> Iterator[None]:
 
 
 def _local_moves(home: str, stop: StopEvent) -> Iterator[None]:
-    # watchfiles' own watcher, not ``watchfiles.watch``: the watch must be up before the
-    # first read, or an event recorded between the two would wait for the heartbeat.
-    from watchfiles._rust_notify import RustNotify
+    from memkeeper.fs.dirwatch import open_watch
 
     os.makedirs(home, exist_ok=True)
+    watch = open_watch(home)  # up before the first read: nothing recorded between is missed
+    if watch is None:
+        yield from _watchfiles_moves(home, stop)
+        return
+    try:
+        yield
+        quiet = 0.0
+        while not stop.is_set():
+            if watch.wait(STOP_CHECK_S) or quiet >= HEARTBEAT_S:
+                quiet = 0.0
+                yield
+            else:
+                quiet += STOP_CHECK_S
+    finally:
+        watch.close()
+
+
+def _watchfiles_moves(home: str, stop: StopEvent) -> Iterator[None]:
+    """Where inotify is not to be had: watchfiles' watcher (which wakes every ``STEP_MS`` to
+    look), up before the first read as well."""
+    from watchfiles._rust_notify import RustNotify
+
     with RustNotify([home], False, False, 0, False, True) as watcher:
         yield
         while not stop.is_set():

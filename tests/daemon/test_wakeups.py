@@ -15,6 +15,7 @@ import pytest
 
 from memkeeper import Memory
 from memkeeper.daemon.wakeups import store_moves
+from memkeeper.fs import dirwatch
 from tests.etcd_cluster import Cluster, binary
 
 EXE, WHY = binary()
@@ -76,6 +77,24 @@ def test_an_event_recorded_by_another_writer_wakes_the_waiter_within_100_ms(
     thread.join(2)
     assert not thread.is_alive()
     assert sorted(took)[len(took) // 2] < GOAL_S, took
+
+
+def test_without_inotify_watchfiles_wakes_the_waiter_as_well(
+    memory: Memory, sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(dirwatch, "open_watch", lambda directory: None)
+    stop = threading.Event()
+    woke, thread = waking(memory, stop)
+    time.sleep(0.2)
+    drain(woke)
+    start = time.monotonic()
+    other = Memory.open(sample, agent="agent-b")
+    other.emit("task.completed", {})
+    assert woke.get(timeout=5) - start < GOAL_S
+    other.close()
+    stop.set()
+    thread.join(2)
+    assert not thread.is_alive()
 
 
 def test_a_stop_ends_a_quiet_wait(memory: Memory) -> None:
