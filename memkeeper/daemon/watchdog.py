@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from memkeeper.policy.model import Policy
 
 MAX_DIRS = 1024  # directories watched for claims' targets, at most
+SHRINK_S = 300.0  # directories no claim needs any more are still watched up to this long
 MAX_CHANGES = 4096  # changed paths remembered between two looks; more: look now
 STIRRED_S = 1.0  # git or the store moved: the watchdog looks within this long
 EPSILON_S = 1e-6  # two clocks' difference, added and taken away again
@@ -52,6 +53,7 @@ class Watchdog:
         self.tips: dict[str, tuple[str, str]] = {}  # claim → (branch's commit, HEAD's)
         self.cursor: int | None = None  # the last event read (None: not started)
         self.started = 0.0  # the first look, on the claims' clock
+        self.shrink_at = float("-inf")  # when ``dirs`` may next lose directories
 
     def step(self, paths: Iterable[str], stirred: bool, policy: Policy) -> list[Outcome]:
         """One batch: ``paths`` changed; ``stirred``: git or the store moved (a commit, a
@@ -59,6 +61,7 @@ class Watchdog:
         rule = idle.IdleRule(policy.idle_after, policy.idle_release_after)
         if not rule.on:  # turned on again later: a fresh start, as when the daemon starts
             self.dirs, self.watched, self.changes, self.tips = frozenset(), {}, {}, {}
+            self.shrink_at = float("-inf")
             self.cursor, self.next_at = None, float("-inf")
             return []
         now = self.ws.now()
@@ -89,9 +92,18 @@ class Watchdog:
         self.watched = {k: w for k, w in self.watched.items() if k in live}
         self.tips = {k: t for k, t in self.tips.items() if k in live}
         self.changes = {}
-        self.dirs = self._dirs([c for c in claims if c.id in self.watched], policy)
+        self._watch_dirs(self._dirs([c for c in claims if c.id in self.watched], policy), now)
         self.next_at = idle.next_look(self.watched.values(), claim_now, rule) - offset
         return done
+
+    def _watch_dirs(self, wanted: frozenset[str], now: float) -> None:
+        """Watch ``wanted`` from now on. Directories no claim needs any more are dropped only
+        every ``SHRINK_S``: a new watch set costs the daemon a rewatch and a look at every
+        managed file, and claims come and go far more often than that."""
+        if now >= self.shrink_at or len(self.dirs | wanted) > MAX_DIRS:
+            self.dirs, self.shrink_at = wanted, now + SHRINK_S
+        elif not wanted <= self.dirs:
+            self.dirs = self.dirs | wanted
 
     def _events(
         self, claims: list[Claim], claim_now: float, rule: idle.IdleRule

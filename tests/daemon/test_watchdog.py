@@ -275,3 +275,22 @@ def test_through_the_loop_a_claim_moved_by_a_file_change_goes_idle_idle_after_la
             seen.append((clock.now() - start, outcome.detail.split(" ")[1]))
     assert seen == [(90.0, claim.id)]
     assert any(str(home.root / "src" / "inventory") in dirs for dirs in script.watched[1:])
+
+
+def test_a_released_claims_directories_are_dropped_only_every_few_minutes(
+    home: Memory, clock: FakeClock
+) -> None:
+    """A new watch set costs the daemon a rewatch: claims coming and going do not each
+    make one."""
+    daemon = started(home)
+    (home.root / "src" / "a").mkdir(parents=True)
+    b = holder(home, clock)
+    first = b.claim(["src/a/"], ttl=3600)
+    run_for(daemon, clock, 15)
+    assert daemon.watchdog.dirs == {"src/a"}
+    b.release(first.id)
+    b.claim(["docs/"], ttl=3600)
+    run_for(daemon, clock, 15)
+    assert daemon.watchdog.dirs == {"src/a", "docs"}  # grown, not shrunk
+    run_for(daemon, clock, 300)
+    assert daemon.watchdog.dirs == {"docs"}
