@@ -108,8 +108,9 @@ class Watchdog:
     def _events(
         self, claims: list[Claim], claim_now: float, rule: idle.IdleRule
     ) -> list[tuple[str, float]]:
-        """``(actor, when)`` of the events since the last look that are work; on the first
-        look, the idle marks the log holds are taken as they are."""
+        """``(actor, when)`` of the events since the last look that are work for whoever
+        recorded them (``idle.is_work``); on the first look, the idle marks the log holds are
+        taken as they are."""
         store = self.ws.store
         if self.cursor is None:
             last = store.last_event()
@@ -121,7 +122,7 @@ class Watchdog:
         found = store.events(since=self.cursor)
         if found:
             self.cursor = found[-1].id
-        return [(e.actor, parse_utc(e.ts)) for e in found if idle.is_work(e, e.actor)]
+        return [(e.actor, parse_utc(e.ts)) for e in found if e.type not in idle.NOT_WORK]
 
     def _moved(
         self, claim: Claim, fresh: list[tuple[str, float]], offset: float, claim_now: float
