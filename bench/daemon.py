@@ -8,7 +8,10 @@ round, in turn: a file written in a scratch directory watched by a bare ``watchf
 ``CLAUDE.md`` in place, and of ``AGENTS.md`` by rename (temp file + ``os.replace``), until
 its ``section.external_edit`` is in the store; a claim by another agent (``Memory.claim``
 returned, so committed) until ``memory/status.md`` shows it; a claim with a 1 s TTL from its
-``expires_at`` until the page no longer shows it (the daemon's expiry sweep and re-render).
+``expires_at`` until the page no longer shows it (the daemon's expiry sweep and re-render); a
+completion (``emit`` called) until ``events --follow --type task.completed``, another
+subprocess woken by the store's movement, has printed it (these last, in rounds of their own:
+a follower woken by every commit would slow the other measures on a small machine).
 Every wait polls every 1 ms from this process. Last, SIGTERM until the daemon has exited.
 The first rounds are warm-up.
 """
@@ -107,6 +110,39 @@ class Daemon:
         return time.perf_counter() - start
 
 
+class Follower:
+    """``memkeeper events --follow --type task.completed`` in a subprocess, each line it
+    prints stamped as it arrives."""
+
+    def __init__(self, root: Path, env: dict[str, str]) -> None:
+        command = [str(Path(sys.executable).parent / "memkeeper"), "events", "--follow"]
+        command += ["--type", "task.completed", "--json"]
+        self.proc = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.PIPE)
+        self.lines: queue.Queue[tuple[float, dict[str, Any]]] = queue.Queue()
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put((time.perf_counter(), json.loads(line)))
+
+    def trial(self, memory: Memory, number: int) -> float:
+        """Seconds from the ``emit`` of a completion (its commit included: the follower may
+        print it before ``emit`` returns) until the follower printed it; another type
+        emitted first, which it must not print."""
+        memory.emit("task.started", {"n": number})
+        start = time.perf_counter()
+        memory.emit("task.completed", {"n": number})
+        stamp, line = self.lines.get(timeout=10)
+        if line["data"] != {"n": number}:
+            raise RuntimeError(f"events --follow --type printed {line}")
+        return stamp - start
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=10)
+
+
 def save_trial(memory: Memory, root: Path, rel: str, by_rename: bool, number: int) -> float:
     """Save ``rel`` as an editor would; seconds until its external edit is in the store."""
     last = memory.events()[-1].id
@@ -172,6 +208,13 @@ def measure(runs: int, warmup: int, work: Path) -> dict[str, Any]:
             for name, seconds in took.items():
                 if number >= warmup:
                     samples[name].append(seconds)
+        # last, on their own: a follower woken by every commit would slow the others
+        follower = Follower(root, env)
+        try:
+            follow = [follower.trial(agent, number) for number in range(warmup + runs)]
+        finally:
+            follower.stop()
+        samples["follow"] = follow[warmup:]
     finally:
         stop_s = daemon.terminate()
         raw.stop.set()
@@ -186,6 +229,7 @@ ROWS = [
     ("rename", "human save by rename (temp + `os.replace`) → event in the store", 0.300),
     ("claim", "claim committed → `memory/status.md` shows it", 0.500),
     ("expiry", "claim's `expires_at` → gone from `memory/status.md` (wall clock)", None),
+    ("follow", "completion `emit` called → printed by `events --follow --type`", 0.100),
 ]
 
 

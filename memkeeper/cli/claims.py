@@ -99,7 +99,9 @@ def cmd_claim(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
     first, rest = args.targets[0], args.targets[1:]
     if first in ("scope", "show") and len(rest) == 1:
         if first == "show":
-            return memory.claims.record(rest[0]).to_json()
+            from memkeeper.ops.idleclaims import record_json
+
+            return record_json(memory.workspace, memory.claims.record(rest[0]))
         found = memory.claims.scope(
             rest[0], args.add, args.remove, expect_rev=args.expect_rev, wait=args.wait
         )

@@ -213,16 +213,16 @@ def cmd_patch(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_events(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
+    actor = args.actor
+    rel = memory.workspace.relpath(args.path) if args.path else None
     if args.follow:
         from memkeeper.cli.watch import follow_events
 
-        return follow_events(memory, args.since, args.json)
+        return follow_events(memory, args.since, args.json, path=rel, type=args.type, actor=actor)
     found = memory.events(since=args.since)
-    actor = args.actor
     if args.path or args.type or actor:
         from memkeeper.ops.views import select_events
 
-        rel = memory.workspace.relpath(args.path) if args.path else None
         found = select_events(found, path=rel, type=args.type, actor=actor)
     return {"events": [e.to_json() for e in found]}
 

@@ -251,6 +251,7 @@ def _claim_line(c: dict[str, Any]) -> str:
     return (
         f"{c['id']} token {c['token']}: {c['agent']} {c['mode']}{strict} on "
         f"{', '.join(c['targets'])} until {c['expires_at']} ({c['seconds_left']} s left)"
+        + (f" idle since {c['idle']['since']}" if c.get("idle") else "")
     )
 
 

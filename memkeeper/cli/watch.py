@@ -3,8 +3,8 @@
 ``watch`` and ``events --follow`` print one line per outcome or event as it happens (one JSON
 object per line with ``--json``, each with ``status``) and run until SIGINT or SIGTERM, which
 stop them cleanly with exit 0. ``events --follow`` works from any process, daemon or not: it
-polls the store (one indexed query every ``FOLLOW_POLL_S``). Cheap to import: watchfiles and
-the daemon load only when ``watch`` runs.
+reads the store when the store moves (``daemon.wakeups``: a watch, no polling). Cheap to
+import: watchfiles and the daemon load only when ``watch`` or ``events --follow`` runs.
 """
 
 from __future__ import annotations
@@ -24,8 +24,6 @@ if TYPE_CHECKING:
     from memkeeper.api import Memory
 
     Verb = Callable[[str, str], argparse.ArgumentParser]
-
-FOLLOW_POLL_S = 0.1
 
 
 def add_verbs(verb: Verb) -> None:
@@ -97,18 +95,28 @@ def cmd_emit(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
     return memory.emit(args.type, parse_data(args.data)).to_json()
 
 
-def follow_events(memory: Memory, since: int, as_json: bool) -> dict[str, Any]:
-    """Print events after ``since`` as they are recorded, until a signal; nothing is left
-    for the caller to print."""
+def follow_events(
+    memory: Memory, since: int, as_json: bool, **filters: str | None
+) -> dict[str, Any]:
+    """Print events after ``since`` (those ``filters`` keep: ``path``, ``type``, ``actor``,
+    as ``views.select_events`` reads them) as they are recorded, woken by the store's
+    movement (``daemon.wakeups``), until a signal; nothing is left for the caller to print."""
+    from memkeeper.daemon.wakeups import store_moves
+    from memkeeper.ops.views import select_events
+
+    def show() -> bool:
+        nonlocal since
+        fresh = memory.events(since=since)
+        since = fresh[-1].id if fresh else since
+        lines = (e.to_json() for e in select_events(fresh, **filters))
+        return all(_print_line("events", line, as_json) for line in lines)
+
     with stop_on_signals() as stop:
-        while True:
-            for event in memory.events(since=since):
-                since = event.id
-                if not _print_line("events", event.to_json(), as_json):
-                    return {"events": []}
-            if stop.is_set():
+        for _ in store_moves(memory.workspace, stop):
+            if not show():
                 return {"events": []}
-            stop.wait(FOLLOW_POLL_S)
+        show()  # what was recorded before the signal
+    return {"events": []}
 
 
 def _print_line(command: str, payload: dict[str, Any], as_json: bool) -> bool:

@@ -71,6 +71,9 @@ OutcomeKind = Literal[
     "error",
     "stopped",
     "synced",
+    "idle",
+    "active",
+    "released",
 ]
 
 

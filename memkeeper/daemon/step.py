@@ -46,6 +46,7 @@ from memkeeper.daemon.plan import (
     settle,
     watch_dirs,
 )
+from memkeeper.daemon.watchdog import Watchdog
 from memkeeper.errors import Invalid, MemkeeperError
 from memkeeper.events import digest
 from memkeeper.fs import files as fsio
@@ -100,6 +101,7 @@ class Daemon(Following, GitAware):
         self.missed: set[str] = set()  # changed paths batches brought while it was down
         self.left: dict[str, int | None] = {}  # the mtime each file had after ``_follow``
         self.store_watch = shared_store_watch(ws)  # shared store: read its events only when moved
+        self.watchdog = Watchdog(ws, self.root)  # idle claims (``daemon.watchdog``)
         self._list()
 
     # -- the daemon's life ---------------------------------------------------------------------
@@ -164,19 +166,20 @@ class Daemon(Following, GitAware):
             done += self._run(action)
         back = {k.path for k in looks if k.kind == "file" and k.file_class not in (None, "private")}
         self.known = replace(self.known, files=self.known.files | back)
-        return done + self._settle(force=any(o.action == "reloaded" for o in done))
+        done += self._settle(force=any(o.action == "reloaded" for o in done))
+        return done + self.watchdog.step(batch.paths, batch.git or batch.store, self.policy)
 
     def watch_paths(self) -> list[str]:
         """The directories to watch now, absolute (git's directory too: a change there means
         git is working); remembered for ``must_rewatch``."""
-        self.watching = self.known.dirs
-        found = [os.path.join(self.root, d) if d else self.root for d in sorted(self.known.dirs)]
+        self.watching = self.known.dirs | self.watchdog.dirs
+        found = [os.path.join(self.root, d) if d else self.root for d in sorted(self.watching)]
         if self.git_dir is not None:
             found.append(self.git_dir)
         return [path for path in found if os.path.isdir(path)]
 
     def must_rewatch(self) -> bool:
-        return self.known.dirs != self.watching
+        return self.known.dirs | self.watchdog.dirs != self.watching
 
     # -- actions -------------------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ KINDS = (
     "overlap",
     "changed",
     "expiring",
+    "idle",
 )
 MAX_TEXT_CHARS = 16 * 1024
 MAX_RECIPIENT_CHARS = 256

@@ -160,16 +160,19 @@ def search_claims(memory: Memory, text: str, limit: int) -> Payload:
 
 def claims(memory: Memory) -> Payload:
     from memkeeper.ops.claimviews import live
+    from memkeeper.ops.idleclaims import with_marks
 
     held, waiters, now = live(memory.workspace)
     return {
-        "claims": [claim_json(c, now) for c in held],
+        "claims": with_marks(memory.workspace, held, [claim_json(c, now) for c in held]),
         "waiters": [waiter_json(w, now) for w in waiters],
     }
 
 
 def claim_record(memory: Memory, id: str) -> Payload:
-    return memory.claims.record(id).to_json()
+    from memkeeper.ops.idleclaims import record_json
+
+    return record_json(memory.workspace, memory.claims.record(id))
 
 
 def claim_scope(

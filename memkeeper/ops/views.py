@@ -90,7 +90,10 @@ def waiters(ws: Workspace) -> dict[str, Any]:
                 "blocked_by": [{"id": c.id, "agent": c.agent} for c in blocking],
             }
         )
-    return {"now": iso_utc(now), "claims": [claim_json(c, now) for c in claims], "waiters": rows}
+    from memkeeper.ops.idleclaims import with_marks
+
+    shown = with_marks(ws, claims, [claim_json(c, now) for c in claims])
+    return {"now": iso_utc(now), "claims": shown, "waiters": rows}
 
 
 def files(ws: Workspace) -> list[dict[str, Any]]:

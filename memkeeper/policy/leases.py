@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from ruamel.yaml.comments import CommentedMap
 
+from memkeeper.policy.idlekeys import KEYS as IDLE_KEYS
 from memkeeper.policy.model import LEASE_DEFAULTS
 from memkeeper.policy.values import Fail, show
 
@@ -21,7 +22,7 @@ def lease_settings(top: CommentedMap, fail: Fail, known_keys: KnownKeys) -> tupl
     if not isinstance(node, CommentedMap):
         todo = "write `leases:` with `default_ttl:` and `max_ttl:` under it"
         fail(top.lc.value("leases"), f"`leases` must be a mapping, not {show(node)}", todo)
-    known_keys(node, tuple(LEASE_DEFAULTS), "in leases")
+    known_keys(node, (*LEASE_DEFAULTS, *IDLE_KEYS), "in leases")
     values = tuple(_seconds(node, key, fail) for key in LEASE_DEFAULTS)
     default_ttl, max_ttl = values[0], values[1]
     if default_ttl > max_ttl:

@@ -32,6 +32,7 @@ MEETING_DEADLINE = 900
 SEMANTIC_THRESHOLD = 0.2
 TAKEOVER_GRACE = 60  # seconds after an abandon or expiry before a takeover
 VERIFY_TIMEOUT = 600  # seconds a --verify command of complete may run
+IDLE_AFTER = 1200  # seconds without movement before the watchdog marks a claim idle (0: off)
 LEASE_DEFAULTS = {
     "default_ttl": DEFAULT_TTL,
     "max_ttl": MAX_TTL,
@@ -89,6 +90,9 @@ class Policy:
     # reference §4.32: a blocked strict claim opens a meeting with each holder in its way
     meet_on_overlap: bool = False
     meeting_deadline: int = MEETING_DEADLINE  # seconds a meeting has before it escalates
+    # reference §4.18: the watchdog marks a claim idle, then releases it (0: never)
+    idle_after: int = IDLE_AFTER
+    idle_release_after: int = 0
 
     def classify(self, relpath: str) -> FileRule | None:
         """The first rule matching a root-relative POSIX path; None means unmanaged.

@@ -20,6 +20,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from memkeeper.errors import PolicyInvalid
 from memkeeper.policy import meetingkeys
+from memkeeper.policy.idlekeys import idle_settings
 from memkeeper.policy.leases import lease_settings
 from memkeeper.policy.model import (
     ENTRY_FIELDS,
@@ -80,12 +81,14 @@ class _Parser:
         self.version(top)
         default_ttl, max_ttl, grace, timeout = lease_settings(top, self.fail, self.known_keys)
         meet, deadline = meetingkeys.meetings(top, self.fail, self.known_keys)
+        idle, idle_release = idle_settings(top, self.fail)
         store, threshold = self.store(top, data), semantic_threshold(top, self.fail)
         self.signatures(top)
         files, templates = self.files(top), self.templates(top)
         return Policy(
             files, default_ttl, max_ttl, templates, store, threshold, takeover_grace=grace,
             verify_timeout=timeout, meet_on_overlap=meet, meeting_deadline=deadline,
+            idle_after=idle, idle_release_after=idle_release,
         )  # fmt: skip
 
     def store(self, top: CommentedMap, data: bytes) -> str | None:

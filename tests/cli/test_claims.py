@@ -11,6 +11,8 @@ from typing import Any
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from tests.conftest import Cli, Run
 
 
@@ -160,3 +162,20 @@ def test_claims_and_metrics_report_holders_and_the_queue(cli: Cli) -> None:
     assert (metrics["claims_held"], metrics["queue_depth"], metrics["conflicts"]) == (1, 0, 0)
     assert held["id"] in cli("claims").stdout
     assert "claims held" in cli("metrics").stdout
+
+
+def test_claims_and_claim_show_carry_the_watchdogs_idle_mark(cli: Cli, sample: Path) -> None:
+    from memkeeper import Memory
+    from memkeeper.ops.idleclaims import mark_idle
+
+    held = as_agent(cli, "a", "claim", "src/").json
+    assert cli("claims", "--json").json["claims"][0]["idle"] is None
+    assert "idle" not in cli("claims").stdout
+    memory = Memory.open(sample, agent="watcher")
+    event = mark_idle(memory.workspace, memory.claims()[0], 1200.0, 0.0)
+    memory.close()
+    assert event is not None
+    mark = {"since": event.ts, "idle_s": 1200.0, "event": event.id}
+    assert cli("claims", "--json").json["claims"][0]["idle"] == mark
+    assert f"idle since {event.ts}" in cli("claims").stdout
+    assert cli("claim", "show", held["id"], "--json").json["idle"] == mark

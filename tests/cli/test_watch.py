@@ -169,6 +169,17 @@ def test_follow_prints_the_events_after_since_then_stops(cli: Cli, memory: Memor
 
 
 @pytest.mark.usefixtures("stopped")
+def test_follow_keeps_only_what_the_filters_keep(cli: Cli, memory: Memory, sample: Path) -> None:
+    memory.emit("task.started", {"n": 1})
+    memory.emit("task.completed", {"n": 1})
+    Memory(sample, "agent-b").emit("task.completed", {"n": 2})
+    done = cli("events", "--follow", "--type", "task.completed", "--actor", "agent-b", "--json")
+    assert [json.loads(line)["data"] for line in done.stdout.splitlines()] == [{"n": 2}]
+    typed = cli("events", "--follow", "--type", "task.*", "--json")
+    assert len(typed.stdout.splitlines()) == 3
+
+
+@pytest.mark.usefixtures("stopped")
 def test_follow_for_people_prints_event_lines(cli: Cli, memory: Memory) -> None:
     memory.emit("risk.found", {"title": "flaky"})
     (line,) = cli("events", "--follow").stdout.splitlines()

@@ -384,3 +384,18 @@ def test_events_the_signers_file_does_not_vouch_for_are_marked(
     assert shown["test.as-another"] == "it is signed by alice, whose key may not sign as bot"
     assert shown["test.before"] == "it is not signed"  # before alice had a key
     assert shown["test.by-bob"].endswith("a key the signers file does not list")
+
+
+def test_an_idle_claim_carries_the_watchdogs_mark(client: TestClient, root: Path) -> None:
+    from memkeeper.ops.idleclaims import mark_idle
+
+    memory = Memory.open(root, agent="a1")
+    idle, busy = memory.claim("src/"), memory.claim("docs/")
+    event = mark_idle(memory.workspace, idle, 1200.0, idle.granted_at)
+    memory.close()
+    assert event is not None
+    shown = {c["id"]: c["idle"] for c in client.get("/api/claims", headers=AUTH).json()["claims"]}
+    assert shown == {
+        idle.id: {"since": event.ts, "idle_s": 1200.0, "event": event.id},
+        busy.id: None,
+    }

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from memkeeper import Memory
 from tests.conftest import MEMKEEPER, Cli
 
 GOAL_S = 2.0  # generous: the figures themselves come from bench/daemon.py
@@ -196,6 +197,43 @@ def test_a_claim_is_expired_on_time_without_any_command(
     assert daemon.signal_and_wait()[0] == 0
 
 
+def test_the_watchdog_marks_a_claim_idle_and_not_one_whose_files_change(
+    sample: Path, cli: Cli, spawn: Callable[..., Streamed]
+) -> None:
+    """The real daemon, real watches, real time: ``idle_after: 2``; a claim nobody works
+    under goes idle about 2 s after its grant, one whose directory a process keeps writing
+    under does not, and the holder finds the message in its inbox."""
+    policy = sample / ".memkeeper.yaml"
+    policy.write_text(
+        policy.read_text().replace("  max_ttl: 3600\n", "  max_ttl: 3600\n  idle_after: 2\n")
+    )
+    (sample / "docs" / "live").mkdir()
+    assert cli("init").code == 0
+    daemon = spawn("watch", "--json")
+    daemon.wait_for(lambda o: o["action"] == "started")
+    quiet = cli("claim", "src/", "--ttl", "600", "--agent", "agent-b", "--json").json["id"]
+    busy = cli("claim", "docs/", "--ttl", "600", "--agent", "agent-c", "--json").json["id"]
+    granted = time.monotonic()
+
+    def work() -> None:  # 5 s of work under docs/, in a directory made before the claim
+        for n in range(20):
+            (sample / "docs" / "live" / "work.txt").write_text(f"step {n}\n")
+            time.sleep(0.25)
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    went = daemon.wait_for(lambda o: o["action"] == "idle")
+    took = time.monotonic() - granted
+    worker.join()
+    assert went["detail"].startswith(f"claim {quiet} of agent-b on src/")
+    assert 1.5 < took < 4.0
+    marks = [e["data"]["id"] for e in events_of(cli, "claim.idle")]
+    assert marks == [quiet], f"{busy} moved all along"
+    inbox = cli("inbox", "--agent", "agent-b", "--json").json["messages"]
+    assert [(m["kind"], m["about"]) for m in inbox] == [("idle", quiet)]
+    assert daemon.signal_and_wait()[0] == 0
+
+
 def test_events_follow_streams_new_events_until_a_signal(
     sample: Path, cli: Cli, spawn: Callable[..., Streamed]
 ) -> None:
@@ -207,6 +245,29 @@ def test_events_follow_streams_new_events_until_a_signal(
     assert follow.next_json()["type"] == "claim.granted"
     code, took = follow.signal_and_wait(signal.SIGINT)
     assert (code, took < 1.0) == (0, True)
+
+
+def test_events_follow_type_is_woken_by_the_event_itself_within_100_ms(
+    sample: Path, cli: Cli, spawn: Callable[..., Streamed]
+) -> None:
+    """A completion reaches whoever follows its type as it is committed: the follower waits
+    on the store's movement, not on a poll."""
+    follow = spawn("events", "--follow", "--type", "task.completed", "--json")
+    assert cli("emit", "task.completed", "--data", '{"n": -1}').code == 0
+    assert follow.next_json()["data"] == {"n": -1}  # it is up
+    took = []
+    for n in range(5):
+        time.sleep(0.2)
+        assert cli("emit", "task.started", "--data", json.dumps({"n": n})).code == 0
+        memory = Memory.open(sample, agent="agent-b")
+        start = time.monotonic()
+        memory.emit("task.completed", {"n": n})
+        memory.close()
+        line = follow.next_json()
+        took.append(time.monotonic() - start)
+        assert (line["type"], line["data"]) == ("task.completed", {"n": n})  # no task.started
+    assert sorted(took)[len(took) // 2] < 0.1, took
+    assert follow.signal_and_wait(signal.SIGTERM)[0] == 0
 
 
 def test_events_follow_resumes_after_the_id_given_with_since(

@@ -160,3 +160,17 @@ def test_a_completion_keeps_the_callers_report_as_self_reported(memory: Memory) 
     assert done["evidence"]["reported"] == {
         "self_reported": True, "verified": False, "content": "all green",
     }  # fmt: skip
+
+
+def test_memory_claims_and_the_record_carry_the_watchdogs_idle_mark(memory: Memory) -> None:
+    from memkeeper.ops.idleclaims import mark_idle
+
+    claim = memory.claim("src/")
+    assert tools.answer(lambda: tools.claims(memory))["claims"][0]["idle"] is None
+    event = mark_idle(memory.workspace, claim, 1200.0, claim.granted_at)
+    assert event is not None
+    mark = {"since": event.ts, "idle_s": 1200.0, "event": event.id}
+    assert tools.answer(lambda: tools.claims(memory))["claims"][0]["idle"] == mark
+    assert tools.answer(lambda: tools.claim_record(memory, claim.id))["idle"] == mark
+    memory.release(claim.id)
+    assert tools.answer(lambda: tools.claim_record(memory, claim.id))["idle"] is None

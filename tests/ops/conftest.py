@@ -28,6 +28,7 @@ BOTH = frozenset(
         "test_claimsimilar",
         "test_claimwrites",
         "test_emit",
+        "test_idleclaims",
         "test_mailwait",
         "test_patch",
         "test_patch_merge",

@@ -461,7 +461,8 @@
       "tr",
       { "data-claim": claim.id },
       el("td", null, el("span", { class: "agent" }, orDash(claim.agent)), " ",
-        el("span", { class: "muted id" }, orDash(claim.id))),
+        el("span", { class: "muted id" }, orDash(claim.id)),
+        claim.idle ? " " : null, claim.idle ? idleBadge(claim.idle) : null),
       el("td", null, targetsList(claim.targets)),
       el("td", null, badge(claim.mode === "read" ? "read" : "write", orDash(claim.mode))),
       el("td", null, badge(strict ? "strict" : "advisory", strict ? "strict" : "advisory")),
@@ -469,6 +470,13 @@
       el("td", { class: "objective" }, orDash(claim.objective)),
       el("td", { class: "num" }, left),
     );
+  }
+
+  // The watchdog's mark (memkeeper watch): nothing moved under the claim for a while.
+  function idleBadge(idle) {
+    const mark = badge("idle", "idle");
+    mark.title = `no movement on the ground since before ${idle.since} — its holder was told`;
+    return mark;
   }
 
   function renderWaiters(waiters, fetchedAt) {
