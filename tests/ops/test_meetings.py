@@ -95,7 +95,9 @@ def test_serialize_gives_the_first_the_targets(agents: Agents) -> None:
     assert held(a) == {B: ("docs/",)}
     assert "claim.released" in [e.type for e in a.events()]
     (told,) = [m for m in a.mail.inbox() if "resolved" in m.text]
-    assert told.text.endswith("the others wait: memkeeper claim docs/ --wait SECONDS queues you")
+    assert told.text.endswith(
+        f"then, in turn, {A}: each is granted docs/ once the one before holds them no more"
+    )
 
 
 def test_join_shares_the_holders_claim_for_writes(agents: Agents) -> None:
