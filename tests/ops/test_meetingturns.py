@@ -95,7 +95,8 @@ def test_two_settlements_at_once_hand_over_once(agents: Agents, clock: FakeClock
     first = a.claim(["docs/"], strict=True, ttl=30)
     serialized(a, human, A, B, C)
     clock.advance(first.expires_at - clock.now() + 1)
-    assert meetingturns.due(b.workspace) and meetingturns.due(c.workspace)
+    assert meetingturns.due(b.workspace)
+    assert meetingturns.due(c.workspace)
     start, failed = threading.Barrier(2), []
 
     def deliver(memory: Memory) -> None:
