@@ -80,6 +80,7 @@ def open_meeting(
     def once() -> Meeting:
         with ws.store.writing():
             m = ws.store.add_meeting(draft)
+            _trim(ws, m.opened_at)
             _record(ws, "meeting.opened", m, {"participants": list(m.participants)})
             _tell(ws, m, f"{ws.agent} opened meeting {m.id} on {', '.join(m.targets)}{_why(m)}")
         return m
@@ -245,6 +246,17 @@ def _change(
 
     result: Meeting = ws.again(once)
     return result
+
+
+def _trim(ws: Workspace, now: float) -> None:
+    """Keep the resolved meetings within the policy's bound (``meetings.keeping``), in the
+    transaction that adds a new one."""
+    from memkeeper.meetings.keeping import to_trim
+
+    _, _, keep_days, keep = ws.meeting_settings()
+    drop = to_trim(ws.store.kept_meetings(), now, keep_days, keep)
+    if drop:
+        ws.store.drop_meetings(drop)
 
 
 def _get(ws: Workspace, meeting_id: int) -> Meeting:

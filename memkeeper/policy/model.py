@@ -27,6 +27,7 @@ GIT_FORMS: tuple[str, ...] = get_args(GitForm)
 DEFAULT_TTL = 120
 MAX_TTL = 3600
 MEETING_DEADLINE = 900
+MEETING_KEEP_DAYS, MEETING_KEEP = 30, 1000  # resolved meetings kept: days, and how many at most
 # ``semantic.threshold``: the score from which two claims' objectives are called similar
 # (chosen on tests/data/objective_pairs.csv; docs/reference.md §4 "Similar objectives")
 SEMANTIC_THRESHOLD = 0.2
@@ -89,6 +90,8 @@ class Policy:
     # reference §4.32: a blocked strict claim opens a meeting with each holder in its way
     meet_on_overlap: bool = False
     meeting_deadline: int = MEETING_DEADLINE  # seconds a meeting has before it escalates
+    meeting_keep_days: int = MEETING_KEEP_DAYS  # a resolved meeting is dropped after (§4.32)
+    meeting_keep: int = MEETING_KEEP  # and beyond the newest this many resolved ones
 
     def classify(self, relpath: str) -> FileRule | None:
         """The first rule matching a root-relative POSIX path; None means unmanaged.
