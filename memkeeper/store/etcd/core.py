@@ -47,7 +47,7 @@ import time
 from memkeeper.errors import EnvironmentFailure
 from memkeeper.store.errors import StoreRefused, StoreUnavailable
 from memkeeper.store.etcd import gateway as etcdgw
-from memkeeper.store.etcd import keys
+from memkeeper.store.etcd import keys, recordindex
 from memkeeper.store.etcd.gateway import Compare, Gateway
 from memkeeper.store.etcd.keys import EVENTS_HEAD, FORMAT_VERSION, UPGRADES
 from memkeeper.store.etcd.stm import ReadChanged, Txn
@@ -111,6 +111,7 @@ class EtcdCore:
         ours = str(FORMAT_VERSION).encode()
         for older in UPGRADES:  # a layout this one extends: mark the prefix as ours
             if found and found[0].value == older:
+                recordindex.backfill(self.gateway, self.prefix)  # before: 8 means indexed
                 self.gateway.txn([Compare(key, "VALUE", "EQUAL", older)], [etcdgw.put(key, ours)])
                 found = self.gateway.range(key)[1]
         if not found:
