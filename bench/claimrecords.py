@@ -12,14 +12,17 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memkeeper.claims import lifecycle as life
 from memkeeper.claims.decisions import Claim
-from memkeeper.claims.lifecycle import State
 from memkeeper.claims.plan import Plan
 from memkeeper.events import iso_utc
 from memkeeper.store.etcd import EtcdStore
 from tests.etcd_cluster import Cluster
+
+if TYPE_CHECKING:
+    from memkeeper.claims.lifecycle import State
 
 ENDED: tuple[State, ...] = ("completed", "released", "abandoned", "expired")
 
