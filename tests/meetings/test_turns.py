@@ -4,10 +4,12 @@ in the meeting's order, and every participant has its turn or is skipped with a 
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from memkeeper.claims.decisions import Claim
+from memkeeper.errors import Invalid
 from memkeeper.meetings import rules, turns
 from memkeeper.meetings.records import Meeting, Plan
 
@@ -108,3 +110,14 @@ def test_one_holder_at_a_time_in_order_each_has_its_turn_or_is_skipped(
     assert had == [p for p in people if p not in skipped]  # the order kept
     assert sorted(had + skipped) == sorted(people)  # each had its turn or was skipped
     assert all(why for _, why in m.skipped)
+
+
+def test_a_serializing_meeting_takes_no_proposal_acceptance_or_resolution() -> None:
+    m = serializing(2, {})
+    with pytest.raises(Invalid, match="serializing"):
+        rules.propose(m, "a", Plan("join"), NOW)
+    with pytest.raises(Invalid, match="serializing"):
+        rules.may_resolve(m, "human", Plan("join"), None)
+    with pytest.raises(Invalid, match="serializing"):
+        rules.escalated(m, ())
+    assert not rules.due(m, m.deadline + 1)

@@ -184,15 +184,16 @@ class EtcdCore:
 
     def prefetch_claims(self) -> None:
         """Inside ``writing()``: read in one round trip what a lease operation reads first —
-        the claims and the queue, the request and token counters, the events' head."""
+        the claims and the queue, the request and token counters, the events' head, the
+        meetings that serialize (``serializing_meetings``, asked when a claim changed)."""
         if self._txn is None:
             return
-        leases = self._key("lease", "")
+        leases, turns = self._key("lease", ""), self._key("meetser", "")
         counters = [self._key("ctr", name) for name in ("request", "token")]
         with self._talking():
             self._txn.prefetch(
                 [*counters, self._key("cache", EVENTS_HEAD)],
-                [(leases, etcdgw.prefix_end(leases))],
+                [(leases, etcdgw.prefix_end(leases)), (turns, etcdgw.prefix_end(turns))],
             )
 
     def _commit(self, txn: Txn) -> None:
