@@ -63,7 +63,7 @@ class ClaimTable:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
         self.store = ws.store
-        self.changed = False
+        self.changed = self.freed = False  # freed: a claim left the live set, or shrank
         self.swept: list[Claim] = []
         # the transaction's copy of the table, read once at its start (nobody else writes
         # until it commits): the live claims in token order, the queue's rows in arrival order
@@ -94,7 +94,7 @@ class ClaimTable:
         sweep (bodies check before they write) and is raised after the commit. ``durable``:
         the commit waits for the disk (``Store.writing``) — always where it grants a claim,
         since a fencing token, once answered, must survive a power cut."""
-        self.changed, failure = False, None
+        self.changed, self.freed, failure = False, False, None
         with self.store.writing(durable=durable):
             self.store.prefetch_claims()
             now = self.ws.claim_now()
@@ -105,7 +105,7 @@ class ClaimTable:
                 yield now
             except (Invalid, Refused) as exc:
                 failure = exc
-            if self.changed:  # a claim went or changed: a meeting's next turn may be due
+            if self.freed:  # targets were let go: a serializing meeting's turn may be due
                 handing.hand_over(self, now)
             left = self._serve(now) if self.changed else []
             pokes = [w.request.id for w in left if w.request.id != self.me]
@@ -326,7 +326,7 @@ class ClaimTable:
             rev = record.rev
         data = {"rev": rev, "held_s": round(now - claim.granted_at, 3), **extra}
         self._event(life.EVENTS[to], claim, data)
-        self.changed = True
+        self.changed = self.freed = True
 
     def record_of(self, claim: Claim) -> ClaimRecord:
         """The record of a live claim: as stored (from its first change), else as granted."""

@@ -16,6 +16,7 @@ from memkeeper.ops.meetings import How
 if TYPE_CHECKING:
     from memkeeper import Memory
     from memkeeper.clock import FakeClock
+    from memkeeper.meetings.records import Meeting
     from tests.ops.conftest import Agents
 
 A, B, C = "claude-code:s1", "codex:t2", "codex:t3"
@@ -134,3 +135,32 @@ def test_a_stale_meeting_is_never_handed_over(agents: Agents) -> None:
         meetingturns._apply(table, stale, turn, now)  # judged on rev 2: refused
     assert [c.agent for c in b.claims()] == [B]
     assert b.meetings.show(1).rev == 3
+
+
+def test_a_scope_change_that_lets_the_contested_targets_go_hands_over(agents: Agents) -> None:
+    a, b, human = agents(A), agents(B), agents("human")
+    first = a.claim(["docs/", "src/"], strict=True)
+    serialized(a, human, A, B)
+    a.claims.scope(first.id, remove=["docs/"])
+    assert held(b) == {A: ("src/",), B: ("docs/",)}
+    assert b.meetings.show(1).state == "resolved"
+
+
+def test_a_grant_or_a_renewal_asks_nothing_of_the_meetings(agents: Agents) -> None:
+    a, human = agents(A), agents("human")
+    first = a.claim(["docs/"], strict=True)
+    serialized(a, human, A, B)
+    asked: list[str] = []
+    store = a.workspace.store
+    real = store.serializing_meetings
+
+    def counted() -> list[Meeting]:
+        asked.append("x")
+        return real()
+
+    store.serializing_meetings = counted  # type: ignore[method-assign]
+    a.claim(["notes/"])
+    a.renew(first.id, 60)
+    assert asked == []
+    a.release(first.id)
+    assert asked == ["x"]

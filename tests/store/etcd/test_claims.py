@@ -166,27 +166,3 @@ def test_a_claim_put_again_later_in_the_same_block_stays(store: EtcdStore, first
             store.put_claim(claim("c1", 1, NOW + 300))
         store.put_claim(claim("c1", 1, NOW + 20))
     assert store.claim_row("c1") == claim("c1", 1, NOW + 20)  # as on SQLite
-
-
-@etcd_only
-def test_a_format_4_prefix_gets_its_records_index_before_it_is_marked_8(
-    cluster: Cluster, store: EtcdStore, prefix: bytes
-) -> None:
-    from memkeeper.claims import lifecycle as life
-    from memkeeper.claims.plan import Plan
-
-    records = [life.open_record(claim(f"c{n}", n, NOW + 60), Plan(), f"t{n:03}") for n in
-               range(1, 151)]  # fmt: skip
-    records[7] = life.move(records[7], "abandoned", at="t", by="agent-a", ended_at=NOW)
-    for r in records:
-        store.gateway.put(prefix + b"crec/" + r.id.encode(), json.dumps(r.to_json()).encode())
-    store.gateway.delete(prefix + b"crecs/", prefix + b"crecs0")  # as format 4 left it
-    store.gateway.put(prefix + b"format", b"4")
-    newer = EtcdStore(cluster.gateway(), prefix)
-    try:
-        assert [r.id for r in newer.claim_records(("abandoned",))] == ["c8"]
-        assert len(newer.claim_records(("active",))) == 149
-        assert len(under(newer, b"crecs/")) == 150
-        assert newer.gateway.range(prefix + b"format")[1][0].value == b"8"
-    finally:
-        newer.close()
