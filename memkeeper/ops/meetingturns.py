@@ -1,11 +1,12 @@
 """A ``serialize`` resolution's turns, handed over by the store (docs/reference.md §4.32): the
 shell of ``meetings.turns``.
 
-``hand_over`` runs inside a claims transaction (``ClaimTable.transaction``) whenever a claim
-left the live set or changed — a release, a completion, an abandon, an expiry swept, a
-narrowing — so a release hands the contested targets over in its own commit. ``ops.meetings.settle``
-runs it from the outside: at every channel delivery and every daemon sweep, for a claim that
-expired with no claim operation to notice (``due`` says whether one is, without a lock).
+``hand_over`` runs inside a claims transaction (``ClaimTable.transaction``) whenever one let
+targets go — a release, a completion, an abandon, an expiry swept (by any claim operation, or
+the daemon's sweep), a scope change, a narrowing — so a release hands the contested targets
+over in its own commit. ``ops.meetings.settle`` runs it in a claims transaction of its own at
+every channel delivery, for a claim that expired with nobody to sweep it (``due`` says whether
+a turn is due, without a lock).
 
 Exactly once under concurrency: each meeting is read again inside the transaction and
 compared on its ``rev`` before it is written (SQLite: the ``BEGIN IMMEDIATE`` lock; etcd: the

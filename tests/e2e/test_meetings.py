@@ -217,8 +217,9 @@ def its_turn(sample: Path, store: dict[str, str], first: str) -> None:
     m = cli(sample, store, "meeting", "show", "1").json["meeting"]
     assert (m["state"], m["turn"]) == ("resolved", 1)
     (over,) = cli(sample, store, "events", "--type", "meeting.handed_over").stdout.splitlines()
-    assert json.loads(over)["data"] | {"claim": second["id"]} == json.loads(over)["data"]
-    assert json.loads(over)["data"]["from"] == ASKER
+    handed = json.loads(over)["data"]
+    assert (handed["from"], handed["to"], handed["claim"]) == (ASKER, HOLDER, second["id"])
+    assert second["id"] != first
     assert edit(sample, one, BUILD_LINE, "make build-all") == "allow"
     assert write(sample, one, "CLAUDE.md#build", "Built in turn.\n").code == 0
 
