@@ -164,3 +164,16 @@ def test_a_grant_or_a_renewal_asks_nothing_of_the_meetings(agents: Agents) -> No
     assert asked == []
     a.release(first.id)
     assert asked == ["x"]
+
+
+def test_the_daemons_sweep_of_an_expired_holder_hands_over(
+    agents: Agents, clock: FakeClock
+) -> None:
+    a, b, human = agents(A), agents(B), agents("human")
+    first = a.claim(["docs/"], strict=True, ttl=30)
+    serialized(a, human, A, B)
+    clock.advance(first.expires_at - clock.now() + 1)
+    (expired,) = human.sweep_claims()  # the daemon's tick
+    assert expired.id == first.id
+    assert held(b) == {B: ("docs/",)}
+    assert [m.text for m in b.mail.inbox() if "your turn" in m.text] != []
