@@ -137,6 +137,11 @@ def render(p: dict[str, Any]) -> str:
         lines.append(f"  owners (CODEOWNERS): {', '.join(m['owners'])}")
     if m["resolution"]:
         lines.append(f"  resolved by {m['resolved_by']}: {_plan_text(m['resolution'])}")
+    if m.get("order"):
+        turns = [f"{a}{' (now)' if n == m['turn'] and m['state'] == 'serializing' else ''}"
+                 for n, a in enumerate(m["order"])]  # fmt: skip
+        lines.append(f"  turns: {' → '.join(turns)}")
+        lines += [f"  skipped {s['agent']}: {s['reason']}" for s in m["skipped"]]
     return "\n".join(lines) + "\n"
 
 

@@ -15,10 +15,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-State = Literal["open", "escalated", "resolved"]
+State = Literal["open", "escalated", "serializing", "resolved"]
 Kind = Literal["split", "serialize", "handoff", "join", "escalate"]
 KINDS: tuple[Kind, ...] = ("split", "serialize", "handoff", "join", "escalate")
-STATES: tuple[State, ...] = ("open", "escalated", "resolved")
+STATES: tuple[State, ...] = ("open", "escalated", "serializing", "resolved")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +75,11 @@ class Offer:
 class Meeting:
     """``claims``: the claim ids in contention when it opened; ``rev`` rises with every change
     (compare-and-swap: ``--expect-rev``); ``owners``: whom CODEOWNERS names for the contested
-    paths, once escalated; ``resolution``: the plan that closed it."""
+    paths, once escalated; ``resolution``: the plan that closed it. A ``serialize`` keeps it
+    ``serializing`` while the participants take their turns (``meetings.turns``): ``order``
+    (who goes first, then the others), ``turn`` (the index in it of who holds now),
+    ``standing`` (each waiting participant's live claims at the resolution), ``skipped``
+    (who was passed over, and why), ``settled_at`` (when the last turn was given)."""
 
     id: int
     rev: int
@@ -93,6 +97,22 @@ class Meeting:
     resolved_by: str | None = None
     resolved_at: float | None = None
     joint: tuple[str, ...] = field(default=())  # join: the claim ids held by all participants
+    order: tuple[str, ...] = ()
+    turn: int = 0
+    standing: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    skipped: tuple[tuple[str, str], ...] = ()
+    settled_at: float | None = None
+    strict: bool = False  # a serialize: whether each turn's grant is strict
+
+    def standing_of(self, agent: str) -> tuple[str, ...]:
+        return next((ids for name, ids in self.standing if name == agent), ())
+
+    @property
+    def ended_at(self) -> float | None:
+        """When it stopped changing: resolved (a serialize: its last turn given)."""
+        if self.state != "resolved":
+            return None
+        return self.settled_at if self.settled_at is not None else self.resolved_at
 
     def offer(self, n: int) -> Offer | None:
         return next((o for o in self.offers if o.n == n), None)
@@ -115,6 +135,11 @@ class Meeting:
             "resolved_by": self.resolved_by,
             "resolved_at": None if self.resolved_at is None else iso_utc(self.resolved_at),
             "joint": list(self.joint),
+            "order": list(self.order),
+            "turn": self.turn,
+            "standing": {name: list(ids) for name, ids in self.standing},
+            "skipped": [{"agent": name, "reason": why} for name, why in self.skipped],
+            "settled_at": None if self.settled_at is None else iso_utc(self.settled_at),
         }
 
 
@@ -131,8 +156,10 @@ def decode(text: str | bytes) -> Meeting:
         for o in raw.pop("offers")
     )
     resolution = raw.pop("resolution")
-    tuples = ("participants", "targets", "claims", "owners", "joint")
+    tuples = ("participants", "targets", "claims", "owners", "joint", "order")
     fields: dict[str, Any] = {k: tuple(v) if k in tuples else v for k, v in raw.items()}
+    fields["standing"] = tuple((name, tuple(ids)) for name, ids in raw.get("standing", ()))
+    fields["skipped"] = tuple((name, why) for name, why in raw.get("skipped", ()))
     meeting = Meeting(**fields, offers=offers)
     return replace(meeting, resolution=None if resolution is None else _plan(resolution))
 

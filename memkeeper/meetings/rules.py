@@ -122,8 +122,8 @@ def split(
 
 
 def _live(m: Meeting, what: str) -> None:
-    if m.state == "resolved":
-        raise Invalid(f"meeting {m.id} is resolved: it cannot be {what} — open another one")
+    if m.state in ("resolved", "serializing"):
+        raise Invalid(f"meeting {m.id} is {m.state}: it cannot be {what} — open another one")
 
 
 def _member(m: Meeting, who: str, what: str) -> None:
@@ -189,13 +189,27 @@ def escalated(m: Meeting, owners: Sequence[str]) -> Meeting:
     return replace(m, rev=m.rev + 1, state="escalated", owners=tuple(owners))
 
 
-def resolved(m: Meeting, by: str, p: Plan, now: float, joint: Sequence[str] = ()) -> Meeting:
-    """Closed with ``p`` (``joint``: a join's claims, held by every participant)."""
+def resolved(
+    m: Meeting,
+    by: str,
+    p: Plan,
+    now: float,
+    joint: Sequence[str] = (),
+    standing: Mapping[str, Sequence[str]] | None = None,
+) -> Meeting:
+    """Closed with ``p`` (``joint``: a join's claims, held by every participant); a
+    ``serialize`` goes ``serializing`` instead, its first participant's turn, the others in
+    the meeting's order after it (``standing``: each one's live claims now)."""
     _live(m, "resolved again")
-    return replace(
+    done = replace(
         m, rev=m.rev + 1, state="resolved", resolution=p, resolved_by=by, resolved_at=now,
         joint=tuple(joint),
     )  # fmt: skip
+    if p.kind != "serialize" or p.who is None:
+        return done
+    order = (p.who, *(a for a in m.participants if a != p.who))
+    kept = tuple((a, tuple((standing or {}).get(a, ()))) for a in order[1:])
+    return replace(done, state="serializing", order=order, turn=0, standing=kept)
 
 
 def due(m: Meeting, now: float) -> bool:

@@ -138,7 +138,7 @@ class ClaimLife(ClaimTable):
         self._event(
             "claim.scoped", claim, {"rev": record.rev, "added": new, "removed": gone, **extra}
         )
-        self.changed = True
+        self.changed = self.freed = True
         return record
 
     def _scope_queued(

@@ -6,10 +6,10 @@ go too — then acts, then serves the queue again: it grants each waiter that ha
 grantable, in queue order, and aborts deadlock victims (``claim.aborted``, reason
 ``deadlock``) until neither is left. Every change goes to the store and to the transaction's
 copy of the table alike, so no step reads the table twice. When anything changed it pokes
-every waiter's FIFO after the commit (``fs.wakeups``). Fencing tokens come from a counter
-stored in the grant's transaction: they never repeat, whatever crashes. A grant opens the
-claim's record (``claims.lifecycle``), an end moves it on; the other verbs: ``ops.claimlife``.
-"""
+every waiter's FIFO after the commit (``fs.wakeups``); a change hands a serializing meeting's
+turn over first (``ops.meetingturns``). Fencing tokens come from a counter stored in the
+grant's transaction: they never repeat, whatever crashes. A grant opens the claim's record
+(``claims.lifecycle``), an end moves it on; the other verbs: ``ops.claimlife``."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from memkeeper.errors import Busy, Invalid, Refused
 from memkeeper.events import iso_utc
 from memkeeper.fs import crash
 from memkeeper.fs import wakeups as waiting
+from memkeeper.ops import meetingturns as handing
 from memkeeper.ops.claimsimilar import overlap_warnings
 from memkeeper.ops.claimwaits import Cancel, abandoned, busy, busy_reason, next_look, wait_for
 from memkeeper.ops.claimwrites import resolve_target
@@ -47,8 +48,7 @@ EMPTY_PLAN = Plan()
 
 
 def _again(method: Callable[..., T]) -> Callable[..., T]:
-    """A ``ClaimTable`` method of one transaction, run again when a shared store's other
-    writer got in first (``Workspace.again``)."""
+    """A ``ClaimTable`` method, run again when another writer got in first (``ws.again``)."""
 
     @functools.wraps(method)
     def run(self: ClaimTable, *args: Any, **kwargs: Any) -> T:
@@ -63,7 +63,7 @@ class ClaimTable:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
         self.store = ws.store
-        self.changed = False
+        self.changed = self.freed = False  # freed: a claim left the live set, or shrank
         self.swept: list[Claim] = []
         # the transaction's copy of the table, read once at its start (nobody else writes
         # until it commits): the live claims in token order, the queue's rows in arrival order
@@ -94,7 +94,7 @@ class ClaimTable:
         sweep (bodies check before they write) and is raised after the commit. ``durable``:
         the commit waits for the disk (``Store.writing``) — always where it grants a claim,
         since a fencing token, once answered, must survive a power cut."""
-        self.changed, failure = False, None
+        self.changed, self.freed, failure = False, False, None
         with self.store.writing(durable=durable):
             self.store.prefetch_claims()
             now = self.ws.claim_now()
@@ -105,6 +105,8 @@ class ClaimTable:
                 yield now
             except (Invalid, Refused) as exc:
                 failure = exc
+            if self.freed:  # targets were let go: a serializing meeting's turn may be due
+                handing.hand_over(self, now)
             left = self._serve(now) if self.changed else []
             pokes = [w.request.id for w in left if w.request.id != self.me]
         if pokes:
@@ -186,9 +188,8 @@ class ClaimTable:
 
     @_again
     def release(self, claim_id: str) -> Claim:
-        """Give a claim back. Its commit does not wait for the disk: a release lost to a power
-        cut only keeps the claim until its TTL. A waiter it lets in is answered only after a
-        durable commit of its own (``_step``), which syncs this one too."""
+        """Give a claim back, not waiting for the disk: one lost to a power cut keeps the claim
+        until its TTL. Whom it lets in learns so after a durable commit, which syncs it too."""
         with self.transaction(durable=False) as now:
             claim = self._find(claim_id)
             rules.check_release(claim, self.ws.agent)
@@ -325,7 +326,7 @@ class ClaimTable:
             rev = record.rev
         data = {"rev": rev, "held_s": round(now - claim.granted_at, 3), **extra}
         self._event(life.EVENTS[to], claim, data)
-        self.changed = True
+        self.changed = self.freed = True
 
     def record_of(self, claim: Claim) -> ClaimRecord:
         """The record of a live claim: as stored (from its first change), else as granted."""
@@ -341,8 +342,8 @@ class ClaimTable:
         self.changed = True
 
     def _queued(self, request: Request, wait: float) -> None:
-        """``claim.queued``: who now waits on whom (the contention audit pairs it with the
-        wait's end: ``claim.granted`` or ``claim.aborted`` of the same id)."""
+        """``claim.queued``: who now waits on whom (paired with ``claim.granted`` or
+        ``.aborted`` of the same id by the contention audit)."""
         data: dict[str, Any] = {"id": request.id, "mode": request.mode}
         data |= {"targets": list(request.targets), "priority": request.priority, "wait_s": wait}
         blocking = rules.blockers(self.held, request)
@@ -373,8 +374,7 @@ class ClaimTable:
     # -- reading the table (the transaction's copy) ----------------------------------------------
 
     def _table(self) -> tuple[tuple[Claim, ...], tuple[Request, ...]]:
-        """Live claims (call after a sweep) and the requests still waiting."""
-        return tuple(self.held), tuple(w.request for w in self._waiting())
+        return tuple(self.held), tuple(w.request for w in self._waiting())  # after a sweep
 
     def _waiting(self) -> list[WaiterRow]:
         return [w for w in self.rows if w.state == "waiting"]

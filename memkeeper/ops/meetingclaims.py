@@ -98,4 +98,4 @@ def _narrow(table: ClaimTable, claim_id: str, targets: tuple[str, ...], m: int, 
     data = {**claim_data(narrowed), "rev": record.rev, "previous_targets": list(claim.targets)}
     data["meeting"] = m
     table.ws.record("claim.narrowed", None, None, data, claim.agent)
-    table.changed = True
+    table.changed = table.freed = True

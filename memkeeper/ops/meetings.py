@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memkeeper.errors import Invalid
 from memkeeper.events import iso_utc
@@ -80,6 +80,7 @@ def open_meeting(
     def once() -> Meeting:
         with ws.store.writing():
             m = ws.store.add_meeting(draft)
+            _trim(ws, m.opened_at)
             _record(ws, "meeting.opened", m, {"participants": list(m.participants)})
             _tell(ws, m, f"{ws.agent} opened meeting {m.id} on {', '.join(m.targets)}{_why(m)}")
         return m
@@ -146,7 +147,12 @@ def resolve(
         if p.kind == "escalate":
             done[:] = [rules.escalated(m, _owners(ws, m))]
         else:
-            done[:] = [rules.resolved(m, ws.agent, p, now, fx.joint)]
+            gone = {n.claim_id for n in fx.narrow if not n.targets}
+            held = in_contention(m, claims)
+            kept = [c for c in held if c.id not in gone]
+            standing = {a: [c.id for c in kept if c.agent == a] for a in m.participants}
+            after = rules.resolved(m, ws.agent, p, now, fx.joint, standing)
+            done[:] = [replace(after, strict=any(c.strict for c in held))]
         return m.id, fx
 
     def commit() -> None:
@@ -160,15 +166,15 @@ def resolve(
         _record(ws, "meeting.resolved", m, data)
         then = ""
         if m.resolution.kind == "serialize":
-            targets = " ".join(m.targets)
-            then = f" — the others wait: memkeeper claim {targets} --wait SECONDS queues you"
+            then = (f" — then, in turn, {', '.join(m.order[1:])}: each is granted "
+                    f"{', '.join(m.targets)} once the one before holds them no more")  # fmt: skip
         said = f"{ws.agent} resolved meeting {m.id}: {_plan_text(m.resolution)}{then}"
         taker = m.resolution.who if m.resolution.kind == "handoff" else None
         if taker is not None and taker != ws.agent:  # the taker hears it with the work (§4.28)
-            _hand_over(ws, m, taker, said)
+            _give_handoff(ws, m, taker, said)
         _tell(ws, m, said, skip=taker)
 
-    from memkeeper.meetings.effects import effects
+    from memkeeper.meetings.effects import effects, in_contention
     from memkeeper.ops.meetingclaims import resolve_with
 
     resolve_with(ws, decide, commit)
@@ -176,9 +182,11 @@ def resolve(
 
 
 def settle(ws: Workspace) -> list[Meeting]:
-    """Escalate every open meeting whose deadline has passed; those escalated."""
+    """Hand a serializing meeting's turn over where it is due (``ops.meetingturns``), then
+    escalate every open meeting whose deadline has passed; those escalated."""
     if not ws.has_store:
         return []
+    _hand_over(ws)
     now = ws.now()
     if not any(rules.due(m, now) for m in ws.store.meetings()):
         return []  # the common case: nothing written, no lock
@@ -195,6 +203,24 @@ def settle(ws: Workspace) -> list[Meeting]:
 
     result: list[Meeting] = ws.again(once)
     return result
+
+
+def _hand_over(ws: Workspace) -> None:
+    """A serializing meeting's turn handed over where it is due, in a claims transaction of
+    its own — only when one is: the common case writes nothing (``meetingturns``)."""
+    from memkeeper.ops import meetingturns
+
+    if not meetingturns.due(ws):
+        return
+    from memkeeper.ops.claims import ClaimTable
+
+    table = ClaimTable(ws)
+
+    def once() -> None:
+        with table.transaction() as now:
+            meetingturns.hand_over(table, now)
+
+    ws.again(once)
 
 
 # -- the shared steps ---------------------------------------------------------------------------
@@ -224,6 +250,17 @@ def _change(
 
     result: Meeting = ws.again(once)
     return result
+
+
+def _trim(ws: Workspace, now: float) -> None:
+    """Keep the resolved meetings within the policy's bound (``meetings.keeping``), in the
+    transaction that adds a new one."""
+    from memkeeper.meetings.keeping import to_trim
+
+    _, _, keep_days, keep = ws.meeting_settings()
+    drop = to_trim(ws.store.kept_meetings(), now, keep_days, keep)
+    if drop:
+        ws.store.drop_meetings(drop)
 
 
 def _get(ws: Workspace, meeting_id: int) -> Meeting:
@@ -287,7 +324,7 @@ def _tell(
             ws.record("message.sent", None, None, data, sender)
 
 
-def _hand_over(ws: Workspace, m: Meeting, taker: str, text: str) -> None:
+def _give_handoff(ws: Workspace, m: Meeting, taker: str, text: str) -> None:
     """The ``handoff`` message a meeting's handoff resolution gives its taker, with the plan's
     note (the giver's words), from this identity, in the resolution's transaction."""
     from memkeeper.ops.posting import post

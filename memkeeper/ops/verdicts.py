@@ -89,20 +89,22 @@ class Verdicts(WorkspaceShape):
             self._cache(cache_key, cached)
         return float(json.loads(cached))
 
-    def meeting_settings(self) -> tuple[bool, int]:
-        """The policy's ``meetings:`` on_overlap and deadline, cached by the policy's hash: a
-        claim asks whether to open a meeting without parsing YAML."""
+    def meeting_settings(self) -> tuple[bool, int, int, int]:
+        """The policy's ``meetings:`` on_overlap, deadline, keep_days and keep, cached by the
+        policy's hash: a claim asks whether to open a meeting without parsing YAML."""
         policy_bytes, policy_hash = self._policy()
-        cache_key = f"meetings:{policy_hash}"
+        cache_key = f"meetings2:{policy_hash}"
         cached = self._cached(cache_key)
         if cached is None:
             from memkeeper.policy.loader import parse_policy
 
             p = parse_policy(policy_bytes)
-            cached = json.dumps([p.meet_on_overlap, p.meeting_deadline])
+            cached = json.dumps(
+                [p.meet_on_overlap, p.meeting_deadline, p.meeting_keep_days, p.meeting_keep]
+            )
             self._cache(cache_key, cached)
-        meet, deadline = json.loads(cached)
-        return bool(meet), int(deadline)
+        meet, deadline, keep_days, keep = json.loads(cached)
+        return bool(meet), int(deadline), int(keep_days), int(keep)
 
     def _cached(self, key: str) -> str | None:
         """What the policy's cache holds for ``key``: the store's, or with a shared store

@@ -80,7 +80,7 @@ class _Parser:
         self.known_keys(top, (*_TOP_KEYS, "meetings"), "at the top level")
         self.version(top)
         default_ttl, max_ttl, grace, timeout = lease_settings(top, self.fail, self.known_keys)
-        meet, deadline = meetingkeys.meetings(top, self.fail, self.known_keys)
+        meet, deadline, keep_days, keep = meetingkeys.meetings(top, self.fail, self.known_keys)
         idle, idle_release = idle_settings(top, self.fail)
         store, threshold = self.store(top, data), semantic_threshold(top, self.fail)
         self.signatures(top)
@@ -89,6 +89,7 @@ class _Parser:
             files, default_ttl, max_ttl, templates, store, threshold, takeover_grace=grace,
             verify_timeout=timeout, meet_on_overlap=meet, meeting_deadline=deadline,
             idle_after=idle, idle_release_after=idle_release,
+            meeting_keep_days=keep_days, meeting_keep=keep,
         )  # fmt: skip
 
     def store(self, top: CommentedMap, data: bytes) -> str | None:

@@ -177,3 +177,65 @@ def test_a_meeting_past_its_deadline_escalates_to_the_codeowners(
     assert resolved.json["meeting"]["resolved_by"] == "human"
     claims = cli(sample, store, "claims").json["claims"]
     assert [(c["agent"], c["targets"]) for c in claims] == [(ASKER, ["CLAUDE.md"])]
+
+
+def serialized_behind(sample: Path, store: dict[str, str]) -> str:
+    """The holder's strict claim blocks the asker's (a meeting opens, by policy); a human
+    resolves it ``serialize``, the asker first: the asker's claim id. The holder waits."""
+    policy = sample / ".memkeeper.yaml"
+    policy.write_text(policy.read_text() + "meetings:\n  on_overlap: true\n")
+    one, two = holder(store), asker(store)
+    assert cli(sample, one, "claim", "CLAUDE.md#build", "--strict").code == 0
+    blocked = cli(sample, two, "claim", "CLAUDE.md#build", "--strict")
+    assert (blocked.code, blocked.json["meetings"]) == (5, [1])
+    human = {**store, "MEMKEEPER_AGENT": "human"}
+    done = cli(sample, human, "meeting", "resolve", "1", "--expect-rev", "1", "--serialize", ASKER)
+    m = done.json["meeting"]
+    assert (m["state"], m["order"], m["turn"]) == ("serializing", [ASKER, HOLDER], 0)
+    (first,) = cli(sample, store, "claims").json["claims"]
+    assert (first["agent"], first["targets"]) == (ASKER, ["CLAUDE.md#inventory-service/build"])
+    said = prompt(sample, one, "claude-code", CLAUDE)
+    assert f"then, in turn, {HOLDER}" in said
+    # before its turn, the holder's writes are refused: by patch and by its agent's gate
+    assert write(sample, one, "CLAUDE.md#build", "Not yet.\n").code == 4
+    assert edit(sample, one, BUILD_LINE, "Not yet.") == "deny"
+    claim_id: str = first["id"]
+    return claim_id
+
+
+BUILD_LINE = "make build"
+
+
+def its_turn(sample: Path, store: dict[str, str], first: str) -> None:
+    """The holder was granted the contested section, told once, and may now write it."""
+    one = holder(store)
+    (second,) = cli(sample, store, "claims").json["claims"]
+    assert (second["agent"], second["targets"]) == (HOLDER, ["CLAUDE.md#inventory-service/build"])
+    said = prompt(sample, one, "claude-code", CLAUDE)
+    assert f"your turn in meeting 1: you now hold claim {second['id']}" in said
+    assert prompt(sample, one, "claude-code", CLAUDE) == ""  # once
+    m = cli(sample, store, "meeting", "show", "1").json["meeting"]
+    assert (m["state"], m["turn"]) == ("resolved", 1)
+    (over,) = cli(sample, store, "events", "--type", "meeting.handed_over").stdout.splitlines()
+    handed = json.loads(over)["data"]
+    assert (handed["from"], handed["to"], handed["claim"]) == (ASKER, HOLDER, second["id"])
+    assert second["id"] != first
+    assert edit(sample, one, BUILD_LINE, "make build-all") == "allow"
+    assert write(sample, one, "CLAUDE.md#build", "Built in turn.\n").code == 0
+
+
+def test_a_serialize_hands_over_as_soon_as_the_first_releases(
+    sample: Path, store: dict[str, str]
+) -> None:
+    first = serialized_behind(sample, store)
+    assert cli(sample, asker(store), "release", first).code == 0
+    its_turn(sample, store, first)
+
+
+def test_a_serialize_hands_over_as_soon_as_the_first_completes(
+    sample: Path, store: dict[str, str]
+) -> None:
+    first = serialized_behind(sample, store)
+    done = cli(sample, asker(store), "complete", first)
+    assert (done.code, done.json["state"]) == (0, "completed")
+    its_turn(sample, store, first)

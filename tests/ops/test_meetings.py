@@ -95,7 +95,9 @@ def test_serialize_gives_the_first_the_targets(agents: Agents) -> None:
     assert held(a) == {B: ("docs/",)}
     assert "claim.released" in [e.type for e in a.events()]
     (told,) = [m for m in a.mail.inbox() if "resolved" in m.text]
-    assert told.text.endswith("the others wait: memkeeper claim docs/ --wait SECONDS queues you")
+    assert told.text.endswith(
+        f"then, in turn, {A}: each is granted docs/ once the one before holds them no more"
+    )
 
 
 def test_join_shares_the_holders_claim_for_writes(agents: Agents) -> None:
@@ -157,3 +159,22 @@ def test_the_deadline_defaults_to_the_policys(agents: Agents, sample: Path) -> N
     policy.write_text(policy.read_text() + "meetings:\n  deadline: 45\n")
     m = meetings.open_meeting(agents(A).workspace, [B], ["docs/"], reason="why")
     assert (m.deadline - m.opened_at, m.reason) == (45, "why")
+
+
+def test_opening_one_drops_resolved_meetings_past_the_policys_bound(
+    agents: Agents, sample: Path, clock: FakeClock
+) -> None:
+    policy = sample / ".memkeeper.yaml"
+    policy.write_text(policy.read_text() + "meetings:\n  keep_days: 1\n  keep: 2\n")
+    a, human = agents(A), agents("human")
+    for n in range(1, 5):
+        meetings.open_meeting(a.workspace, [B], [f"docs/{n}.md"])
+        if n != 2:  # 2 stays open: never dropped
+            meetings.resolve(human.workspace, n, 1, how=How("escalate"))
+            meetings.resolve(human.workspace, n, 2, how=How("handoff", who=B))
+    assert [m.id for m in a.meetings.list(resolved=True)] == [1, 2, 3, 4]
+    meetings.open_meeting(a.workspace, [B], ["docs/5.md"])  # beyond the newest 2: 1 goes
+    assert [m.id for m in a.meetings.list(resolved=True)] == [2, 3, 4, 5]
+    clock.advance(86_400 + 1)
+    meetings.open_meeting(a.workspace, [B], ["docs/6.md"])  # a day on: 3 and 4 go too
+    assert [m.id for m in a.meetings.list(resolved=True)] == [2, 5, 6]

@@ -406,7 +406,8 @@
     for (const p of m.participants || []) people.append(el("li", null, el("span", { class: "agent" }, p)));
     const offers = (m.proposals || []).map((o) => `${o.n}: ${o.kind} by ${o.by} (${(o.accepted_by || []).length} accepted)`);
     const open = m.state === "open";
-    const state = open ? badge("advisory", "open") : badge("strict", `${m.state}${(m.owners || []).length ? " → " + m.owners.join(", ") : ""}`);
+    const turn = m.state === "serializing" ? ` → ${m.order[m.turn]}, then ${m.order.slice(m.turn + 1).join(", ")}` : "";
+    const state = open ? badge("advisory", "open") : badge("strict", `${m.state}${turn}${(m.owners || []).length ? " → " + m.owners.join(", ") : ""}`);
     return el(
       "tr",
       { "data-meeting": m.id },

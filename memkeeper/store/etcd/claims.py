@@ -29,7 +29,7 @@ import json
 import math
 import os
 
-from memkeeper.store.etcd import codec
+from memkeeper.store.etcd import codec, recordindex
 from memkeeper.store.etcd.core import EtcdCore
 from memkeeper.store.etcd.keys import CLAIMS, GRANTS, WAITERS
 
@@ -202,20 +202,31 @@ class ClaimKeys(EtcdCore):
 
     def put_claim_record(self, r: ClaimRecord) -> None:
         """Insert or replace the record of claim ``r.id`` (``P/crec/<id>``, outside the lease
-        range: the records never weigh on a lease operation's first read)."""
+        range: the records never weigh on a lease operation's first read), and its entry in
+        the index by state (``recordindex``)."""
         body = json.dumps(r.to_json(), separators=(",", ":")).encode()
-        self._alone(self._put, self._key("crec", r.id), body)
+        self._alone(self._put_claim_record, r.id, r.state, body)
+
+    def _put_claim_record(self, id: str, state: str, body: bytes) -> None:
+        key = self._key("crec", id)
+        was = self._get(key)  # read already where the record was (``record_of``): no request
+        self._put(key, body)
+        self._put(recordindex.key(self.prefix, state, id), body)
+        if was is not None and recordindex.state_of(was) != state:
+            self._delete(recordindex.key(self.prefix, recordindex.state_of(was), id))
 
     def add_claim_record(self, id: str, state: str, agent: str, rev: int, body: str) -> bool:
         """Put a record given as its JSON text (``ClaimRecord.to_json()``'s; kept compact, as
         ``put_claim_record`` keeps it) unless claim ``id`` has one: whether it was written."""
-        return bool(self._alone(self._add_claim_record, id, body))
+        return bool(self._alone(self._add_claim_record, id, state, body))
 
-    def _add_claim_record(self, id: str, body: str) -> bool:
+    def _add_claim_record(self, id: str, state: str, body: str) -> bool:
         key = self._key("crec", id)
         if self._get(key) is not None:
             return False
-        self._put(key, json.dumps(json.loads(body), separators=(",", ":")).encode())
+        compact = json.dumps(json.loads(body), separators=(",", ":")).encode()
+        self._put(key, compact)
+        self._put(recordindex.key(self.prefix, state, id), compact)
         return True
 
     def claim_record(self, claim_id: str) -> ClaimRecord | None:
@@ -223,8 +234,13 @@ class ClaimKeys(EtcdCore):
         return None if raw is None else _record(raw)
 
     def claim_records(self, states: Sequence[str] = ()) -> list[ClaimRecord]:
-        """The records in those states (none named: all), oldest grant first."""
-        found = [_record(raw) for _, raw in self._scan_prefix(self._key("crec", ""))]
+        """The records in those states (none named: all), oldest grant first: one range of
+        the index per state named, else every record."""
+        if not states:
+            found = [_record(raw) for _, raw in self._scan_prefix(self._key("crec", ""))]
+        else:
+            ranges = [recordindex.key(self.prefix, state, "") for state in dict.fromkeys(states)]
+            found = [_record(raw) for start in ranges for _, raw in self._scan_prefix(start)]
         kept = [r for r in found if not states or r.state in states]
         return sorted(kept, key=lambda r: (r.granted_at, r.token))
 

@@ -47,7 +47,7 @@ import time
 from memkeeper.errors import EnvironmentFailure
 from memkeeper.store.errors import StoreRefused, StoreUnavailable
 from memkeeper.store.etcd import gateway as etcdgw
-from memkeeper.store.etcd import keys
+from memkeeper.store.etcd import keys, recordindex
 from memkeeper.store.etcd.gateway import Compare, Gateway
 from memkeeper.store.etcd.keys import EVENTS_HEAD, FORMAT_VERSION, UPGRADES
 from memkeeper.store.etcd.stm import ReadChanged, Txn
@@ -111,6 +111,7 @@ class EtcdCore:
         ours = str(FORMAT_VERSION).encode()
         for older in UPGRADES:  # a layout this one extends: mark the prefix as ours
             if found and found[0].value == older:
+                recordindex.backfill(self.gateway, self.prefix)  # before: 8 means indexed
                 self.gateway.txn([Compare(key, "VALUE", "EQUAL", older)], [etcdgw.put(key, ours)])
                 found = self.gateway.range(key)[1]
         if not found:
@@ -183,15 +184,16 @@ class EtcdCore:
 
     def prefetch_claims(self) -> None:
         """Inside ``writing()``: read in one round trip what a lease operation reads first —
-        the claims and the queue, the request and token counters, the events' head."""
+        the claims and the queue, the request and token counters, the events' head, the
+        meetings that serialize (``serializing_meetings``, asked when a claim changed)."""
         if self._txn is None:
             return
-        leases = self._key("lease", "")
+        leases, turns = self._key("lease", ""), self._key("meetser", "")
         counters = [self._key("ctr", name) for name in ("request", "token")]
         with self._talking():
             self._txn.prefetch(
                 [*counters, self._key("cache", EVENTS_HEAD)],
-                [(leases, etcdgw.prefix_end(leases))],
+                [(leases, etcdgw.prefix_end(leases)), (turns, etcdgw.prefix_end(turns))],
             )
 
     def _commit(self, txn: Txn) -> None:

@@ -48,6 +48,9 @@ order is numeric order; values are compact JSON (``codec``):
   claim announces, from format 4);
 - ``P/crec/<id>``: a claim's record (``claims.lifecycle.ClaimRecord`` as JSON), written at
   its first change after the grant (a scope change, its end) and kept (format 4);
+- ``P/crecs/<state>\\0<id>``: the same record again, while it is in ``state``: the index by
+  state (``recordindex``, format 5; a prefix of format 4 gets it when it is marked 5);
+- ``P/meetser/<id>``: while meeting ``id`` is ``serializing`` (format 5);
 - ``P/lease/claim\\0`` and ``P/lease/wait\\0`` (the empty id: claim and request ids are
   never empty): a random value, changed by every drop of a claim / a waiter;
 - ``P/ctr/<name>``: a counter of ``bump`` (``token``: the highest fencing token ever issued;
@@ -68,12 +71,12 @@ from __future__ import annotations
 # claim's key is held by an etcd lease of exactly its TTL, its grant beside it (etcd ends
 # claims; a claim a release before 3 stored keeps its own lease, 2 s past its TTL, and leaves
 # no claim.expired); 4: a claim's and a waiter's value end with its plan, and claims have
-# records (``P/crec/``). A prefix
-# of an older version this one only extends (``UPGRADES``) is
-# marked as this one on first use, so that a memkeeper too old to read it refuses the prefix
-# instead of misreading it.
-FORMAT_VERSION = 4
-UPGRADES = (b"1", b"2", b"3")
+# records (``P/crec/``); 5: claim records indexed by state (``P/crecs/``), meetings that
+# serialize (``P/meetser/``, and a meeting's record its turns). A prefix of an older version
+# this one only extends (``UPGRADES``) is marked as this one on first use, so that a memkeeper
+# too old to read it refuses the prefix instead of misreading it.
+FORMAT_VERSION = 5
+UPGRADES = (b"1", b"2", b"3", b"4")
 EVENTS_HEAD = "events:head"  # as in SQLite's store: the cache key of the chain's head
 CLAIMS, GRANTS, WAITERS = "claim", "grant", "wait"  # the tables under P/lease/
 _N = "{:020d}"

@@ -1,6 +1,8 @@
 """Meetings in the etcd store (``keys``: ``P/meet/<id>``, the record as JSON; ids from
-``P/seq/meet``). A read inside ``writing()`` is compared at the commit, so a read, a compare
-of its ``rev`` and a put are one compare-and-swap. A mixin of ``EtcdStore``."""
+``P/seq/meet``; ``P/meetser/<id>`` while meeting ``id`` is ``serializing``: every claims
+transaction that changed a claim asks for those, one range, empty but while participants take
+turns). A read inside ``writing()`` is compared at the commit, so a read, a compare of its
+``rev`` and a put are one compare-and-swap. A mixin of ``EtcdStore``."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ from memkeeper.store.etcd.core import EtcdCore
 
 TYPE_CHECKING = False  # start-up idiom: every store opens with this mixin, few read meetings
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from memkeeper.meetings.records import Meeting
 
 
@@ -43,6 +47,31 @@ class MeetingKeys(EtcdCore):
         found = [decode(raw) for _, raw in stored]
         return [m for m in found if resolved or m.state != "resolved"]
 
+    def serializing_meetings(self) -> list[Meeting]:
+        """The meetings whose participants take turns, by id (each read, so compared at the
+        commit of a ``writing()`` block)."""
+        found = []
+        for key, _ in self._scan_prefix(self._key("meetser", "")):
+            m = self.meeting(keys.number_of(key))
+            if m is not None and m.state == "serializing":
+                found.append(m)
+        return found
+
+    def kept_meetings(self) -> list[tuple[int, float | None]]:
+        """The resolved meetings, oldest id first: each id, and when it ended."""
+        stored = self._scan_prefix(self._key("meet", ""))
+        if not stored:
+            return []
+        from memkeeper.meetings.records import decode
+
+        found = [decode(raw) for _, raw in stored]
+        return [(m.id, m.ended_at) for m in found if m.state == "resolved"]
+
+    def drop_meetings(self, ids: Sequence[int]) -> None:
+        """Forget these meetings (call inside ``writing()``)."""
+        for meeting_id in ids:
+            self._alone(self._delete, self._key("meet", keys.number(meeting_id)))
+
     def put_meeting(self, m: Meeting) -> None:
         self._alone(self._put_meeting, m)
 
@@ -50,3 +79,8 @@ class MeetingKeys(EtcdCore):
         from memkeeper.meetings.records import encode
 
         self._put(self._key("meet", keys.number(m.id)), encode(m).encode())
+        turns = self._key("meetser", keys.number(m.id))
+        if m.state == "serializing":
+            self._put(turns, b"1")
+        elif m.order:  # turns over: out of the index
+            self._delete(turns)

@@ -11,6 +11,8 @@ from memkeeper.store.sqlite.core import SqliteCore
 
 TYPE_CHECKING = False  # start-up idiom: every store opens with this mixin, few read meetings
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from memkeeper.meetings.records import Meeting
 
 
@@ -42,6 +44,33 @@ class MeetingRows(SqliteCore):
         from memkeeper.meetings.records import decode
 
         return [decode(row[0]) for row in rows]
+
+    def serializing_meetings(self) -> list[Meeting]:
+        """The meetings whose participants take turns (``serialize``), by id: asked in every
+        claims transaction that changed a claim (the index answers none from no row)."""
+        sql = "SELECT record FROM meetings WHERE state = 'serializing' ORDER BY id"
+        rows = self._db.execute(sql).fetchall()
+        if not rows:
+            return []
+        from memkeeper.meetings.records import decode
+
+        return [decode(row[0]) for row in rows]
+
+    def kept_meetings(self) -> list[tuple[int, float | None]]:
+        """The resolved meetings, oldest id first: each id, and when it ended."""
+        sql = (
+            "SELECT id, COALESCE(json_extract(record, '$.settled_at'), "
+            "json_extract(record, '$.resolved_at')) FROM meetings "
+            "WHERE state = 'resolved' ORDER BY id"
+        )
+        return [(int(i), at) for i, at in self._db.execute(sql).fetchall()]
+
+    def drop_meetings(self, ids: Sequence[int]) -> None:
+        """Forget these meetings (call inside ``writing()``)."""
+        for start in range(0, len(ids), 500):
+            part = list(ids[start : start + 500])
+            marks = ",".join("?" * len(part))
+            self._db.execute(f"DELETE FROM meetings WHERE id IN ({marks})", part)
 
     def put_meeting(self, m: Meeting) -> None:
         from memkeeper.meetings.records import encode

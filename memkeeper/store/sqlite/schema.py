@@ -12,8 +12,9 @@ if TYPE_CHECKING:
 # 1: files, sections, events, cache; 2: + claims, waiters, counters, tallies, reconciliations;
 # 3: + bodies, proposals; 4: + events_by_path; 5: + pending; 6: + events.signer, events.sig;
 # 7: + messages, deliveries; 8: + claim_records, claims.plan, waiters.plan; 9: + reads;
-# 10: + meetings; 11: + work.
-SCHEMA_VERSION = 11
+# 10: + meetings; 11: + work; 12: a meeting's record carries a serialize's turns (state
+# serializing), which an older memkeeper cannot read.
+SCHEMA_VERSION = 12
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -178,7 +179,7 @@ CREATE TABLE IF NOT EXISTS reads (  -- what each identity last read of a section
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meetings (  -- overlaps between agents' claims, until resolved
     id INTEGER PRIMARY KEY,
-    state TEXT NOT NULL,           -- open, escalated or resolved
+    state TEXT NOT NULL,           -- open, escalated, serializing or resolved
     record TEXT NOT NULL           -- the whole record as JSON (meetings.records.encode)
 );
 CREATE INDEX IF NOT EXISTS meetings_by_state ON meetings (state, id);

@@ -45,6 +45,27 @@ def test_records_are_listed_by_state_oldest_first_and_stay_out_of_the_live_set(
     assert store.claim_rows() == []
 
 
+def test_a_record_listed_by_state_is_in_its_latest_state_alone(store: StateStore) -> None:
+    """(etcd: the index by state follows every change, and an added record is in it.)"""
+    first = life.open_record(claim("c1", 1, NOW + 60), PLAN, "2026-12-06T00:00:01Z")
+    with store.writing():
+        store.put_claim_record(first)
+    moved = life.move(first, "suspended", at="t1", by="agent-a", ended_at=None)
+    with store.writing():
+        store.put_claim_record(moved)
+    back = life.move(moved, "abandoned", at="t2", by="agent-a", ended_at=NOW)
+    with store.writing():
+        store.put_claim_record(back)
+    other = life.open_record(claim("c2", 2, NOW + 60), Plan(), "2026-12-06T00:00:02Z")
+    body = json.dumps(life.move(other, "released", at="t", by="b", ended_at=NOW).to_json())
+    with store.writing():
+        assert store.add_claim_record("c2", "released", "agent-b", 2, body)
+    assert store.claim_records(("active", "suspended")) == []
+    assert [r.id for r in store.claim_records(("abandoned",))] == ["c1"]
+    assert [r.id for r in store.claim_records(("released", "abandoned"))] == ["c1", "c2"]
+    assert [r.id for r in store.claim_records(("released", "released"))] == ["c2"]
+
+
 def test_a_claim_keeps_its_plan_in_its_row(store: StateStore) -> None:
     with store.writing():
         store.put_claim(replace(claim("c1", 1, NOW + 60), plan=PLAN))

@@ -54,6 +54,37 @@ def test_a_record_round_trips_every_field(store: StateStore) -> None:
     assert store.meeting(added.id) == replace(m, id=added.id)
 
 
+def test_serializing_meetings_are_those_taking_turns_until_the_last(store: StateStore) -> None:
+    with store.writing():
+        m = store.add_meeting(opened())
+        store.add_meeting(opened())
+    assert store.serializing_meetings() == []
+    turns = rules.resolved(m, "human", Plan("serialize", who=B), NOW, (), {A: ["c1"]})
+    with store.writing():
+        store.put_meeting(turns)
+    assert store.serializing_meetings() == [turns]
+    assert store.meeting(m.id) == turns  # order, turn, standing round-trip
+    assert [x.id for x in store.meetings()] == [1, 2]  # not resolved yet
+    last = replace(turns, rev=turns.rev + 1, state="resolved", turn=1, settled_at=NOW + 5)
+    with store.writing():
+        store.put_meeting(last)
+    assert store.serializing_meetings() == []
+    assert store.kept_meetings() == [(1, NOW + 5)]
+
+
+def test_kept_meetings_are_the_resolved_ones_and_drop_forgets_them(store: StateStore) -> None:
+    with store.writing():
+        ms = [store.add_meeting(opened()) for _ in range(3)]
+        for m, at in ((ms[0], NOW + 1), (ms[2], NOW + 3)):
+            store.put_meeting(rules.resolved(m, A, Plan("join"), at))
+    assert store.kept_meetings() == [(1, NOW + 1), (3, NOW + 3)]
+    with store.writing():
+        store.drop_meetings([1])
+    assert store.meeting(1) is None
+    assert store.kept_meetings() == [(3, NOW + 3)]
+    assert [m.id for m in store.meetings(resolved=True)] == [2, 3]
+
+
 @etcd_only
 def test_a_stale_read_loses_the_commit_and_the_retry_sees_the_new_rev(
     cluster: Cluster, prefix: bytes
