@@ -411,7 +411,7 @@ def test_a_template_with_bad_syntax_is_reported_at_its_value_with_the_templates_
     error = mistake("version: 1\ntemplates:\n  team: '{{ nope }}'\n")
     assert (error.line, error.column) == (3, 9)
     assert error.problem == "template 'team': template line 1: unknown source 'nope'"
-    assert error.fix == "use one of claims, events, reconciliations"
+    assert error.fix == "use one of claims, events, reconciliations, work"
 
 
 @pytest.mark.parametrize("name", ["events", "claims", "reconciliations", "a b", "-x", "_x"])

@@ -365,7 +365,7 @@ def test_a_prefix_of_the_format_before_signatures_is_marked_as_this_one(
 
 
 @etcd_only
-@pytest.mark.parametrize("version", [b"5", b"seven"])
+@pytest.mark.parametrize("version", [b"6", b"seven"])
 def test_a_prefix_of_another_format_is_refused_saying_what_to_do(
     cluster: Cluster, store: EtcdStore, prefix: bytes, version: bytes
 ) -> None:
@@ -382,7 +382,7 @@ def test_a_prefix_of_another_format_is_refused_saying_what_to_do(
             where = cluster.url(prefix.decode().strip("/"))
             assert caught.value.message == (
                 f"the shared store {where} has format version {version.decode()}, this memkeeper "
-                "knows 8 — upgrade memkeeper, or name another prefix (MEMKEEPER_STORE, or the "
+                "knows 5 — upgrade memkeeper, or name another prefix (MEMKEEPER_STORE, or the "
                 "policy's store:)"
             )
         with pytest.raises(EnvironmentFailure, match="format version"):
