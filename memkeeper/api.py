@@ -341,20 +341,14 @@ class Memory:
 
         return drop(self.workspace, proposal_id)
 
-    def check(self, paths: Iterable[str] = (), *, staged: bool = False) -> dict[str, Any]:
-        """Validate managed files against the policy; ``Failed`` lists the violations."""
-        from pathlib import Path
+    def check(
+        self, paths: Iterable[str] = (), *, staged: bool = False, **push: Any
+    ) -> dict[str, Any]:
+        """Validate managed files against the policy (committing or pushing, against other
+        identities' claims too: ``ops.checking``); ``Failed`` lists the violations."""
+        from memkeeper.ops.checking import check_here
 
-        from memkeeper.ops.check import check
-
-        ws = self.workspace
-        # In a linked worktree of the root's repository, its own files and index are judged
-        # (the memory home is shared by all worktrees; a commit is made in one of them).
-        here = roots.working_tree(os.path.realpath(os.getcwd()))
-        if here is not None and here != str(ws.root) and roots.main_worktree(here) == str(ws.root):
-            named = [roots.relative_path(here, p) for p in paths]
-            return check(Path(here), named, staged=staged)
-        return check(ws.root, [ws.relpath(p) for p in paths], staged=staged)
+        return check_here(self.workspace, paths, staged=staged, **push)
 
     def verify(self) -> dict[str, Any]:
         """Check the event chain and every indexed file against the index; ``Failed`` lists
