@@ -1,6 +1,6 @@
-"""``memkeeper check`` on the command line: ``--push`` reads git's pre-push input from stdin,
-and the claims' warnings (an advisory claim over the commit) go to stderr, where git shows
-a hook's words, whatever the output format."""
+"""``memkeeper check`` on the command line: ``--push`` reads git's pre-push input from stdin
+(or the pre-commit framework's variables), and the claims' warnings (an advisory claim over
+the commit) go to stderr, where git shows a hook's words, whatever the output format."""
 
 from __future__ import annotations
 
@@ -24,9 +24,7 @@ def run_check(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
                 "check --push judges the commits git pushes (its pre-push input on stdin) — "
                 "give it no PATH and no --staged"
             )
-        from memkeeper.ops.commitguard import parse_pushed
-
-        push = {"push": parse_pushed(sys.stdin.read()), "remote": args.remote}
+        push = _pushed(args.remote)
     elif args.remote is not None:
         raise Invalid("--remote goes with --push — run: memkeeper check --push --remote NAME")
     try:
@@ -36,6 +34,27 @@ def run_check(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
         raise
     _warn(payload.get("claim_warnings", ()))
     return payload
+
+
+def _pushed(remote: str | None) -> dict[str, Any]:
+    """What is pushed: git's pre-push input on stdin or, under the pre-commit framework (which
+    reads that input itself), the first ref's range it names in ``$PRE_COMMIT_*``."""
+    import os
+
+    from memkeeper.ops.commitguard import Pushed, parse_pushed
+
+    env = os.environ
+    # (no TO_REF with a LOCAL_BRANCH: the framework pushes a branch down to its root commit)
+    local = env.get("PRE_COMMIT_TO_REF") or env.get("PRE_COMMIT_LOCAL_BRANCH")
+    if not local:
+        return {"push": parse_pushed(sys.stdin.read()), "remote": remote}
+    line = Pushed(
+        env.get("PRE_COMMIT_LOCAL_BRANCH") or "HEAD",
+        local,
+        env.get("PRE_COMMIT_REMOTE_BRANCH") or "HEAD",
+        env.get("PRE_COMMIT_FROM_REF") or "0" * 40,
+    )
+    return {"push": [line], "remote": remote or env.get("PRE_COMMIT_REMOTE_NAME")}
 
 
 def _warn(warnings: Any) -> None:

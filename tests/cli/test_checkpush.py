@@ -90,3 +90,28 @@ def test_the_pre_push_hook_is_reported_installed_and_removed() -> None:
         "  put back the hook it had moved to pre-push.legacy",
     ]
     assert push_lines({"git_hook": None}) == []
+
+
+@pytest.mark.peer("git")
+def test_under_the_pre_commit_framework_the_range_comes_from_its_variables(
+    sample: Path,
+) -> None:
+    (sample / ".gitignore").write_text("memory/scratch/\n")
+    git(sample, "add", "-A")
+    git(sample, "commit", "-q", "-m", "baseline")
+    base = git(sample, "rev-parse", "HEAD")
+    (sample / "src" / "new.py").write_text("x = 1\n")
+    git(sample, "add", "-A")
+    git(sample, "commit", "-q", "-m", "more")
+    assert run_main(sample, "claim", "src/", "--strict", env={"CODEX_THREAD_ID": "T1"}).code == 0
+    framework = {
+        "PRE_COMMIT_FROM_REF": base,
+        "PRE_COMMIT_TO_REF": git(sample, "rev-parse", "HEAD"),
+        "PRE_COMMIT_LOCAL_BRANCH": "refs/heads/main",
+        "PRE_COMMIT_REMOTE_NAME": "origin",
+    }
+    done = run_main(sample, "check", "--push", env=framework)
+    assert done.code == 6
+    assert "src/new.py: [claimed] the push carries changes to src/new.py" in done.stderr
+    framework["PRE_COMMIT_FROM_REF"] = git(sample, "rev-parse", "HEAD")
+    assert run_main(sample, "check", "--push", env=framework).code == 0

@@ -221,7 +221,7 @@ def test_the_installed_claude_command_runs_the_gate(sample: Path) -> None:
 
 def test_this_repository_declares_the_memkeeper_check_hook() -> None:
     hooks = YAML(typ="safe").load((PROJECT / ".pre-commit-hooks.yaml").read_text())
-    (hook,) = hooks
+    hook, push = hooks
     assert hook["id"] == "memkeeper-check"
     assert hook["entry"] == "memkeeper check --staged"
     assert (hook["language"], hook["pass_filenames"], hook["require_serial"]) == (
@@ -230,6 +230,12 @@ def test_this_repository_declares_the_memkeeper_check_hook() -> None:
         True,
     )
     assert hook["always_run"] is True  # a commit that only deletes a log passes no file
+    assert (push["id"], push["entry"], push["stages"]) == (
+        "memkeeper-push-guard",
+        "memkeeper check --push",
+        ["pre-push"],
+    )
+    assert (push["pass_filenames"], push["always_run"]) == (False, True)
 
 
 def project_copy(tmp_path: Path) -> Path:
