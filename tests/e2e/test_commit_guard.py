@@ -81,8 +81,17 @@ def project(request: pytest.FixtureRequest, sample: Path, tmp_path: Path) -> Pro
     if request.param == "etcd":
         cluster: Cluster = request.getfixturevalue("cluster")
         store = cluster.store_env(f"guard{next(_prefixes)}")
-    p = Project(sample, store)
-    (sample / ".gitignore").write_text("memory/scratch/\n")
+    return set_up(Project(sample, store), tmp_path)
+
+
+@pytest.fixture
+def local(sample: Path, tmp_path: Path) -> Project:
+    """The project on SQLite alone, for what is about git and the hooks, not the store."""
+    return set_up(Project(sample, {}), tmp_path)
+
+
+def set_up(p: Project, tmp_path: Path) -> Project:
+    (p.root / ".gitignore").write_text("memory/scratch/\n")
     p.memkeeper("init")
     p.memkeeper("regen")
     assert "git pre-push hook installed" in p.memkeeper("install-hooks")
@@ -170,12 +179,64 @@ def test_a_new_branch_is_judged_by_the_commits_no_remote_ref_holds(project: Proj
 
 
 def test_a_shared_store_that_does_not_answer_lets_the_commit_through_and_says_so(
-    project: Project,
+    local: Project,
 ) -> None:
-    if project.store:
-        pytest.skip("one run is enough: the store named below answers nobody")
+    project = local
     project.store = {"MEMKEEPER_STORE": "etcd://127.0.0.1:9/down"}  # nothing listens on 9
     done = project.commit("CLAUDE.md", CLAUDE)
     assert done.returncode == 0, done.stderr
     assert "memkeeper: warning: claims not checked: the shared store does not answer" in done.stderr
     assert "warning: reconciliations not checked: the shared store does not answer" in done.stderr
+
+
+def test_a_users_pre_push_hook_is_kept_handed_gits_input_and_run_first(local: Project) -> None:
+    project = local
+    hooks = project.root / ".git" / "hooks"
+    for name in ("pre-push", "pre-push.legacy"):
+        (hooks / name).unlink(missing_ok=True)
+    theirs = '#!/bin/sh\necho "$1" >> ../pushed.txt\ncat >> ../pushed.txt\n'
+    (hooks / "pre-push").write_text(theirs)
+    (hooks / "pre-push").chmod(0o755)
+    assert "moved the existing hook to" in project.memkeeper("install-hooks")
+    assert (hooks / "pre-push.legacy").read_text() == theirs
+    claim = project.claim("CLAUDE.md", "--strict", who=CODEX)
+    assert (
+        project.git("commit", "-q", "--no-verify", "--allow-empty", "-m", "empty").returncode == 0
+    )
+    project.commit("README.md", CLAUDE)
+    assert project.git("commit", "-qam", "x", "--allow-empty", "--no-verify").returncode == 0
+    with open(project.root / "CLAUDE.md", "a", encoding="utf-8") as handle:
+        handle.write("\nclaimed\n")
+    assert project.git("commit", "-qam", "claimed", "--no-verify", who=CLAUDE).returncode == 0
+    head = project.git("rev-parse", "HEAD").stdout.strip()
+    pushed = project.git("push", "-q", "origin", "HEAD:main", who=CLAUDE)
+    assert pushed.returncode != 0
+    assert f"claim {claim}" in pushed.stderr
+    seen = (project.root.parent / "pushed.txt").read_text()
+    assert seen.startswith(f"origin\nHEAD {head} refs/heads/main ")
+    (hooks / "pre-push.legacy").write_text("#!/bin/sh\necho 'theirs says no' >&2\nexit 3\n")
+    project.memkeeper("release", claim, who=CODEX)
+    pushed = project.git("push", "-q", "origin", "HEAD:main", who=CLAUDE)
+    assert pushed.returncode != 0
+    assert "theirs says no" in pushed.stderr
+    project.memkeeper("uninstall-hooks")
+    assert not (hooks / "pre-push.legacy").exists()
+    assert (hooks / "pre-push").read_text() == "#!/bin/sh\necho 'theirs says no' >&2\nexit 3\n"
+
+
+def test_a_commit_in_a_linked_worktree_is_guarded_by_the_roots_claims(local: Project) -> None:
+    project = local
+    linked = project.root.parent / "linked"
+    assert project.git("worktree", "add", "-q", "-b", "side", str(linked)).returncode == 0
+    claim = project.claim("CLAUDE.md", "--strict", who=CODEX)
+    with open(linked / "CLAUDE.md", "a", encoding="utf-8") as handle:
+        handle.write("\nfrom the linked worktree\n")
+    other = Project(linked, project.store)
+    assert other.git("add", "CLAUDE.md").returncode == 0
+    refused = other.git("commit", "-q", "-m", "linked", who=CLAUDE)
+    assert refused.returncode != 0
+    assert f"under codex:thread-1's strict write claim {claim}" in refused.stderr
+    assert "ok: " not in refused.stdout
+    project.memkeeper("release", claim, who=CODEX)
+    done = other.git("commit", "-q", "-m", "linked", who=CLAUDE)
+    assert done.returncode == 0, done.stderr
