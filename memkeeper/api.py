@@ -17,7 +17,7 @@ from memkeeper.ops.workspace import Workspace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Sequence
     from pathlib import Path
     from typing import Any
 
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from memkeeper.ops.append import AppendResult
     from memkeeper.ops.claims import ClaimTable
     from memkeeper.ops.claimwaits import Cancel
+    from memkeeper.ops.commitguard import Pushed
     from memkeeper.ops.regen import RegenResult
     from memkeeper.records import Event, PatchResult, SectionInfo, SectionText
 
@@ -342,13 +343,18 @@ class Memory:
         return drop(self.workspace, proposal_id)
 
     def check(
-        self, paths: Iterable[str] = (), *, staged: bool = False, **push: Any
+        self,
+        paths: Iterable[str] = (),
+        *,
+        staged: bool = False,
+        push: Sequence[Pushed] | None = None,
+        remote: str | None = None,
     ) -> dict[str, Any]:
-        """Validate managed files against the policy (committing or pushing, against other
-        identities' claims too: ``ops.checking``); ``Failed`` lists the violations."""
+        """Validate managed files against the policy; committing (``staged``) or pushing, also
+        other identities' claims (``ops.checking``). ``Failed`` lists the violations."""
         from memkeeper.ops.checking import check_here
 
-        return check_here(self.workspace, paths, staged=staged, **push)
+        return check_here(self.workspace, paths, staged=staged, push=push, remote=remote)
 
     def verify(self) -> dict[str, Any]:
         """Check the event chain and every indexed file against the index; ``Failed`` lists

@@ -14,21 +14,22 @@ if TYPE_CHECKING:
     from typing import Any
 
     from memkeeper.api import Memory
+    from memkeeper.ops.commitguard import Pushed
 
 
 def run_check(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
-    push: dict[str, Any] = {}
+    push, remote = None, None
     if args.push:
         if args.staged or args.paths:
             raise Invalid(
                 "check --push judges the commits git pushes (its pre-push input on stdin) — "
                 "give it no PATH and no --staged"
             )
-        push = _pushed(args.remote)
+        push, remote = _pushed(args.remote)
     elif args.remote is not None:
         raise Invalid("--remote goes with --push — run: memkeeper check --push --remote NAME")
     try:
-        payload = memory.check(args.paths, staged=args.staged, **push)
+        payload = memory.check(args.paths, staged=args.staged, push=push, remote=remote)
     except Failed as exc:
         _warn(getattr(exc, "claim_warnings", ()))
         raise
@@ -36,7 +37,7 @@ def run_check(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
     return payload
 
 
-def _pushed(remote: str | None) -> dict[str, Any]:
+def _pushed(remote: str | None) -> tuple[list[Pushed], str | None]:
     """What is pushed: git's pre-push input on stdin or, under the pre-commit framework (which
     reads that input itself), the first ref's range it names in ``$PRE_COMMIT_*``."""
     import os
@@ -47,14 +48,14 @@ def _pushed(remote: str | None) -> dict[str, Any]:
     # (no TO_REF with a LOCAL_BRANCH: the framework pushes a branch down to its root commit)
     local = env.get("PRE_COMMIT_TO_REF") or env.get("PRE_COMMIT_LOCAL_BRANCH")
     if not local:
-        return {"push": parse_pushed(sys.stdin.read()), "remote": remote}
+        return parse_pushed(sys.stdin.read()), remote
     line = Pushed(
         env.get("PRE_COMMIT_LOCAL_BRANCH") or "HEAD",
         local,
         env.get("PRE_COMMIT_REMOTE_BRANCH") or "HEAD",
         env.get("PRE_COMMIT_FROM_REF") or "0" * 40,
     )
-    return {"push": [line], "remote": remote or env.get("PRE_COMMIT_REMOTE_NAME")}
+    return [line], remote or env.get("PRE_COMMIT_REMOTE_NAME")
 
 
 def _warn(warnings: Any) -> None:

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memkeeper.errors import Invalid
 from memkeeper.fs.git import run_git
@@ -54,6 +56,16 @@ def test_a_line_that_is_not_git_pre_push_input_is_refused_with_its_number(line: 
         parse_pushed(f"\n{line}\n")
     assert caught.value.message.startswith("stdin:2: ")
     assert "<local ref> <local sha> <remote ref> <remote sha>" in caught.value.message
+
+
+shas = st.text(alphabet="0123456789abcdef", min_size=40, max_size=40)
+refs = st.from_regex(r"refs/(heads|tags)/[a-z][a-z0-9/_.-]{0,20}", fullmatch=True) | st.just("HEAD")
+
+
+@given(st.lists(st.builds(Pushed, refs, shas, refs, shas), max_size=5))
+def test_pre_push_lines_read_back_what_git_wrote(lines: list[Pushed]) -> None:
+    text = "".join(f"{p.local_ref} {p.local_sha} {p.remote_ref} {p.remote_sha}\n" for p in lines)
+    assert parse_pushed(text) == lines
 
 
 def test_git_logs_names_are_read_per_commit() -> None:
