@@ -17,7 +17,7 @@ from memkeeper.workqueue import WorkOf
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Sequence
     from pathlib import Path
     from typing import Any
 
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from memkeeper.ops.append import AppendResult
     from memkeeper.ops.claims import ClaimTable
     from memkeeper.ops.claimwaits import Cancel
+    from memkeeper.ops.commitguard import Pushed
     from memkeeper.ops.regen import RegenResult
     from memkeeper.records import Event, PatchResult, SectionInfo, SectionText
 
@@ -342,20 +343,19 @@ class Memory:
 
         return drop(self.workspace, proposal_id)
 
-    def check(self, paths: Iterable[str] = (), *, staged: bool = False) -> dict[str, Any]:
-        """Validate managed files against the policy; ``Failed`` lists the violations."""
-        from pathlib import Path
+    def check(
+        self,
+        paths: Iterable[str] = (),
+        *,
+        staged: bool = False,
+        push: Sequence[Pushed] | None = None,
+        remote: str | None = None,
+    ) -> dict[str, Any]:
+        """Validate managed files against the policy; committing (``staged``) or pushing, also
+        other identities' claims (``ops.checking``). ``Failed`` lists the violations."""
+        from memkeeper.ops.checking import check_here
 
-        from memkeeper.ops.check import check
-
-        ws = self.workspace
-        # In a linked worktree of the root's repository, its own files and index are judged
-        # (the memory home is shared by all worktrees; a commit is made in one of them).
-        here = roots.working_tree(os.path.realpath(os.getcwd()))
-        if here is not None and here != str(ws.root) and roots.main_worktree(here) == str(ws.root):
-            named = [roots.relative_path(here, p) for p in paths]
-            return check(Path(here), named, staged=staged)
-        return check(ws.root, [ws.relpath(p) for p in paths], staged=staged)
+        return check_here(self.workspace, paths, staged=staged, push=push, remote=remote)
 
     def verify(self) -> dict[str, Any]:
         """Check the event chain and every indexed file against the index; ``Failed`` lists

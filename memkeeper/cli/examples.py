@@ -55,7 +55,12 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "memkeeper reconcile show 3",
         "memkeeper reconcile resolve 3 --keep-human",
     ),
-    "check": ("memkeeper check", "memkeeper check --staged", "memkeeper check CLAUDE.md"),
+    "check": (
+        "memkeeper check",
+        "memkeeper check --staged",
+        "memkeeper check CLAUDE.md",
+        "memkeeper check --push --remote origin < PRE_PUSH_LINES",
+    ),
     "watch": ("memkeeper watch",),
     "emit": ('memkeeper emit task.completed --data \'{"task": "T-12"}\'',),
     "hook": ("memkeeper hook claude-code < payload.json",),

@@ -46,6 +46,10 @@ def add_verbs(verb: Verb) -> None:
     reconcile.add_argument("--all", action="store_true", help="list resolved ones too")
     check = verb("check", "validate files against the policy (for pre-commit and CI)")
     check.add_argument("--staged", action="store_true", help="judge what git would commit")
+    check.add_argument(
+        "--push", action="store_true", help="judge what git would push (pre-push input on stdin)"
+    )
+    check.add_argument("--remote", metavar="NAME", help="with --push: the remote pushed to")
     check.add_argument("paths", nargs="*", metavar="PATH")
 
 
@@ -86,7 +90,9 @@ def _chosen(args: argparse.Namespace) -> list[str]:
 
 
 def cmd_check(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
-    return memory.check(args.paths, staged=args.staged)
+    from memkeeper.cli.checkpush import run_check
+
+    return run_check(memory, args)
 
 
 COMMANDS: dict[str, Callable[[Memory, argparse.Namespace], dict[str, Any]]] = {

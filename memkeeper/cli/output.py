@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from memkeeper.cli.checkpush import push_lines
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -156,6 +158,8 @@ def _reconcile(p: dict[str, Any]) -> str:
 
 
 def _check(p: dict[str, Any]) -> str:
+    if p.get("push"):
+        return "ok: the push touches nothing under another identity's strict claim\n"
     what = "staged file(s)" if p["staged"] else "managed file(s)"
     warnings = "".join(f"warning: {w}\n" for w in p.get("warnings", ()))
     return f"{warnings}ok: {len(p['checked'])} {what} checked, no violations\n"
@@ -167,6 +171,7 @@ def _install_hooks(p: dict[str, Any]) -> str:
     if p["legacy_hook"]:
         kept = "moved the existing hook to" if p["moved_existing_hook"] else "runs first:"
         lines.append(f"  {kept} {p['legacy_hook']}")
+    lines += push_lines(p)
     lines += _filter_lines(p.get("git_filter"))
     for agent in p.get("agents", {}).values():
         for found in agent["hooks"]:
@@ -206,6 +211,7 @@ def _uninstall_hooks(p: dict[str, Any]) -> str:
         lines.append(f"git pre-commit hook {done} {p['git_hook']}")
         if p["legacy_hook_restored"]:
             lines.append("  put back the hook it had moved to pre-commit.legacy")
+        lines += push_lines(p)
     live = p.get("git_filter")
     if live is not None:
         done = "removed from" if live["attributes_changed"] else "- nothing of memkeeper's in"

@@ -1,8 +1,10 @@
-"""The git pre-commit hook ``install-hooks`` writes: it runs ``memkeeper check --staged``
-(docs/reference.md §4.20).
+"""The git hooks ``install-hooks`` writes (docs/reference.md §4.20): ``pre-commit`` runs
+``memkeeper check --staged``, ``pre-push`` runs ``memkeeper check --push`` on git's pre-push
+input (the claims guard, ``ops.commitguard``).
 
-As pre-commit does, it keeps a hook that was there before as ``pre-commit.legacy`` and runs
-it first; re-installing rewrites only our own hook, so nothing nests. It names the
+As pre-commit does, each keeps a hook that was there before as ``NAME.legacy`` and runs it
+first (a pre-push hook hands it the same input); re-installing rewrites only our own hook,
+so nothing nests. It names the
 interpreter memkeeper is installed in (found even when no virtualenv is active, from an IDE
 or a git GUI), falling back to ``memkeeper`` on PATH if that interpreter is gone. The hooks
 directory comes from ``git rev-parse --git-path hooks``: right in linked worktrees and with
@@ -46,6 +48,33 @@ exit 1
 """
 
 
+PUSH_MARKER = "# memkeeper: pre-push hook, installed by `memkeeper install-hooks`"
+PUSH_LEGACY = "pre-push.legacy"
+
+PUSH_TEMPLATE = """#!/bin/sh
+{marker}
+# Runs the hook that was here before (kept as {legacy}) on git's input, then
+# `memkeeper check --push` on it. Delete this file to uninstall (and rename {legacy} back,
+# if there is one).
+here=$(cd "$(dirname "$0")" && pwd)
+refs=$(cat)
+if [ -x "$here/{legacy}" ]; then
+    printf '%s\\n' "$refs" | "$here/{legacy}" "$@" || exit $?
+fi
+python={python}
+if [ -x "$python" ]; then
+    printf '%s\\n' "$refs" | "$python" -P -m memkeeper check --push --remote "$1"
+    exit $?
+elif command -v memkeeper >/dev/null 2>&1; then
+    printf '%s\\n' "$refs" | memkeeper check --push --remote "$1"
+    exit $?
+fi
+echo "memkeeper: not found (it was installed in $python) - install it, then run" \\
+    "memkeeper install-hooks again" >&2
+exit 1
+"""
+
+
 def hooks_dir(root: Path, run: Runner = run_git) -> Path:
     code, out = run(["rev-parse", "--git-path", "hooks"], root)
     if code != 0:
@@ -57,33 +86,62 @@ def hook_script(python: str) -> str:
     return HOOK_TEMPLATE.format(marker=MARKER, legacy=LEGACY, python=shlex.quote(python))
 
 
+def push_script(python: str) -> str:
+    return PUSH_TEMPLATE.format(marker=PUSH_MARKER, legacy=PUSH_LEGACY, python=shlex.quote(python))
+
+
 def install_git_hook(hooks: Path, python: str) -> dict[str, Any]:
-    """Write our pre-commit hook, moving a foreign one to ``pre-commit.legacy`` first."""
+    """Write our pre-commit and pre-push hooks, moving a foreign one to ``NAME.legacy``
+    first."""
     hooks.mkdir(parents=True, exist_ok=True)
-    hook, legacy = hooks / "pre-commit", hooks / LEGACY
-    script = hook_script(python).encode()
-    old = hook.read_bytes() if hook.is_file() else None
-    moved = os.path.lexists(hook) and (old is None or MARKER.encode() not in old)
-    if moved:
-        os.replace(hook, legacy)
-    if old != script or moved:
-        atomic.atomic_write(hooks, "pre-commit", script)
-    hook.chmod(0o755)
+    hook, legacy, moved, changed = _install(hooks, "pre-commit", MARKER, hook_script(python))
+    push = _install(hooks, "pre-push", PUSH_MARKER, push_script(python))
     return {
-        "git_hook": str(hook),
-        "legacy_hook": str(legacy) if legacy.exists() else None,
+        "git_hook": hook,
+        "legacy_hook": legacy,
         "moved_existing_hook": moved,
-        "git_hook_changed": old != script or moved,
+        "git_hook_changed": changed,
+        **dict(zip(_PUSH_KEYS, push, strict=True)),
     }
 
 
+_PUSH_KEYS = ("push_hook", "push_legacy_hook", "push_moved_existing_hook", "push_hook_changed")
+
+
+def _install(hooks: Path, name: str, marker: str, text: str) -> tuple[str, str | None, bool, bool]:
+    """Our hook ``name`` written; (its path, the legacy hook's, moved one, changed)."""
+    hook, legacy = hooks / name, hooks / f"{name}.legacy"
+    script = text.encode()
+    old = hook.read_bytes() if hook.is_file() else None
+    moved = os.path.lexists(hook) and (old is None or marker.encode() not in old)
+    if moved:
+        os.replace(hook, legacy)
+    if old != script or moved:
+        atomic.atomic_write(hooks, name, script)
+    hook.chmod(0o755)
+    return str(hook), str(legacy) if legacy.exists() else None, moved, old != script or moved
+
+
 def uninstall_git_hook(hooks: Path) -> dict[str, Any]:
-    """Delete our pre-commit hook and put back the one it moved; a foreign hook stays."""
-    hook, legacy = hooks / "pre-commit", hooks / LEGACY
-    ours = hook.is_file() and not hook.is_symlink() and MARKER.encode() in hook.read_bytes()
+    """Delete our hooks and put back the ones they moved; a foreign hook stays."""
+    hook, removed, restored = _uninstall(hooks, "pre-commit", MARKER)
+    push, push_removed, push_restored = _uninstall(hooks, "pre-push", PUSH_MARKER)
+    return {
+        "git_hook": hook,
+        "git_hook_removed": removed,
+        "legacy_hook_restored": restored,
+        "push_hook": push,
+        "push_hook_removed": push_removed,
+        "push_legacy_hook_restored": push_restored,
+    }
+
+
+def _uninstall(hooks: Path, name: str, marker: str) -> tuple[str, bool, bool]:
+    hook, legacy = hooks / name, hooks / f"{name}.legacy"
+    ours = hook.is_file() and not hook.is_symlink() and marker.encode() in hook.read_bytes()
     if ours:
         hook.unlink()
     restored = ours and os.path.lexists(legacy)
     if restored:
         os.replace(legacy, hook)
-    return {"git_hook": str(hook), "git_hook_removed": ours, "legacy_hook_restored": restored}
+    return str(hook), ours, restored

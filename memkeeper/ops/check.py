@@ -52,6 +52,7 @@ RULES = (
     "hidden-text",
     "encoding",
     "reconciliation",
+    "claimed",  # with --staged or --push: ops.commitguard's
 )
 
 
@@ -70,7 +71,8 @@ def check(
         warnings += [f"{rel}: not managed by the policy; nothing to check" for rel in unmanaged]
         checked, more = _judge_files(root, policy, git, files, staged)
         found += more + _deletions(root, policy, git, paths, staged)
-        found += _reconciliations(root, paths)
+        opened, down = _reconciliations(root, paths)
+        found, warnings = found + opened, warnings + down
     if found:
         where = len({v.path for v in found})
         raise Failed(
@@ -344,18 +346,22 @@ def _private(rel: str) -> Violation:
     )
 
 
-def _reconciliations(root: Path, paths: Sequence[str]) -> list[Violation]:
+def _reconciliations(root: Path, paths: Sequence[str]) -> tuple[list[Violation], list[str]]:
     """Open reconciliations, when there is a state (check never creates one): of generated
-    regions, and of this root's files with a shared store (not other roots')."""
+    regions, and of this root's files with a shared store (not other roots'); a shared store
+    that does not answer is a warning, as it is to the gate (a commit goes ahead)."""
     from memkeeper.names import SHARED_REGION
     from memkeeper.ops.workspace import Workspace
+    from memkeeper.store.errors import StoreUnavailable
 
     ws = Workspace(str(root), "check")
     try:
         if not ws.has_store:
-            return []
+            return [], []
         rows = ws.store.reconciliations()
         mine = ws.shared_region() if ws.shared else None
+    except StoreUnavailable as exc:
+        return [], [f"reconciliations not checked: the shared store does not answer ({exc})"]
     finally:
         ws.close()
     found = []
@@ -379,4 +385,4 @@ def _reconciliations(root: Path, paths: Sequence[str]) -> list[Violation]:
                 f"memkeeper reconcile show {row.id}, then resolve it with {todo}",
             )
         )
-    return found
+    return found, []

@@ -14,7 +14,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from memkeeper.install.githook import MARKER
-from tests.conftest import SAMPLE_REPO, run_cli
+from tests.conftest import MEMKEEPER, SAMPLE_REPO, run_cli
 
 PROJECT = Path(__file__).resolve().parents[2]
 PRE_COMMIT = str(Path(sys.executable).parent / "pre-commit")
@@ -221,7 +221,7 @@ def test_the_installed_claude_command_runs_the_gate(sample: Path) -> None:
 
 def test_this_repository_declares_the_memkeeper_check_hook() -> None:
     hooks = YAML(typ="safe").load((PROJECT / ".pre-commit-hooks.yaml").read_text())
-    (hook,) = hooks
+    hook, push = hooks
     assert hook["id"] == "memkeeper-check"
     assert hook["entry"] == "memkeeper check --staged"
     assert (hook["language"], hook["pass_filenames"], hook["require_serial"]) == (
@@ -230,6 +230,12 @@ def test_this_repository_declares_the_memkeeper_check_hook() -> None:
         True,
     )
     assert hook["always_run"] is True  # a commit that only deletes a log passes no file
+    assert (push["id"], push["entry"], push["stages"]) == (
+        "memkeeper-push-guard",
+        "memkeeper check --push",
+        ["pre-push"],
+    )
+    assert (push["pass_filenames"], push["always_run"]) == (False, True)
 
 
 def project_copy(tmp_path: Path) -> Path:
@@ -273,3 +279,29 @@ def test_the_pre_commit_framework_runs_memkeeper_check_on_staged_files(tmp_path:
     deleted = run(user, *staged_only, env=env)
     assert deleted.returncode == 1, deleted.stdout
     assert "memory/decisions.md: [append-only-deleted]" in deleted.stdout
+
+
+def test_the_pre_commit_framework_runs_the_push_guard_on_the_pushed_range(tmp_path: Path) -> None:
+    source = project_copy(tmp_path)
+    user = tmp_path / "user"
+    shutil.copytree(SAMPLE_REPO, user)
+    (user / ".gitignore").write_text("memory/scratch/\n")
+    git(user, "init", "-q")
+    git(user, "add", "-A")
+    assert commit(user, "baseline").returncode == 0
+    base = git(user, "rev-parse", "HEAD").stdout.strip()
+    (user / "CLAUDE.md").write_text((user / "CLAUDE.md").read_text() + "\nMore.\n")
+    git(user, "add", "-A")
+    assert commit(user, "more").returncode == 0
+    head = git(user, "rev-parse", "HEAD").stdout.strip()
+    claimed = run(user, MEMKEEPER, "claim", "CLAUDE.md", "--strict", env={"CODEX_THREAD_ID": "t"})
+    assert claimed.returncode == 0, claimed.stderr
+    env = {"PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
+    argv = (PRE_COMMIT, "try-repo", str(source), "memkeeper-push-guard", "--hook-stage", "pre-push")
+    refused = run(user, *argv, "--from-ref", base, "--to-ref", head, env=env)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "CLAUDE.md: [claimed] the push carries changes to CLAUDE.md, under codex:t's" in (
+        refused.stdout
+    )
+    passed = run(user, *argv, "--from-ref", head, "--to-ref", head, env=env)
+    assert passed.returncode == 0, passed.stdout

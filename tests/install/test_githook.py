@@ -1,5 +1,5 @@
-"""The git pre-commit hook: its script names the interpreter and runs a hook that was there
-before first; a foreign hook is kept as ``pre-commit.legacy`` once and put back on
+"""The git pre-commit and pre-push hooks: each script names the interpreter and runs a hook
+that was there before first; a foreign hook is kept as ``NAME.legacy`` once and put back on
 uninstall, ours rewritten in place; the hooks directory is git's own."""
 
 from __future__ import annotations
@@ -12,9 +12,11 @@ import pytest
 from memkeeper.errors import Invalid
 from memkeeper.install.githook import (
     MARKER,
+    PUSH_MARKER,
     hook_script,
     hooks_dir,
     install_git_hook,
+    push_script,
     uninstall_git_hook,
 )
 
@@ -63,6 +65,31 @@ def test_the_git_hook_it_moved_is_put_back_and_a_foreign_one_stays(tmp_path: Pat
     again = uninstall_git_hook(tmp_path)
     assert (again["git_hook_removed"], again["legacy_hook_restored"]) == (False, False)
     assert files(tmp_path) == {"pre-commit": b"#!/bin/sh\necho theirs\n"}
+
+
+def test_the_pre_push_hook_hands_gits_input_to_the_legacy_hook_and_to_check_push() -> None:
+    script = push_script("/my venv/bin/python")
+    assert PUSH_MARKER in script
+    assert "refs=$(cat)" in script
+    legacy = script.index('printf \'%s\\n\' "$refs" | "$here/pre-push.legacy" "$@" || exit $?')
+    ours = script.index('"$python" -P -m memkeeper check --push --remote "$1"')
+    assert script.index("refs=$(cat)") < legacy < ours
+
+
+def test_a_foreign_pre_push_hook_is_kept_run_first_and_put_back(tmp_path: Path) -> None:
+    (tmp_path / "pre-push").write_text("#!/bin/sh\necho theirs\n")
+    first = install_git_hook(tmp_path, "/py")
+    assert (first["push_moved_existing_hook"], first["push_hook_changed"]) == (True, True)
+    assert first["push_legacy_hook"] == str(tmp_path / "pre-push.legacy")
+    assert (tmp_path / "pre-push").read_text() == push_script("/py")
+    assert (tmp_path / "pre-push").stat().st_mode & 0o111
+    again = install_git_hook(tmp_path, "/py")
+    assert (again["push_moved_existing_hook"], again["push_hook_changed"]) == (False, False)
+    done = uninstall_git_hook(tmp_path)
+    assert (done["push_hook_removed"], done["push_legacy_hook_restored"]) == (True, True)
+    assert sorted(files(tmp_path)) == ["pre-push"]
+    assert (tmp_path / "pre-push").read_text() == "#!/bin/sh\necho theirs\n"
+    assert uninstall_git_hook(tmp_path)["push_hook_removed"] is False  # not ours: it stays
 
 
 @pytest.mark.peer("git")

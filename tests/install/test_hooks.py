@@ -59,15 +59,15 @@ def test_an_unknown_agent_is_a_usage_error_naming_the_known_ones() -> None:
 # -- installing and uninstalling agents -----------------------------------------------------------
 
 
-def test_without_agents_only_the_git_hook_is_installed(tmp_path: Path) -> None:
+def test_without_agents_only_the_git_hooks_are_installed(tmp_path: Path) -> None:
     done = install(tmp_path, python="/py", run=fake_git)
     assert done["agents"] == {}
-    assert set(files(tmp_path)) == {".git/hooks/pre-commit"}
+    assert set(files(tmp_path)) == {".git/hooks/pre-commit", ".git/hooks/pre-push"}
 
 
 def test_install_creates_each_agents_files_and_uninstall_deletes_them(tmp_path: Path) -> None:
     install(tmp_path, AGENTS, mcp=True, python="/py", run=fake_git)
-    made = set(files(tmp_path)) - {".git/hooks/pre-commit"}
+    made = set(files(tmp_path)) - {".git/hooks/pre-commit", ".git/hooks/pre-push"}
     assert made == {
         ".claude/settings.json",
         ".mcp.json",
