@@ -9,6 +9,8 @@ Claude Code starts an event's hooks together and logs ``HTTP hook POST to`` as i
 event's time is from that line to the later of the two ends it logs — the http hook's
 (``HTTP hook response status`` or ``HTTP hook error``) and the command hook's (its output:
 ``Hook output does not start with {`` when empty, ``Checking first line for async`` when not).
+Unserved, the http hooks' ``onFailure`` is taken off (``_fail_open``): Claude Code 2.1.332
+would block every call the daemon cannot answer, and the command hook is what is timed there.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 
 from bench.fixture import bench_env, sample_copy
 from bench.gate_http import Daemon, prepared, summary
+from memkeeper.install.served import LOCAL
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -73,6 +76,7 @@ def as_claude_sees_it(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     for round_ in range(args.claude_sessions):
         for served in (True, False):
             daemon = Daemon(root, env) if served else None
+            kept = _fail_open(root) if not served else None
             try:
                 for kind in ("deny", "allow"):
                     log = work / f"claude-{round_}-{served}-{kind}.log"
@@ -90,8 +94,26 @@ def as_claude_sees_it(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             finally:
                 if daemon is not None:
                     daemon.stop()
+                if kept is not None:
+                    (root / LOCAL).write_text(kept)
     rows = [summary(label, samples) for label, samples in sorted(found.items())]
     return {"rows": rows, "notes": [f"Claude Code CLI: {CLAUDE}"]}
+
+
+def _fail_open(root: Path) -> str:
+    """Take ``onFailure`` off the http hooks (the settings as they were: returned), so that
+    without a daemon Claude Code 2.1.332 lets the http hook fail and the command hook answers,
+    as 2.1.197 does — with it, every call would be blocked and there would be nothing to time."""
+    import json
+
+    text = (root / LOCAL).read_text()
+    settings = json.loads(text)
+    for groups in settings["hooks"].values():
+        for group in groups:
+            for hook in group["hooks"]:
+                hook.pop("onFailure", None)
+    (root / LOCAL).write_text(json.dumps(settings, indent=2) + "\n")
+    return text
 
 
 def _session(

@@ -1,7 +1,8 @@
 """The Claude Code gate served by `memkeeper watch` over HTTP against the command hook, per
 tool call, from the hook's start to its answer (issue 23 item 6).
 
-    .venv/bin/python -m bench.gate_http [--runs 40] [--claude-calls 15] [--json]
+    .venv/bin/python -m bench.gate_http [--runs 40] [--claude-calls 15] [--claude-bin CLAUDE]
+        [--json]
 
 Two initialised copies of sample-repo, both with ``install-hooks claude-code --served``: in
 one ``memkeeper watch`` serves the gate, in the other no daemon runs. Per round, in turn
@@ -28,6 +29,7 @@ import argparse
 import http.client
 import json
 import math
+import os
 import shutil
 import statistics
 import subprocess
@@ -212,6 +214,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--claude-calls", type=int, default=15, help="Edits per session (15; 0: none)"
     )
     parser.add_argument("--claude-sessions", type=int, default=2, help="per side (2)")
+    parser.add_argument(
+        "--claude-bin",
+        default=None,
+        help="the Claude Code CLI to drive (default: as tests.e2e.claudecli finds it)",
+    )
     parser.add_argument("--dir", default=None, help="where the temp repositories go")
     parser.add_argument("--json", action="store_true", help="one JSON object")
     return parser
@@ -219,6 +226,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.claude_bin:  # read by tests.e2e.claudecli when it is first imported
+        os.environ["MEMKEEPER_TEST_CLAUDE"] = args.claude_bin
     work = Path(tempfile.mkdtemp(prefix="memkeeper-gate-http-", dir=args.dir))
     try:
         result = components(args, work)

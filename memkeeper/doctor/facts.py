@@ -204,6 +204,7 @@ def _served(root: Path) -> Served:
     hooks = local.get("hooks")
     hooked: list[str] = []
     stale: list[str] = []
+    blocking = False
     for event, groups in hooks.items() if isinstance(hooks, dict) else ():
         for group in groups if isinstance(groups, list) else ():
             inner = group.get("hooks") if isinstance(group, dict) else None
@@ -217,8 +218,10 @@ def _served(root: Path) -> Served:
                     f"Bearer {config.token}",
                 )
                 (hooked if ours else stale).append(event)
+                blocking |= ours and event == "PreToolUse" and handler.get("onFailure") == "block"
     url = None if config is None else config.url("claude-code")
-    return Served(url, tuple(hooked), tuple(stale), _held(os.path.join(home, gateconfig.LOCK_FILE)))
+    held = _held(os.path.join(home, gateconfig.LOCK_FILE))
+    return Served(url, tuple(hooked), tuple(stale), held, blocking)
 
 
 def _held(lock: str) -> bool:

@@ -82,12 +82,14 @@ class Served:
     """Claude Code's gate served by ``memkeeper watch`` on this machine (``install-hooks
     claude-code --served``): the URL its ``.memkeeper/gate.json`` names (None: not set up),
     the events ``.claude/settings.local.json`` has memkeeper's http hook for with that URL
-    and token, the events whose http hook names another, and whether the daemon serves."""
+    and token, the events whose http hook names another, whether the daemon serves, and
+    whether the PreToolUse http hook blocks the call when it fails (``onFailure``)."""
 
     url: str | None = None
     hooked: tuple[str, ...] = ()
     stale: tuple[str, ...] = ()
     serving: bool = False
+    blocking: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +195,11 @@ def _claude(facts: Facts, agent: str) -> list[Finding]:
     return [_subdirectory(facts, agent, where), *_served(facts.served, agent)]
 
 
+ON_FAILURE = (
+    ": Claude Code 2.1.332+ would block a call the daemon cannot answer, and lets it through"
+)
+
+
 def _served(served: Served, agent: str) -> list[Finding]:
     """The served gate: set up whole (the http hook on every event the command hook steps
     aside on) and served, or not set up at all."""
@@ -210,9 +217,13 @@ def _served(served: Served, agent: str) -> list[Finding]:
     elif missing:
         status, fix = "warn", again
         said = f"{local} lacks the served gate's hook for {missing} (the command hook answers)"
+    elif not served.blocking:  # from before onFailure: a hung daemon lets calls through
+        status, fix = "warn", again
+        said = f'{local}\'s PreToolUse http hook lacks "onFailure": "block"{ON_FAILURE}'
     elif not served.serving:
         status, fix = "warn", "memkeeper watch"
         said = f"memkeeper watch is not serving the gate at {served.url}: the command hook answers"
+        said += " (Claude Code 2.1.332+ blocks the calls the gate covers until it does)"
     else:
         status, said, fix = "ok", f"memkeeper watch serves the gate at {served.url}", ""
     return [Finding(agent, "served", status, said, fix, local if status != "ok" else None)]

@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 
 LOCAL = ".claude/settings.local.json"
 TIMEOUT_S = 30  # Claude Code lets the call through after it: see reference §4.20
+# Claude Code 2.1.332+ blocks the call when this hook fails (refused, timed out, non-2xx, not
+# JSON); older CLIs ignore the field and let it through (the command hook's guard covers them)
+ON_FAILURE = {"PreToolUse": "block"}
 URL_PATTERN = r"^http://127\.0\.0\.1:\d+/hook/claude-code$"
 _END = "/hook/claude-code"
 TODO = (
@@ -44,9 +47,11 @@ TODO = (
 IGNORE_TODO = "add .claude/settings.local.json to .gitignore: it holds this machine's gate token"
 
 
-def handler(config: GateConfig) -> dict[str, Any]:
+def handler(config: GateConfig, event: str = "") -> dict[str, Any]:
     """One http hook: the served gate's URL, its token, and the agent's identity and root
-    as the command hook would read them from its environment."""
+    as the command hook would read them from its environment; on a pre-tool call, blocking
+    the call when the daemon cannot answer (``ON_FAILURE``)."""
+    failure = {"onFailure": ON_FAILURE[event]} if event in ON_FAILURE else {}
     return {
         "type": "http",
         "url": config.url("claude-code"),
@@ -57,6 +62,7 @@ def handler(config: GateConfig) -> dict[str, Any]:
         },
         "allowedEnvVars": [AGENT_ENV, ROOT_ENV],
         "timeout": TIMEOUT_S,
+        **failure,
     }
 
 
@@ -66,10 +72,10 @@ def nested(event: str, one: dict[str, Any]) -> dict[str, Any]:
 
 def http_hooks(config: GateConfig) -> JsonHooks:
     setup = setup_of("claude-code")
-    one = handler(config)
     events = tuple(
         (event, {"hooks": [one]} if event in CONTEXT_EVENTS else nested(event, one))
         for event in setup.served
+        for one in (handler(config, event),)
     )
     return JsonHooks("claude-code", LOCAL, events, {}, key="url", pattern=URL_PATTERN)
 

@@ -187,3 +187,16 @@ def test_codex_is_asked_for_its_verdict_where_it_is_installed(tmp_path: Path) ->
     assert review.asked == 1  # not for another agent's gate
     silent = collect(root, env=env, login=Login(None), review=Review(None))
     assert [hook.status for hook in silent.codex_hooks] == ["unanswered"] * 4
+
+
+def test_a_served_pre_tool_hook_that_blocks_on_failure_is_found(tmp_path: Path) -> None:
+    """``--served`` writes ``"onFailure": "block"`` on the PreToolUse http hook; a hook
+    installed before that, without it, is told apart (doctor says to install again)."""
+    root, env = layout(tmp_path)
+    install(root, ["claude-code"], served=True, python="/usr/bin/python3", run=fake_git)
+    facts = collect(root, env=env, login=Login(None))
+    assert facts.served.url is not None
+    assert (facts.served.blocking, facts.served.serving) == (True, False)
+    local = root / ".claude" / "settings.local.json"
+    local.write_text(local.read_text().replace('"onFailure": "block"', '"onFailure": "continue"'))
+    assert collect(root, env=env, login=Login(None)).served.blocking is False

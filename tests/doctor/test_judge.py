@@ -239,14 +239,23 @@ def test_a_gate_not_served_says_nothing_of_it() -> None:
 
 
 def test_a_served_gate_set_up_whole_and_served_is_ok() -> None:
-    (found,) = served(url=URL, hooked=EVERY, serving=True)
+    (found,) = served(url=URL, hooked=EVERY, serving=True, blocking=True)
     assert (found.status, found.message) == ("ok", f"memkeeper watch serves the gate at {URL}")
 
 
 def test_a_served_gate_without_its_daemon_is_a_warning_naming_memkeeper_watch() -> None:
-    (found,) = served(url=URL, hooked=EVERY, serving=False)
+    (found,) = served(url=URL, hooked=EVERY, serving=False, blocking=True)
     assert (found.status, found.fix) == ("warn", "memkeeper watch")
     assert "the command hook answers" in found.message
+    assert "2.1.332+ blocks the calls the gate covers" in found.message
+
+
+def test_a_pre_tool_http_hook_without_on_failure_is_a_warning_to_install_again() -> None:
+    """Installed before ``onFailure``: on Claude Code 2.1.332 a hung daemon (the lock held,
+    no answer) lets each call through after the timeout; the next install adds the field."""
+    (found,) = served(url=URL, hooked=EVERY, serving=True, blocking=False)
+    assert (found.status, found.fix) == ("warn", "memkeeper install-hooks claude-code --served")
+    assert '"onFailure": "block"' in found.message
 
 
 def test_an_event_without_its_http_hook_while_served_fails_nothing_judges_it() -> None:

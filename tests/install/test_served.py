@@ -60,6 +60,8 @@ def test_served_adds_one_http_hook_per_served_event_and_a_private_config(tmp_pat
                 },
                 "allowedEnvVars": ["MEMKEEPER_AGENT", "MEMKEEPER_ROOT"],
                 "timeout": TIMEOUT_S,
+                # Claude Code 2.1.332+: the call is blocked when the daemon cannot answer
+                **({"onFailure": "block"} if event == "PreToolUse" else {}),
             }
         ]
     for holding_the_token in (".memkeeper/gate.json", LOCAL):
@@ -173,3 +175,24 @@ def test_an_existing_local_settings_file_others_can_read_is_made_its_owners(
     assert stat.S_IMODE(local.stat().st_mode) == 0o600
     assert done["served"]["hooks"]["private"] is True
     assert json.loads(local.read_text())["permissions"] == {"allow": []}
+
+
+def test_an_http_hook_from_before_on_failure_gets_it_on_the_next_install(tmp_path: Path) -> None:
+    """A served gate installed before ``onFailure`` existed lets every call through on Claude
+    Code 2.1.332 when the daemon is down (the guard's command hook also answers, but no
+    longer needed for that): the next install puts the field in, on PreToolUse only."""
+    served_install(tmp_path)
+    local = tmp_path / LOCAL
+    settings = json.loads(local.read_text())
+    for groups in settings["hooks"].values():
+        for group in groups:
+            for one in group["hooks"]:
+                one.pop("onFailure", None)
+    local.write_text(json.dumps(settings, indent=2) + "\n")
+    done = served_install(tmp_path)
+    assert done["served"]["hooks"]["changed"] is True
+    found = handlers(tmp_path)
+    assert [h.get("onFailure") for h in found["PreToolUse"]] == ["block"]
+    for event in SERVED:  # a failed PostToolUse notice or prompt check must not stop work
+        if event != "PreToolUse":
+            assert all("onFailure" not in h for h in found[event]), event
