@@ -273,7 +273,7 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks, Signing):
         from memkeeper.fs import locks
 
         name = digest(rel.encode())[7:31] + names.LOCK_SUFFIX
-        return locks.file_lock(os.path.join(self.home, names.LOCKS_DIR, name))
+        return locks.file_lock(os.path.join(self.home, names.LOCKS_DIR, name), rel)
 
     def record(
         self,
