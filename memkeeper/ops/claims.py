@@ -8,8 +8,7 @@ grantable, in queue order, and aborts deadlock victims (``claim.aborted``, reaso
 copy of the table alike, so no step reads the table twice. When anything changed it pokes
 every waiter's FIFO after the commit (``fs.wakeups``). Fencing tokens come from a counter
 stored in the grant's transaction: they never repeat, whatever crashes. A grant opens the
-claim's record (``claims.lifecycle``), an end moves it on; the other verbs: ``ops.claimlife``.
-"""
+claim's record (``claims.lifecycle``), an end moves it on; other verbs: ``ops.claimlife``."""
 
 from __future__ import annotations
 
@@ -28,6 +27,7 @@ from memkeeper.errors import Busy, Invalid, Refused
 from memkeeper.events import iso_utc
 from memkeeper.fs import crash
 from memkeeper.fs import wakeups as waiting
+from memkeeper.ops import claimwaits as waits
 from memkeeper.ops.claimsimilar import overlap_warnings
 from memkeeper.ops.claimwaits import Cancel, abandoned, busy, busy_reason, next_look, wait_for
 from memkeeper.ops.claimwrites import resolve_target
@@ -162,6 +162,7 @@ class ClaimTable:
                 if outcome is None and wait:
                     inbox = waiting.Inbox(self.ws.home, request.id)  # before the row shows
                     self._enqueue(WaiterRow(request, os.getpid(), now + wait, "waiting", None))
+                    waits.waits_until(request.id, wait, self.ws.clock)
                     self._queued(request, wait)
                     self.changed = True  # a new wait may close a cycle: serve the queue
                 elif outcome is None:
@@ -186,9 +187,8 @@ class ClaimTable:
 
     @_again
     def release(self, claim_id: str) -> Claim:
-        """Give a claim back. Its commit does not wait for the disk: a release lost to a power
-        cut only keeps the claim until its TTL. A waiter it lets in is answered only after a
-        durable commit of its own (``_step``), which syncs this one too."""
+        """Give a claim back, committed without waiting for the disk (lost to a power cut, the
+        claim lives to its TTL; a waiter let in is answered after a durable commit)."""
         with self.transaction(durable=False) as now:
             claim = self._find(claim_id)
             rules.check_release(claim, self.ws.agent)
@@ -233,8 +233,8 @@ class ClaimTable:
         """Collect the outcome of our wait, or how long to sleep before looking again."""
         with self.transaction() as now:
             row = next((w for w in self.rows if w.request.id == request.id), None)
-            if row is not None and row.state == "waiting" and now < row.deadline:
-                return next_look(row.deadline, self.held, now, shared=self.ws.shared)
+            if (left := waits.time_left(row, now, self.ws.clock)) > 0:
+                return next_look(now + left, self.held, now, shared=self.ws.shared)
             if row is not None:
                 self._unqueue(request.id)
                 self.changed = True  # a request left the queue: others may move up
@@ -279,7 +279,7 @@ class ClaimTable:
         self.swept = [c for c in stored if not c.is_live(now)]
         for claim in self.swept:
             self._end(claim, now, "expired", {})
-        for row in [w for w in self.rows if abandoned(w, now)]:
+        for row in [w for w in self.rows if abandoned(w, now, shared=self.ws.shared)]:
             self._abandon(row, now, "abandoned")
         self.changed |= bool(self.swept)
 

@@ -251,16 +251,20 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks, Signing):
             return self._clock.now()
         return time.time()
 
+    @property
+    def clock(self) -> Clock:
+        """The clock given, else the system's."""
+        if self._clock is None:
+            from memkeeper.clock import SystemClock
+
+            self._clock = SystemClock()
+        return self._clock
+
     def claim_now(self) -> float:
         """The time claims are judged by (reference §4 "Expiry"): with the local store, this
         machine's uptime from the boot's epoch — one clock for every process, whatever its
         wall clock says; with a shared store, the wall clock (etcd's leases judge expiry)."""
-        clock = self._clock
-        if clock is None:
-            from memkeeper.clock import SystemClock
-
-            clock = SystemClock()
-        return self.store.claim_time(clock)
+        return self.store.claim_time(self.clock)
 
     def locked(self, rel: str) -> Any:
         """The file's lock (a context manager); every writer of ``rel`` holds it."""
