@@ -9,6 +9,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memkeeper.claims.decisions import Request
 
+# A wait this far past its deadline is dropped, whatever its process seems to be (the local
+# store judges it by its clock; etcd by a lease that ends then, by its own).
+ABANDON_GRACE_S = 10.0
+
 
 class WaiterRow(Record):
     """A queued claim request, the process waiting on it and what became of it."""

@@ -55,12 +55,13 @@ class GitAware:
             self.git_seen = float("-inf")  # unknown, and it is not working now (git_busy)
         return self.git_busy or now - self.git_seen < self.quiet_s
 
-    def _rename_live(self, rel: str, rename: Callable[[], object]) -> None:
-        """Rename a page into place; a live page under git's index lock, its entry brought
-        up to date in the same hold (or on a later tick, when git holds the lock)."""
+    def _rename_live(self, rel: str, rename: Callable[[], object], staged: str) -> None:
+        """Rename a page into place (from ``staged``); a live page under git's index lock,
+        its entry brought up to date in the same hold (or on a later tick, when git holds
+        the lock)."""
         if rel not in self._live_pages():
             rename()
-        elif self.stale.rename(rel, rename):
+        elif self.stale.rename(rel, rename, staged):
             self.own_index = self._index_id()
 
     def _flush_index(self) -> None:

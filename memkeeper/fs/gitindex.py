@@ -43,30 +43,47 @@ def update_index(
     rename: Callable[[], object] | None = None,
     tries: int = 1,
     sleep: Callable[[float], object] = time.sleep,
+    staged: Callable[[], Mapping[bytes, tuple[Stat, bytes]]] | None = None,
 ) -> bool | None:
     """Under git's ``index.lock``: ``rename`` (a page into place), then the entries of
     ``files()`` (paths from the top of the working tree: stat data, stored form) refreshed
     (``indexfile.refreshed``). True when the index was rewritten, None when nothing needed
-    it (``rename`` done), False when git held its lock ``tries`` times (``rename`` not done)."""
+    it (``rename`` done), False when git held its lock ``tries`` times (``rename`` not done).
+
+    ``staged``: the entries as they will be once renamed (the staged file's stat data, which
+    a rename keeps but for the change time). The new index is then written first and
+    committed right after the rename, so that a ``git status`` (which takes no lock) never
+    reads the old entry beside the new page for longer than between two renames; the change
+    time follows in a second hold."""
     index = os.path.join(git_dir, "index")
     lock = index + ".lock"
-    for attempt in range(tries):
-        try:
-            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-            break
-        except FileExistsError:
-            if attempt + 1 == tries:
-                return False
-            sleep(0.005)
+    fd = _lock(lock, tries, sleep)
+    if fd is None:
+        return False
+    if rename is not None and staged is not None:
+        early = _refreshed(index, staged)
+        if early is not None:
+            try:
+                with os.fdopen(os.dup(fd), "wb") as out:
+                    out.write(early)
+                rename()
+            except BaseException:
+                _release(fd, lock)
+                raise
+            os.replace(lock, index)
+            os.close(fd)
+            fd = _lock(lock, LOCK_TRIES, sleep)
+            if fd is None:
+                return True  # the change time: at git's next refresh
+            rename = None
     committed = False
     try:
         if rename is not None:
             rename()
         try:
-            with open(index, "rb") as handle:
-                new = refreshed(handle.read(), files())
+            new = _refreshed(index, files)
         except FileNotFoundError:
-            return None  # no index: nothing is tracked yet
+            return None
         if new is None:
             return None
         with os.fdopen(os.dup(fd), "wb") as out:
@@ -75,10 +92,38 @@ def update_index(
         committed = True
         return True
     finally:
-        os.close(fd)
-        if not committed:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(lock)
+        if committed:
+            os.close(fd)
+        else:
+            _release(fd, lock)
+
+
+def _lock(lock: str, tries: int, sleep: Callable[[float], object]) -> int | None:
+    """Git's ``index.lock``, created exclusively as git does, tried ``tries`` times 5 ms
+    apart; None while git still holds it."""
+    for attempt in range(tries):
+        try:
+            return os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        except FileExistsError:
+            if attempt + 1 < tries:
+                sleep(0.005)
+    return None
+
+
+def _release(fd: int, lock: str) -> None:
+    os.close(fd)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(lock)
+
+
+def _refreshed(index: str, files: Callable[[], Mapping[bytes, tuple[Stat, bytes]]]) -> bytes | None:
+    """The index with ``files()``'s entries refreshed; None when nothing changes or there is
+    no index (nothing is tracked yet)."""
+    try:
+        with open(index, "rb") as handle:
+            return refreshed(handle.read(), files())
+    except FileNotFoundError:
+        return None
 
 
 def filter_installed(root: str, git_dir: str) -> bool:
@@ -110,12 +155,13 @@ class LiveIndex:
         self.prefix = "" if prefix in ("", ".") else prefix + "/"
         self.owed: set[str] = set()
 
-    def files(self, rels: Iterable[str]) -> dict[bytes, tuple[Stat, bytes]]:
+    def files(self, rels: Iterable[str], at: str | None = None) -> dict[bytes, tuple[Stat, bytes]]:
         """Each page's stat data and what git stores of it (pages gone or with broken
-        markers left out)."""
+        markers left out); ``at``: the file to read for the one page of ``rels`` (its staged
+        new version)."""
         found: dict[bytes, tuple[Stat, bytes]] = {}
         for rel in rels:
-            path = os.path.join(self.root, rel)
+            path = at or os.path.join(self.root, rel)
             try:
                 with open(path, "rb") as handle:
                     data = handle.read()
@@ -128,15 +174,17 @@ class LiveIndex:
             found[os.fsencode(self.prefix + rel)] = (stat, form)
         return found
 
-    def rename(self, rel: str, rename: Callable[[], object]) -> bool:
+    def rename(self, rel: str, rename: Callable[[], object], staged: str | None = None) -> bool:
         """Rename ``rel`` into place under git's index lock, its entry brought up to date in
-        the same hold — or, when git holds the lock, renamed anyway and owed. True when the
-        index was rewritten."""
+        the same hold — from the ``staged`` file about to be renamed, when given, committed
+        right after the rename (``update_index``) — or, when git holds the lock, renamed
+        anyway and owed. True when the index was rewritten."""
         if self.git_dir is None:
             rename()
             return False
         files = lambda: self.files([rel])  # noqa: E731
-        done = update_index(self.git_dir, files, rename=rename, tries=LOCK_TRIES)
+        early = None if staged is None else (lambda: self.files([rel], staged))
+        done = update_index(self.git_dir, files, rename=rename, tries=LOCK_TRIES, staged=early)
         if done is False:
             rename()
             self.owed.add(rel)

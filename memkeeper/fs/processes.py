@@ -47,3 +47,29 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def describe(pid: int) -> str:
+    """``pid`` and its command line as ``/proc`` tells: ``process 4242 (memkeeper patch
+    CLAUDE.md#build -)``; the number alone where it does not."""
+    said = f"process {pid}"
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            argv = handle.read().split(b"\0")
+    except OSError:
+        return said
+    command = " ".join(a.decode("utf-8", "replace") for a in argv if a)
+    if len(command) > 80:
+        command = command[:77] + "..."
+    return f"{said} ({command})" if command else said
+
+
+def stopped(pid: int) -> bool:
+    """Whether process ``pid`` is stopped (Ctrl-Z, a debugger, SIGSTOP): it holds whatever
+    it holds until resumed. False where that cannot be told."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            state = handle.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state in (b"T", b"t")

@@ -6,10 +6,9 @@ go too — then acts, then serves the queue again: it grants each waiter that ha
 grantable, in queue order, and aborts deadlock victims (``claim.aborted``, reason
 ``deadlock``) until neither is left. Every change goes to the store and to the transaction's
 copy of the table alike, so no step reads the table twice. When anything changed it pokes
-every waiter's FIFO after the commit (``fs.wakeups``); a change hands a serializing meeting's
-turn over first (``ops.meetingturns``). Fencing tokens come from a counter stored in the
-grant's transaction: they never repeat, whatever crashes. A grant opens the claim's record
-(``claims.lifecycle``), an end moves it on; the other verbs: ``ops.claimlife``."""
+every waiter's FIFO after the commit (``fs.wakeups``), a serializing meeting's turn handed
+over first (``ops.meetingturns``). Fencing tokens come from a counter in the grant's
+transaction: never repeated. Records: ``claims.lifecycle``; other verbs: ``ops.claimlife``."""
 
 from __future__ import annotations
 
@@ -28,9 +27,9 @@ from memkeeper.errors import Busy, Invalid, Refused
 from memkeeper.events import iso_utc
 from memkeeper.fs import crash
 from memkeeper.fs import wakeups as waiting
+from memkeeper.ops import claimwaits as waits
 from memkeeper.ops import meetingturns as handing
 from memkeeper.ops.claimsimilar import overlap_warnings
-from memkeeper.ops.claimwaits import Cancel, abandoned, busy, busy_reason, next_look, wait_for
 from memkeeper.ops.claimwrites import resolve_target
 from memkeeper.ops.posting import overlaps
 
@@ -126,7 +125,7 @@ class ClaimTable:
         strict: bool,
         wait: float | None,
         objective: str,
-        cancel: Cancel | None = None,
+        cancel: waits.Cancel | None = None,
         plan: Plan | None = None,
     ) -> Claim:
         resolved = [resolve_target(self.ws, target) for target in targets]
@@ -164,6 +163,7 @@ class ClaimTable:
                 if outcome is None and wait:
                     inbox = waiting.Inbox(self.ws.home, request.id)  # before the row shows
                     self._enqueue(WaiterRow(request, os.getpid(), now + wait, "waiting", None))
+                    waits.waits_until(request.id, wait, self.ws.clock)
                     self._queued(request, wait)
                     self.changed = True  # a new wait may close a cycle: serve the queue
                 elif outcome is None:
@@ -188,8 +188,8 @@ class ClaimTable:
 
     @_again
     def release(self, claim_id: str) -> Claim:
-        """Give a claim back, not waiting for the disk: one lost to a power cut keeps the claim
-        until its TTL. Whom it lets in learns so after a durable commit, which syncs it too."""
+        """Give a claim back, committed without waiting for the disk (lost to a power cut, the
+        claim lives to its TTL; a waiter let in is answered after a durable commit)."""
         with self.transaction(durable=False) as now:
             claim = self._find(claim_id)
             rules.check_release(claim, self.ws.agent)
@@ -216,10 +216,10 @@ class ClaimTable:
         live, queued = self._table()
         return self._grant(request, now) if rules.grantable(live, queued, request) else None
 
-    def _wait(self, request: Request, inbox: waiting.Inbox, cancel: Cancel | None) -> Claim:
+    def _wait(self, request: Request, inbox: waiting.Inbox, cancel: waits.Cancel | None) -> Claim:
         self.me = request.id
         try:
-            outcome = wait_for(request.id, lambda: self._step(request), inbox, cancel)
+            outcome = waits.wait_for(request.id, lambda: self._step(request), inbox, cancel)
         except BaseException:
             self._forget(request.id)
             raise
@@ -234,8 +234,8 @@ class ClaimTable:
         """Collect the outcome of our wait, or how long to sleep before looking again."""
         with self.transaction() as now:
             row = next((w for w in self.rows if w.request.id == request.id), None)
-            if row is not None and row.state == "waiting" and now < row.deadline:
-                return next_look(row.deadline, self.held, now, shared=self.ws.shared)
+            if (left := waits.time_left(row, now, self.ws.clock)) > 0:
+                return waits.next_look(now + left, self.held, now, shared=self.ws.shared)
             if row is not None:
                 self._unqueue(request.id)
                 self.changed = True  # a request left the queue: others may move up
@@ -243,7 +243,7 @@ class ClaimTable:
                 self._abort(request, "timeout", settle=False)
             if row is not None and row.state == "granted":
                 return self._held(request.id) or self._busy(request, now, "expired")
-            return self._busy(request, now, busy_reason(row))
+            return self._busy(request, now, waits.busy_reason(row))
 
     @_again
     def _forget(self, request_id: str) -> None:
@@ -280,7 +280,7 @@ class ClaimTable:
         self.swept = [c for c in stored if not c.is_live(now)]
         for claim in self.swept:
             self._end(claim, now, "expired", {})
-        for row in [w for w in self.rows if abandoned(w, now)]:
+        for row in [w for w in self.rows if waits.abandoned(w, now, shared=self.ws.shared)]:
             self._abandon(row, now, "abandoned")
         self.changed |= bool(self.swept)
 
@@ -397,4 +397,4 @@ class ClaimTable:
         raise ended_error(claim_id, ended.type.removeprefix("claim."), ended.ts)
 
     def _busy(self, request: Request, now: float, reason: BusyReason) -> Busy:
-        return busy(request, *self._table(), now, reason)
+        return waits.busy(request, *self._table(), now, reason)

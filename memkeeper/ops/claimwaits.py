@@ -13,15 +13,19 @@ import os
 from typing import TYPE_CHECKING, Protocol
 
 from memkeeper.claims import decisions as rules
+from memkeeper.claims.waiters import ABANDON_GRACE_S
 from memkeeper.claims.wording import busy_message, holder_json
 from memkeeper.errors import Busy
 from memkeeper.fs import processes
+
+__all__ = ["ABANDON_GRACE_S"]  # (and the functions below)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
     from memkeeper.claims.decisions import Claim, Request
     from memkeeper.claims.waiters import WaiterRow
+    from memkeeper.clock import Clock
     from memkeeper.errors import BusyReason
     from memkeeper.fs.wakeups import Inbox
 
@@ -39,7 +43,6 @@ class WaitCancelled(Exception):
 CANCEL_POLL_S = 0.05  # a cancellable wait looks at its cancel flag this often
 WAKE_CAP_S = 5.0  # a waiter re-checks at least this often, in case a poke was lost
 SHARED_POLL_S = 0.1  # … and this often with a shared store (pokes reach one machine only)
-ABANDON_GRACE_S = 10.0  # a wait this far past its deadline is dropped, whatever its pid says
 _SLACK_S = 0.005  # wake just after an expiry, not just before it
 
 
@@ -97,9 +100,30 @@ def busy_reason(row: WaiterRow | None) -> BusyReason:
     return "deadlock" if row is not None and row.reason == "deadlock" else "timeout"
 
 
-def abandoned(row: WaiterRow, now: float) -> bool:
+def abandoned(row: WaiterRow, now: float, *, shared: bool = False) -> bool:
     """Whether nobody is left to collect this wait: far past its deadline, or its process
-    (another one) is gone."""
-    if now > row.deadline + ABANDON_GRACE_S:
+    (another one) is gone. With a shared store, a wait's deadline is its waiter's wall clock,
+    which no other machine's (nor process's) can judge: etcd ends the row by its own clock
+    instead (its lease, ``ABANDON_GRACE_S`` past the deadline)."""
+    if not shared and now > row.deadline + ABANDON_GRACE_S:
         return True
     return row.pid != os.getpid() and not processes.pid_alive(row.pid)
+
+
+# When each wait of this process ends, on its clock's uptime (``Clock.since_boot``).
+_ENDS: dict[str, float] = {}
+
+
+def waits_until(request_id: str, wait: float, clock: Clock) -> None:
+    """Remember when this process's wait ``request_id`` ends: ``wait`` seconds from now on
+    the uptime, which no step of the wall clock moves (NTP's, a user's, libfaketime's)."""
+    _ENDS[request_id] = clock.since_boot()[1] + wait
+
+
+def time_left(row: WaiterRow | None, now: float, clock: Clock) -> float:
+    """Seconds left of the wait ``row`` (0: none left, or it is not waiting): this process's
+    own by the uptime (``waits_until``), another's by its row's deadline against ``now``."""
+    if row is None or row.state != "waiting":
+        return 0.0
+    end = _ENDS.get(row.request.id)
+    return row.deadline - now if end is None else end - clock.since_boot()[1]

@@ -95,9 +95,9 @@ def _live_renames(ws: Workspace, policy: Policy, targets: list[str]) -> Iterator
     live = {path for path, rule in rules if rule is not None and rule.git == "placeholder"}
     index = LiveIndex(ws.top, found)
 
-    def guarded(rel: str, rename: Callable[[], object]) -> None:
+    def guarded(rel: str, rename: Callable[[], object], staged: str) -> None:
         if rel in live:
-            index.rename(rel, rename)
+            index.rename(rel, rename, staged)
         else:
             rename()
 

@@ -50,6 +50,47 @@ if TYPE_CHECKING:
 
 
 STORE_ATTEMPTS = 50  # operations started over when a shared store's writer got in first
+# How long an operation is started over while the shared store itself asks for it (a leader
+# election: a commit unanswered, or handed on to another member), lost races or not.
+STORE_PATIENCE_S = 30.0
+
+
+def store_retry(
+    sleep: Callable[[float], object] = time.sleep, clock: Callable[[], float] = time.monotonic
+) -> Retry:
+    """The policy of ``Workspace.again``. Lost races (``StoreRetry.lost``) spend its
+    ``STORE_ATTEMPTS``, paused from 2 ms doubling to 0.4 s, jittered: ~8 s for all of
+    them, longer than an etcd election, so that writers that all come back when a new leader
+    answers do not use them up on each other in a second. A block the store made run again
+    (a failover) spends none: those are bounded by ``STORE_PATIENCE_S``."""
+    return Retry(
+        STORE_ATTEMPTS,
+        delay=0.002,
+        max_delay=0.4,
+        jitter=True,
+        deadline=STORE_PATIENCE_S,
+        spends=lambda exc: getattr(exc, "lost", True),
+        give_up=_gave_up,
+        sleep=sleep,
+        clock=clock,
+    )
+
+
+def _gave_up(last: BaseException) -> EnvironmentFailure:
+    if getattr(last, "lost", True):
+        return EnvironmentFailure(
+            f"the shared store: other writers got in first, {STORE_ATTEMPTS} times or for "
+            f"{STORE_PATIENCE_S:.0f} s — nothing was changed; try again",
+            reason="store_busy",
+        )
+    from memkeeper.store.errors import StoreUnavailable
+
+    return StoreUnavailable(
+        f"the shared store kept failing over for {STORE_PATIENCE_S:.0f} s (its leader lost, "
+        f"commits unanswered: {last}) — read what you changed (or `memkeeper events`) before "
+        "trying again; check the etcd cluster (MEMKEEPER_STORE) and the network",
+        outcome="unknown",
+    )
 
 
 def store_url(setting: str, source: str) -> StoreUrl:
@@ -210,16 +251,20 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks, Signing):
             return self._clock.now()
         return time.time()
 
+    @property
+    def clock(self) -> Clock:
+        """The clock given, else the system's."""
+        if self._clock is None:
+            from memkeeper.clock import SystemClock
+
+            self._clock = SystemClock()
+        return self._clock
+
     def claim_now(self) -> float:
         """The time claims are judged by (reference §4 "Expiry"): with the local store, this
         machine's uptime from the boot's epoch — one clock for every process, whatever its
         wall clock says; with a shared store, the wall clock (etcd's leases judge expiry)."""
-        clock = self._clock
-        if clock is None:
-            from memkeeper.clock import SystemClock
-
-            clock = SystemClock()
-        return self.store.claim_time(clock)
+        return self.store.claim_time(self.clock)
 
     def locked(self, rel: str) -> Any:
         """The file's lock (a context manager); every writer of ``rel`` holds it."""
@@ -232,7 +277,7 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks, Signing):
         from memkeeper.fs import locks
 
         name = digest(rel.encode())[7:31] + names.LOCK_SUFFIX
-        return locks.file_lock(os.path.join(self.home, names.LOCKS_DIR, name))
+        return locks.file_lock(os.path.join(self.home, names.LOCKS_DIR, name), rel)
 
     def record(
         self,
@@ -300,19 +345,8 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks, Signing):
     def again(self, attempt: Callable[[], T]) -> T:
         """Run ``attempt`` (a whole operation) until a shared store commits it: another
         writer that got in first (``StoreRetry``: nothing of the attempt was applied) makes
-        it start over on what is there now, after a short random pause."""
-        policy = Retry(
-            STORE_ATTEMPTS,
-            delay=0.001,
-            max_delay=0.05,
-            jitter=True,
-            give_up=lambda _: EnvironmentFailure(
-                f"the shared store: {STORE_ATTEMPTS} other writers got in first, one after the "
-                "other — nothing was changed; try again",
-                reason="store_busy",
-            ),
-        )
-        return policy(attempt)
+        it start over on what is there now, after a short random pause (``store_retry``)."""
+        return store_retry()(attempt)
 
     # -- a shared store: this root's files and the store's (``SharedSync``) --------------------
 

@@ -60,7 +60,7 @@ class WriteAhead(WorkspaceShape):
         self._staged: list[Replace] | None = None  # replaces waiting for writing()'s commit
         self._unsynced: dict[str, tuple[int, float]] = {}  # replaces since a checkpoint here
         # Runs each rename (file, the rename): the daemon's, to tell git's index of it at once
-        self.rename_guard: Callable[[str, Callable[[], object]], None] | None = None
+        self.rename_guard: Callable[[str, Callable[[], object], str], None] | None = None
         super().__init__()
 
     def replace_file(
@@ -210,7 +210,9 @@ class WriteAhead(WorkspaceShape):
             if self.rename_guard is None:
                 write.staged.finish(base)
             else:
-                self.rename_guard(write.rel, lambda: write.staged.finish(base))
+                folder = write.rel.rpartition("/")[0]  # the staged file is beside the file
+                temp = "/".join(p for p in (self.top, folder, write.staged.temp) if p)
+                self.rename_guard(write.rel, lambda: write.staged.finish(base), temp)
         except files.Raced as raced:
             self._superseded(write, raced.current)
 

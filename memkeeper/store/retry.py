@@ -27,7 +27,17 @@ class StoreRetry(Exception):
     Not an ``EnvironmentFailure`` (nor any ``MemkeeperError``): it is no failure to report but
     a request to start over, to be caught by the retry loop around the operation
     (``Workspace.again``); one that escaped it would show up as a bug, not as a misleading
-    "environment" error."""
+    "environment" error.
+
+    ``lost``: another writer got in first (a lost race: the loop's bound on them counts it).
+    False when nobody did and the store itself made the block run again — a commit no member
+    answered that did not land, a commit sent again to another member during a leader
+    election, a snapshot compacted meanwhile: that is the store failing over, not contention,
+    and the loop's deadline bounds it, not its count of lost races."""
+
+    def __init__(self, message: str, *, lost: bool = True) -> None:
+        super().__init__(message)
+        self.lost = lost
 
 
 class Retry:
@@ -36,12 +46,15 @@ class Retry:
     constant (``backoff`` 1) or linear (``backoff`` 1 and a ``step``) — or, with ``jitter``,
     a random one between 0 and that. ``on``: the exceptions that call for another attempt
     (any other goes through at once). ``deadline``: seconds after the first attempt past which
-    no other starts. ``give_up``: what to raise once no attempt is left, made from the last
-    exception (raised ``from None``); None: the last exception itself."""
+    no other starts. ``spends``: whether a failed attempt's exception spends one of the
+    ``attempts`` (None: every one does); one that does not is tried again within the
+    ``deadline`` alone, which such a policy must have. ``give_up``: what to raise once no
+    attempt is left, made from the last exception (raised ``from None``); None: the last
+    exception itself."""
 
     __slots__ = (
         "attempts", "on", "delay", "backoff", "step", "max_delay", "jitter", "deadline",
-        "give_up", "sleep", "clock",
+        "give_up", "sleep", "clock", "spends",
     )  # fmt: skip
 
     def __init__(
@@ -58,9 +71,12 @@ class Retry:
         give_up: Callable[[BaseException], BaseException] | None = None,
         sleep: Callable[[float], object] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        spends: Callable[[BaseException], bool] | None = None,
     ) -> None:
         if attempts < 1:
             raise ValueError(f"a retry policy needs at least one attempt, not {attempts}")
+        if spends is not None and deadline is None:
+            raise ValueError("a retry policy whose failures may spend no attempt needs a deadline")
         self.attempts = attempts
         self.on = on
         self.delay, self.backoff, self.step, self.max_delay = delay, backoff, step, max_delay
@@ -69,6 +85,7 @@ class Retry:
         self.give_up = give_up
         self.sleep = sleep
         self.clock = clock
+        self.spends = spends
 
     def pause(self, attempt: int) -> float:
         """The pause after the attempt numbered ``attempt`` (from 0) failed."""
@@ -96,14 +113,23 @@ class Retry:
 
     def __call__(self, work: Callable[..., T], *args: Any) -> T:
         """``work(*args)``, attempted again while it raises one of ``on``; once no attempt is
-        left, ``give_up``'s exception (or the last one)."""
-        last: BaseException | None = None
-        for _ in self.tries():
+        left (or the next would start past the deadline), ``give_up``'s exception (or the
+        last one). The pauses grow with every failed attempt, spent or not."""
+        start, spent, failed = self.clock(), 0, 0
+        while True:
             try:
                 return work(*args)
             except self.on as exc:
                 last = exc
-        assert last is not None  # tries() yields at least once
+            spent += self.spends is None or bool(self.spends(last))
+            if spent >= self.attempts:
+                break
+            wait = self.pause(failed)
+            failed += 1
+            if self.deadline is not None and self.clock() - start + wait > self.deadline:
+                break
+            if wait > 0:
+                self.sleep(wait)
         if self.give_up is None:
             raise last
         raise self.give_up(last) from None

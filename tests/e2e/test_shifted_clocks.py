@@ -9,9 +9,11 @@ everyone else from the start."""
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -111,3 +113,40 @@ def test_a_fenced_write_a_minute_ahead_lands_under_its_own_live_claim(
         "--claim", held.json["id"], shift="+60s", stdin="- under a claim\n",
     )  # fmt: skip
     assert patched.code == 0, patched.stdout + patched.stderr  # before: refused, expired
+
+
+def test_a_wait_is_neither_dropped_nor_ended_by_a_process_a_minute_ahead(
+    sample: Path, store_env: dict[str, str]
+) -> None:
+    """A claim's ``--wait`` on the true clock while a process a minute ahead sweeps the table:
+    the wait goes on and is granted once the holder lets go. Before, on etcd, the process
+    ahead judged the wait's deadline by its own clock, found it far past, and dropped it as
+    abandoned: the waiter ended busy (``timeout``) at once."""
+    held = as_agent(sample, store_env, "agent-a", "claim", "src/", "--ttl", "60")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("MEMKEEPER_")}
+    waiter = subprocess.Popen(
+        [MEMKEEPER, "claim", "src/api/", "--wait", "20", "--json"],
+        cwd=sample,
+        env={**clean, **store_env, "MEMKEEPER_AGENT": "agent-b"},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for _ in range(100):  # until it is queued
+            queued = as_agent(sample, store_env, "agent-c", "claims")
+            if queued.json["waiters"]:
+                break
+            time.sleep(0.1)
+        assert queued.json["waiters"], queued.stdout
+        ahead = as_agent(sample, store_env, "agent-c", "claims", shift="+60s")
+        assert [w["id"] for w in ahead.json["waiters"]] == [w["id"] for w in queued.json["waiters"]]
+        time.sleep(0.5)
+        assert waiter.poll() is None  # still waiting
+        assert as_agent(sample, store_env, "agent-a", "release", held.json["id"]).code == 0
+        out, _ = waiter.communicate(timeout=30)
+    finally:
+        if waiter.poll() is None:
+            waiter.kill()
+            waiter.communicate()
+    assert waiter.returncode == 0, out
+    assert json.loads(out)["agent"] == "agent-b"

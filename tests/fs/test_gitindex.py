@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memkeeper.fs.gitindex import update_index
-from memkeeper.fs.indexfile import Stat, stat_of
+from memkeeper.fs.indexfile import Stat, size_offsets, stat_of
 
 
 def git(root: Path, *args: str) -> str:
@@ -71,3 +71,37 @@ def test_without_an_index_the_page_is_renamed_and_nothing_written(tmp_path: Path
     assert update_index(str(tmp_path / ".git"), dict, rename=lambda: renamed.append(True)) is None
     assert renamed == [True]
     assert sorted(p.name for p in (tmp_path / ".git").iterdir()) == []
+
+
+@pytest.mark.peer("git")
+def test_a_staged_pages_entry_is_written_before_its_rename_and_committed_right_after(
+    tmp_path: Path,
+) -> None:
+    """Issue 22 item 11: a git status (which takes no lock) reading the index between a live
+    page's rename and the commit of its entry saw the new page beside the old entry, and
+    called it modified. The entry is now written from the staged file before the rename
+    and committed right after it; the change time, which the rename moves, follows."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "config", "filter.x.clean", "sed s/^LIVE.*/LIVE/")
+    (tmp_path / ".gitattributes").write_text("p.md filter=x\n")
+    page, temp = tmp_path / "p.md", tmp_path / "p.md.tmp"
+    page.write_text("notes\nLIVE 1\n")
+    git(tmp_path, "add", "-A")
+    temp.write_text("notes\nLIVE 22 and longer\n")
+    stored = b"notes\nLIVE\n"
+    seen: list[int] = []
+
+    def rename() -> None:
+        written = (tmp_path / ".git/index.lock").read_bytes()  # the new index, not committed
+        offsets = size_offsets(written)
+        assert offsets is not None
+        seen.append(int.from_bytes(written[offsets[b"p.md"] : offsets[b"p.md"] + 4], "big"))
+        temp.rename(page)
+
+    git_dir = str(tmp_path / ".git")
+    staged = lambda: {b"p.md": (stat(temp), stored)}  # noqa: E731
+    files = lambda: {b"p.md": (stat(page), stored)}  # noqa: E731
+    assert update_index(git_dir, files, rename=rename, staged=staged) is True
+    assert seen == [len(b"notes\nLIVE 22 and longer\n")]
+    assert git(tmp_path, "diff-files", "--name-only") == ""  # the change time followed
+    assert not (tmp_path / ".git/index.lock").exists()

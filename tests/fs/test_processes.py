@@ -50,3 +50,12 @@ def test_a_file_open_for_writing_is_told_apart(held: Path) -> None:
 
 def test_this_process_is_alive() -> None:
     assert processes.pid_alive(os.getpid())
+
+
+def test_a_process_is_described_by_its_command_line_and_a_running_one_is_not_stopped() -> None:
+    said = processes.describe(os.getpid())
+    assert said.startswith(f"process {os.getpid()} (")
+    assert "python" in said
+    assert not processes.stopped(os.getpid())
+    assert processes.describe(2**22 + 1) == f"process {2**22 + 1}"  # no such process
+    assert not processes.stopped(2**22 + 1)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -17,12 +18,13 @@ import pytest
 from memkeeper import Busy, Claim, Memory
 from memkeeper.claims.decisions import make_request
 from memkeeper.claims.waiters import WaiterRow
+from memkeeper.clock import FakeClock
 from memkeeper.fs import wakeups as waiting_module
 from memkeeper.ops import claimwaits
-from tests.ops.conftest import START, kinds
+from tests.ops.conftest import EXE, START, WHY, kinds
 
 if TYPE_CHECKING:
-    from memkeeper.clock import FakeClock
+    from tests.etcd_cluster import Cluster
 
 
 class Blocked:
@@ -279,3 +281,39 @@ def test_a_cancellable_wait_looks_at_its_flag_often_and_leaves_once_it_is_set() 
     with pytest.raises(claimwaits.WaitCancelled, match="c1: the wait was cancelled"):
         claimwaits.wait_for("c1", step, inbox, flag)  # type: ignore[arg-type]
     assert inbox.blocked == [claimwaits.CANCEL_POLL_S]
+
+
+@pytest.mark.skipif(EXE is None, reason=WHY)
+@pytest.mark.parametrize("step", [60.0, -60.0])
+def test_a_wait_on_etcd_lasts_its_length_whatever_the_wall_clock_does_meanwhile(
+    sample: Path,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    blocked: Blocked,
+    step: float,
+) -> None:
+    """Issue 22: with a shared store a wait's deadline was its process's wall clock — a step
+    of a minute ended a 10 s wait at once (and another process a minute ahead dropped it as
+    abandoned), or made it last 70 s. Now the waiter counts its wait on the uptime, and no
+    other process judges its deadline (etcd's lease on its row does)."""
+    cluster: Cluster = request.getfixturevalue("cluster")
+    for name, value in cluster.store_env(f"waits{int(step)}").items():
+        monkeypatch.setenv(name, value)
+    clock = FakeClock(START)
+    a = Memory.open(sample, agent="a", clock=clock)
+    b = Memory.open(sample, agent="b", clock=clock)
+    held = a.claim("src/", ttl=600)
+    waiter = Background(lambda: b.claim("src/", wait=10))
+    blocked.wait_for(1)
+    clock.set(clock.now() + step)  # NTP, or a user, steps the wall clock of both
+    if step > 0:
+        assert [c.id for c in a.claims()] == [held.id]  # a sweep by the clock ahead
+        a.release(held.id)
+        assert waiter.result().agent == "b"  # before: busy (timeout) at once
+    else:
+        clock.advance(10.5)
+        with pytest.raises(Busy) as caught:  # before: still waiting, a minute more
+            waiter.result()
+        assert caught.value.reason == "timeout"
+    a.close()
+    b.close()

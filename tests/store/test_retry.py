@@ -18,6 +18,7 @@ from memkeeper.errors import EnvironmentFailure, MemkeeperError
 from memkeeper.ops import workspace
 from memkeeper.ops.workspace import Workspace
 from memkeeper.store import etcd
+from memkeeper.store.errors import StoreUnavailable
 from memkeeper.store.retry import Retry, StoreRetry
 
 
@@ -77,6 +78,64 @@ def test_again_lets_any_other_error_through_at_once(ws: Workspace) -> None:
     with pytest.raises(EnvironmentFailure, match="the disk is full"):
         ws.again(fails)
     assert calls == [1]
+
+
+# -- a leader election: the store asks again, nobody got in first ---------------------------------
+
+
+def failing_over(times: int, calls: list[int]) -> Callable[[], str]:
+    """Work the store makes run again ``times`` times (a commit unanswered, handed on to
+    another member), then succeeds."""
+
+    def work() -> str:
+        calls.append(len(calls))
+        if len(calls) <= times:
+            raise StoreRetry("a commit no member answered did not land", lost=False)
+        return "done"
+
+    return work
+
+
+def test_again_outlasts_an_election_that_asks_more_often_than_its_bound_on_lost_races() -> None:
+    """Issue 22 (a flaky fleet test): a worker gave up as ``store_busy`` ("50 other writers
+    got in first") while the cluster elected a leader. A retry the store asked for spends
+    none of the bound on lost races; those are bounded by ``STORE_PATIENCE_S`` instead."""
+    clock, calls = Clock(), list[int]()
+    retry = workspace.store_retry(sleep=clock.sleep, clock=clock)
+    assert retry(failing_over(workspace.STORE_ATTEMPTS + 10, calls)) == "done"
+    assert len(calls) == workspace.STORE_ATTEMPTS + 11
+
+
+def test_a_store_that_keeps_failing_over_is_unavailable_after_the_patience() -> None:
+    clock, calls = Clock(), list[int]()
+    with pytest.raises(StoreUnavailable) as caught:
+        workspace.store_retry(sleep=clock.sleep, clock=clock)(failing_over(10**6, calls))
+    assert clock.now <= workspace.STORE_PATIENCE_S
+    assert caught.value.fields["outcome"] == "unknown"  # a commit handed on may have landed
+    assert "nothing was changed" not in caught.value.message
+
+
+def test_lost_races_pause_longer_in_all_than_an_election_lasts() -> None:
+    """Writers that all come back when a new leader answers (1 to 3 s after the old one was
+    lost) must not use their bound up on each other before it does: the pauses between the
+    ``STORE_ATTEMPTS`` lost races add up to several seconds (before: ~1 s, 2.5 s at most)."""
+    clock, calls = Clock(), list[int]()
+    with pytest.raises(EnvironmentFailure) as caught:
+        workspace.store_retry(sleep=clock.sleep, clock=clock)(beaten(10**6, calls))
+    assert caught.value.fields["reason"] == "store_busy"
+    assert len(calls) == workspace.STORE_ATTEMPTS
+    assert 4.0 < clock.now < workspace.STORE_PATIENCE_S
+    assert all(p <= 0.002 * 2**n for n, p in enumerate(clock.slept[:8]))  # the first: short
+
+
+def test_a_failure_that_spends_no_attempt_is_bounded_by_the_deadline_alone() -> None:
+    clock, calls = Clock(), list[int]()
+    retry = policy(2, clock, delay=1.0, backoff=1.0, deadline=5.5, spends=lambda _: False)
+    with pytest.raises(StoreRetry):
+        retry(beaten(100, calls))
+    assert calls == [0, 1, 2, 3, 4, 5]  # 2 attempts would have stopped at [0, 1]
+    with pytest.raises(ValueError, match="needs a deadline"):
+        Retry(2, spends=lambda _: False)
 
 
 # -- the policy ----------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import time
 
 from memkeeper.store.etcd import codec, recordindex
 from memkeeper.store.etcd.core import EtcdCore
@@ -179,8 +180,21 @@ class ClaimKeys(EtcdCore):
 
     def put_waiter(self, w: WaiterRow) -> None:
         """Queue a request (ids come from ``bump``: a row of the same id is replaced, where
-        SQLite's primary key would refuse it)."""
-        self._alone(self._put, self._key("lease", WAITERS, w.request.id), codec.waiter_json(w))
+        SQLite's primary key would refuse it). Its key is held by an etcd lease that ends
+        ``ABANDON_GRACE_S`` after the wait's deadline, by etcd's clock: a waiter gone, on any
+        machine, leaves no row for longer, and no machine's wall clock judges another's."""
+        self._alone(self._put_waiter, w)
+
+    def _put_waiter(self, w: WaiterRow) -> None:
+        from memkeeper.claims.waiters import ABANDON_GRACE_S
+
+        start = time.time() if self._claims_at is None else self._claims_at
+        ttl = max(1, math.ceil(w.deadline - start + ABANDON_GRACE_S))
+        with self._talking():
+            lease = self.gateway.grant(ttl)[0]
+        assert self._txn is not None
+        key = self._key("lease", WAITERS, w.request.id)
+        self._txn.put(key, codec.waiter_json(w, lease), lease)
 
     def waiter_rows(self) -> list[WaiterRow]:
         """Every queued request, in arrival order."""
@@ -195,10 +209,18 @@ class ClaimKeys(EtcdCore):
         raw = self._get(key)
         if raw is not None:
             settled = codec.waiter(request_id, raw)._replace(state=state, reason=reason)
-            self._put(key, codec.waiter_json(settled))
+            lease = codec.waiter_lease(raw)  # still held by it
+            assert self._txn is not None
+            self._txn.put(key, codec.waiter_json(settled, lease), lease)
 
     def drop_waiter(self, request_id: str) -> None:
-        self._alone(self._drop_lease_row, WAITERS, request_id)
+        self._alone(self._drop_waiter, request_id)
+
+    def _drop_waiter(self, request_id: str) -> None:
+        raw = self._get(self._key("lease", WAITERS, request_id))
+        if raw is not None and codec.waiter_lease(raw):
+            self._after_commit.append(codec.waiter_lease(raw))
+        self._drop_lease_row(WAITERS, request_id)
 
     def put_claim_record(self, r: ClaimRecord) -> None:
         """Insert or replace the record of claim ``r.id`` (``P/crec/<id>``, outside the lease

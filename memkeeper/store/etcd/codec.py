@@ -109,11 +109,18 @@ def claim(claim_id: str, raw: bytes, *, alive: bool | None = None) -> Claim:
     )  # fmt: skip
 
 
-def waiter_json(w: WaiterRow) -> bytes:
+def waiter_json(w: WaiterRow, lease: int = 0) -> bytes:
     r = w.request
     request = [r.arrival, r.agent, r.mode, list(r.targets), r.priority, r.strict, r.ttl]
     plan = None if r.plan is None else r.plan.to_json()
-    return encode([*request, r.objective, w.pid, w.deadline, w.state, w.reason, plan])
+    row = [*request, r.objective, w.pid, w.deadline, w.state, w.reason, plan]
+    return encode([*row, lease] if lease else row)
+
+
+def waiter_lease(raw: bytes) -> int:
+    """The etcd lease holding a waiter's key (0: none, a row written before they had one)."""
+    fields = json.loads(raw)
+    return int(fields[13]) if len(fields) > 13 and fields[13] else 0
 
 
 def waiter(request_id: str, raw: bytes) -> WaiterRow:

@@ -209,13 +209,19 @@ class EtcdCore:
                 reason="store_too_large",
             )
         with self._talking():
+            failovers = self.gateway.failovers
             try:
                 txn.commit()
             except ReadChanged:
                 # A resent commit that failed against itself is done.
                 if txn.landed(self._key("ev", "")):
                     return
-                raise StoreRetry("state store: another writer changed what this one read") from None
+                # Handed on to another member meanwhile (a leader lost): perhaps against a
+                # copy of itself that did land with nothing to tell it by — not a lost race.
+                raise StoreRetry(
+                    "state store: another writer changed what this one read",
+                    lost=self.gateway.failovers == failovers,
+                ) from None
             except etcdgw.Unavailable as exc:
                 if not exc.sent:
                     raise
@@ -237,7 +243,9 @@ class EtcdCore:
                     continue
                 if landed:
                     return
-                raise StoreRetry("state store: a commit no member answered did not land")
+                raise StoreRetry(
+                    "state store: a commit no member answered did not land", lost=False
+                )
         raise StoreUnavailable(
             f"state store: the change was sent and no member answered ({silence}): it may "
             "have landed — read what you changed (or `memkeeper events`) before trying again",
@@ -278,7 +286,7 @@ class EtcdCore:
         except etcdgw.EtcdError as exc:
             # The snapshot's revision was compacted meanwhile: start over.
             if exc.code == 11:
-                raise StoreRetry(f"state store: {exc}") from exc
+                raise StoreRetry(f"state store: {exc}", lost=False) from exc
             raise EnvironmentFailure(f"state store: {exc}") from exc
 
     def data_version(self) -> int:

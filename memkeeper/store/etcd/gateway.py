@@ -116,6 +116,9 @@ class Gateway:
         # The user's token (the one the home keeps, ``tokens``, tried first).
         self.login = Login(self.access, self.endpoints, tokens)
         self._unanswered = False  # a member closed a connection without answering
+        # Requests handed on from a member to the next (refused, silent, without a leader):
+        # a commit's comparisons failing after one may have failed against its own first copy.
+        self.failovers = 0
         # Which members went silent lately, across processes (members.py): asked last.
         self.members = members
         self._connections: dict[Endpoint, http.client.HTTPConnection] = {}
@@ -277,6 +280,7 @@ class Gateway:
         order = self._order_indexes()
         for turn, index in enumerate(order):
             endpoint = self.endpoints[index]
+            self.failovers += turn > 0
             asked = False
             # Another member left to ask: a silent one is given up on sooner.
             wait = self.timeout if turn == len(order) - 1 else min(self.timeout, FAILOVER_S)

@@ -44,8 +44,9 @@ order is numeric order; values are compact JSON (``codec``):
 - ``P/lease/grant\\0<id>``: the same, without a lease, until a sweep drops it: a grant
   without its claim key is a claim that expired (format 3);
 - ``P/lease/wait\\0<id>``: a queued request and its wait, ``[arrival, agent, mode, targets,
-  priority, strict, ttl, objective, pid, deadline, state, reason, plan]`` (``plan``, what the
-  claim announces, from format 4);
+  priority, strict, ttl, objective, pid, deadline, state, reason, plan, lease]`` (``plan``,
+  what the claim announces, from format 4; ``lease``, the etcd lease holding the key until
+  ``ABANDON_GRACE_S`` past the deadline — a reader that knows it not ignores it);
 - ``P/crec/<id>``: a claim's record (``claims.lifecycle.ClaimRecord`` as JSON), written at
   its first change after the grant (a scope change, its end) and kept (format 4);
 - ``P/crecs/<state>\\0<id>``: the same record again, while it is in ``state``: the index by

@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Self
 
-BUSY_TIMEOUT_S = 60.0
+# How long a write waits for SQLite's write lock before it gives up (store_busy: busy.py).
+BUSY_TIMEOUT_S = 10.0
 WAL_TRIM_BYTES = 1024 * 1024
 
 
@@ -178,6 +179,11 @@ class SqliteCore:
         try:
             self._db.execute(begin)
         except sqlite3.Error as exc:
+            from memkeeper.store.sqlite import busy  # (only once a write waited too long)
+
+            if busy.is_busy(exc):  # another process held the write lock all that time
+                db = self._wal.removesuffix("-wal") or STATE_DB
+                raise busy.busy_error(db, BUSY_TIMEOUT_S) from exc
             raise EnvironmentFailure(f"state store: cannot begin a transaction: {exc}") from exc
         try:
             yield

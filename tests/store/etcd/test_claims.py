@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from memkeeper.claims.waiters import ABANDON_GRACE_S
+from memkeeper.clock import FakeClock
 from memkeeper.store.etcd import EtcdStore
 from memkeeper.store.retry import StoreRetry
 from tests.store.etcd.conftest import (
@@ -50,10 +52,12 @@ def test_claims_and_waiters_share_one_prefix_and_each_drop_changes_its_tables_ma
     fields = json.loads(rows[key("lease/claim", "c1")])
     assert fields[:9] == [1, "agent-a", "write", ["CLAUDE.md#build"], 0, False, NOW, NOW + 30, ""]
     assert fields[9] == lease_of(store, "c1") != 0  # the etcd lease and its TTL follow
-    assert json.loads(rows[key("lease/wait", "w1")]) == [
+    fields = json.loads(rows[key("lease/wait", "w1")])
+    assert fields[:13] == [
         1, "agent-b", "read", ["docs/"], 5, True, 90.0, "review", 4242, NOW + 30, "waiting", None,
         None,  # its plan (format 4): none
     ]  # fmt: skip
+    assert fields[13] == lease_of(store, "w1", "wait") != 0  # an etcd lease holds it too
     assert stored(store)[b"ctr/token"] == b"1"
     markers = []
     for drop in ("c1", "c2"):
@@ -166,3 +170,26 @@ def test_a_claim_put_again_later_in_the_same_block_stays(store: EtcdStore, first
             store.put_claim(claim("c1", 1, NOW + 300))
         store.put_claim(claim("c1", 1, NOW + 20))
     assert store.claim_row("c1") == claim("c1", 1, NOW + 20)  # as on SQLite
+
+
+@etcd_only
+def test_a_waiters_row_is_held_by_a_lease_that_ends_past_its_deadline_by_etcds_clock(
+    store: EtcdStore,
+) -> None:
+    """Issue 22 (waits on etcd judged by each machine's wall clock): a process whose clock is
+    a minute ahead took another machine's live wait for one far past its deadline and dropped
+    it. Now no process judges another's deadline (``claimwaits.abandoned``, shared): etcd ends
+    the row, ``ABANDON_GRACE_S`` after the deadline, by its own clock. A settled row keeps its
+    lease; a dropped one's is revoked once the drop commits."""
+    with store.writing():
+        store.claim_time(FakeClock(NOW))
+        store.put_waiter(waiter("w1", 1))  # its deadline: NOW + 30
+    lease = lease_of(store, "w1", "wait")
+    assert lease != 0
+    assert 30 + ABANDON_GRACE_S - 2 <= store.gateway.time_to_live(lease) <= 30 + ABANDON_GRACE_S
+    store.settle_waiter("w1", "granted")
+    assert lease_of(store, "w1", "wait") == lease
+    assert store.waiter_rows()[0].state == "granted"
+    store.drop_waiter("w1")
+    assert store.waiter_rows() == []
+    assert store.gateway.time_to_live(lease) == -1  # revoked

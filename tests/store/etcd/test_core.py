@@ -512,3 +512,58 @@ def test_a_commit_whose_outcome_nobody_can_tell_never_says_nothing_changed(
     assert "nothing was changed" not in caught.value.message
     assert [e.data for e in store.events()] == [{"n": 1}]
     store.close()
+
+
+@etcd_only
+def test_a_commit_no_member_answered_that_did_not_land_is_no_lost_race(
+    cluster: Cluster, prefix: bytes
+) -> None:
+    """Issue 22 (a fleet losing its etcd leader): the store failing over asks for the block
+    again, but no other writer got in first — ``Workspace.again`` spends none of its bound on
+    it (before, every such retry counted as a lost race, and a worker gave up as busy)."""
+    store = silent_store(cluster, prefix, lands=False, deaf=0)
+    with pytest.raises(StoreRetry) as caught:
+        append_one(store)
+    assert not caught.value.lost
+    store.close()
+
+
+class HandedOn(Gateway):
+    """A real gateway whose next write transaction is handed on to another member (the first
+    answered without a leader) after another writer changed what the block read."""
+
+    armed = False
+    handed_on = 0
+
+    def txn(
+        self,
+        compare: Sequence[Compare],
+        success: Sequence[dict[str, Any]],
+        failure: Sequence[dict[str, Any]] = (),
+    ) -> TxnResult:
+        if self.armed and any("request_range" not in op for op in success):
+            self.armed = False
+            for op in success:
+                key = etcdgw.KeyValue({"key": op["request_put"]["key"]}).key
+                super().put(key, b"another writer's")
+            self.failovers += self.handed_on
+        return super().txn(compare, success, failure)
+
+
+@etcd_only
+@pytest.mark.parametrize("handed_on", [0, 1])
+def test_a_commit_whose_comparisons_fail_is_a_lost_race_unless_handed_on_meanwhile(
+    cluster: Cluster, prefix: bytes, handed_on: int
+) -> None:
+    """Failing against its own first copy (which landed, unanswered, before a leader was
+    lost) cannot be told from losing to another writer when the block wrote no event: after a
+    failover it spends nothing of the retry loop's bound; without one, it is a lost race."""
+    gateway = HandedOn(cluster.endpoints, access=cluster.access)
+    gateway.delete(prefix, etcdgw.prefix_end(prefix))
+    store = EtcdStore(gateway, prefix)
+    store.check_format()
+    gateway.handed_on, gateway.armed = handed_on, True
+    with pytest.raises(StoreRetry) as caught, store.writing():
+        store.bump("token")
+    assert caught.value.lost is (handed_on == 0)
+    store.close()

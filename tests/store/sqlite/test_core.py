@@ -5,6 +5,7 @@ dashboard polls. Processes opening a new store at once: tests/e2e/test_store_pro
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 
 from memkeeper.errors import EnvironmentFailure
 from memkeeper.records import FileState
-from memkeeper.store.sqlite import Store
+from memkeeper.store.sqlite import Store, core
 from memkeeper.store.sqlite.schema import SCHEMA_VERSION
 from tests.store.sqlite.conftest import pragma, raw_sql
 
@@ -35,7 +36,7 @@ def test_an_existing_gitignore_is_left_alone(home: Path) -> None:
 def test_the_store_runs_in_wal_with_its_own_log_sync_and_a_busy_timeout(store: Store) -> None:
     assert pragma(store, "journal_mode") == "wal"
     assert pragma(store, "synchronous") == 1  # NORMAL: a durable commit syncs through walsync
-    assert pragma(store, "busy_timeout") == 60_000
+    assert pragma(store, "busy_timeout") == 10_000
     assert pragma(store, "user_version") == SCHEMA_VERSION
 
 
@@ -84,7 +85,7 @@ def test_writing_holds_the_write_lock_from_the_start(store: Store, other: Store)
         with other.writing():
             pass  # pragma: no cover - BEGIN IMMEDIATE fails before the body runs
 
-    with store.writing(), pytest.raises(EnvironmentFailure, match="cannot begin"):
+    with store.writing(), pytest.raises(EnvironmentFailure, match="write lock"):
         begin_elsewhere()
     with other.writing():
         other.put_file("b.md", FileState(1, "sha256:b"))
@@ -112,6 +113,30 @@ def test_reading_sees_one_snapshot(store: Store, other: Store) -> None:
             other.put_file("a.md", FileState(2, "sha256:b"))
         assert store.file_state("a.md") == FileState(1, "sha256:a")
     assert store.file_state("a.md") == FileState(2, "sha256:b")
+
+
+def test_a_write_that_waits_out_the_busy_timeout_is_store_busy_naming_the_holder(
+    home: Path, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 22 item 8: a writer stopped while it holds the write lock (SIGSTOP, a debugger)
+    keeps every other waiting; they give up after the busy timeout as ``store_busy``, naming
+    the holder and what to do — before, after 60 s, "cannot begin a transaction: database is
+    locked" with no reason and no holder. The same against a stopped process:
+    tests/e2e/test_store_busy.py."""
+    monkeypatch.setattr(core, "BUSY_TIMEOUT_S", 0.2)
+    waiting = Store.open(str(home))
+    with store.writing():
+        store.cache("held", "yes")
+        with pytest.raises(EnvironmentFailure) as caught, waiting.writing():
+            waiting.cache("late", "no")
+    waiting.close()
+    assert caught.value.fields["reason"] == "store_busy"
+    assert caught.value.fields["holder"] == os.getpid()  # the kernel lists this process
+    assert f"process {os.getpid()} (" in caught.value.message
+    assert "held the state store's write lock for over 0.2 s" in caught.value.message
+    assert "nothing was changed" in caught.value.message
+    assert store.cached("held") == "yes"
+    assert store.cached("late") is None
 
 
 # -- cache ----------------------------------------------------------------------------------
