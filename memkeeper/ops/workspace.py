@@ -27,6 +27,7 @@ from memkeeper.ops.indexing import Indexing
 from memkeeper.ops.keptlinks import KeptLinks
 from memkeeper.ops.signing import Signing
 from memkeeper.ops.verdicts import Verdicts
+from memkeeper.ops.wakes import Wakes
 from memkeeper.ops.writeahead import WriteAhead
 from memkeeper.policy.storeurl import StoreUrl, parse_store_url, policy_store
 from memkeeper.store.retry import Retry
@@ -115,7 +116,7 @@ def etcd_access(url: StoreUrl) -> Access:
         raise Invalid(f"the shared store {url.text}: {err}") from None
 
 
-class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks, Signing):
+class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks, Signing, Wakes):
     """Shared memory files under one root, seen by one agent: the operations' context."""
 
     def __init__(
@@ -291,7 +292,9 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks, Signing):
         this process's key (``ops.signing``: ``Refused`` if it may not write as its agent)."""
         actor = actor or self.agent
         sign = self.sign_as(actor)
-        return self.store.append_event(iso_utc(self.now()), actor, type, path, section, data, sign)
+        event = self.store.append_event(iso_utc(self.now()), actor, type, path, section, data, sign)
+        self.note_wake(type, data)  # poked after the operation's commit (``again``)
+        return event
 
     # -- the write path: every operation that replaces a managed file goes through these ------
 
@@ -346,7 +349,12 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks, Signing):
         """Run ``attempt`` (a whole operation) until a shared store commits it: another
         writer that got in first (``StoreRetry``: nothing of the attempt was applied) makes
         it start over on what is there now, after a short random pause (``store_retry``)."""
-        return store_retry()(attempt)
+        self._depth += 1
+        try:
+            return store_retry()(attempt)
+        finally:
+            self._depth -= 1
+            self.wake_noted()  # who its events woke (``ops.wakes``), now it has committed
 
     # -- a shared store: this root's files and the store's (``SharedSync``) --------------------
 
