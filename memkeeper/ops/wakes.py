@@ -14,14 +14,18 @@ one look, never a message.
 
 from __future__ import annotations
 
-from typing import cast
+import os
+
+from memkeeper.fs import wakeups
+from memkeeper.mail import waits
+from memkeeper.names import WAIT_DIR
+from memkeeper.ops.shape import WorkspaceShape
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
     from typing import Any
 
-    from memkeeper.ops.workspace import Workspace
 
 WORK = ""  # the key of the work waiters' wake-up: they wait on any item, not on one
 CLAIM_ENDS = ("claim.released", "claim.completed", "claim.abandoned", "claim.expired")
@@ -37,7 +41,7 @@ def woken(type: str, data: Mapping[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-class Wakes:
+class Wakes(WorkspaceShape):
     """The part of a ``Workspace`` that keeps the wake-ups of the operation under way."""
 
     def __init__(self) -> None:
@@ -55,15 +59,32 @@ class Wakes:
         if self._depth or not self._wakes:
             return
         noted, self._wakes = self._wakes, set()
-        wake(cast("Workspace", self), noted)
+        wake(self.home, self.shared, noted)
 
 
-def wake(ws: Workspace, noted: Iterable[tuple[str, str]]) -> None:
-    from memkeeper.ops.mailwait import poke
-    from memkeeper.ops.work import poke_watchers
-
+def wake(home: str, shared: bool, noted: Iterable[tuple[str, str]]) -> None:
     for kind, who in sorted(noted):
         if kind == "mail":
-            poke(ws, who)
+            poke_mail(home, shared, who)
         else:
-            poke_watchers(ws.home)
+            poke_work(home)
+
+
+def poke_mail(home: str, shared: bool, to: str) -> None:
+    """Wake the local waiters a message to ``to`` is for (``mail.waits``; with a shared store
+    their watch has seen it)."""
+    if not shared:
+        _notify(home, lambda names: waits.woken(to, names))
+
+
+def poke_work(home: str) -> None:
+    """Wake everyone waiting on work (``next --wait``, ``wait``): a byte into each FIFO."""
+    _notify(home, lambda names: [n[: -len(".fifo")] for n in names if n.startswith("work-")])
+
+
+def _notify(home: str, which: Callable[[list[str]], list[str]]) -> None:
+    try:
+        names = os.listdir(os.path.join(home, WAIT_DIR))
+    except OSError:
+        return  # no waiter has ever waited here
+    wakeups.notify(home, which(names))
