@@ -7,22 +7,19 @@ an overlap notice inside a claim's transaction, a meeting's message, a takeover'
 and ``work wait``, whose paths it may have been holding.
 
 ``Workspace.record`` notes what each event wakes (``woken``); ``Workspace.again``, around a
-whole operation, pokes them after it returns — after its commits — so a waiter never wakes
-to a transaction not yet visible. A poke for an attempt a shared store undid costs a waiter
-one look, never a message.
+whole operation, pokes them (``wake``) after it returns — after its commits — so a waiter
+never wakes to a transaction not yet visible. A poke for an attempt a shared store undid
+costs a waiter one look, never a message. Imported only by a command that writes.
 """
 
 from __future__ import annotations
 
 import os
 
-from memkeeper.fs import wakeups
-from memkeeper.mail import waits
 from memkeeper.names import WAIT_DIR
-from memkeeper.ops.shape import WorkspaceShape
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # nothing more at start-up: a read never pokes
     from collections.abc import Callable, Iterable, Mapping
     from typing import Any
 
@@ -31,38 +28,18 @@ WORK = ""  # the key of the work waiters' wake-up: they wait on any item, not on
 CLAIM_ENDS = ("claim.released", "claim.completed", "claim.abandoned", "claim.expired")
 
 
-def woken(type: str, data: Mapping[str, Any]) -> tuple[str, str] | None:
+def woken(type: str, data: Mapping[str, Any]) -> set[tuple[str, str]]:
     """What an event of ``type`` with ``data`` wakes: ``("mail", recipient)``, ``("work",
-    WORK)`` or nothing. Pure."""
+    WORK)``, or nothing. Pure."""
     if type == "message.sent" and isinstance(data.get("to"), str):
-        return ("mail", data["to"])
+        return {("mail", data["to"])}
     if type in CLAIM_ENDS:
-        return ("work", WORK)
-    return None
-
-
-class Wakes(WorkspaceShape):
-    """The part of a ``Workspace`` that keeps the wake-ups of the operation under way."""
-
-    def __init__(self) -> None:
-        self._wakes: set[tuple[str, str]] = set()
-        self._depth = 0  # nested ``again``: only the outermost one has committed everything
-        super().__init__()
-
-    def note_wake(self, type: str, data: Mapping[str, Any]) -> None:
-        found = woken(type, data)
-        if found is not None:
-            self._wakes.add(found)
-
-    def wake_noted(self) -> None:
-        """Poke what the operation's events woke (the outermost ``again`` only)."""
-        if self._depth or not self._wakes:
-            return
-        noted, self._wakes = self._wakes, set()
-        wake(self.home, self.shared, noted)
+        return {("work", WORK)}
+    return set()
 
 
 def wake(home: str, shared: bool, noted: Iterable[tuple[str, str]]) -> None:
+    """Poke what an operation's events woke (``woken``), once it has committed."""
     for kind, who in sorted(noted):
         if kind == "mail":
             poke_mail(home, shared, who)
@@ -73,6 +50,8 @@ def wake(home: str, shared: bool, noted: Iterable[tuple[str, str]]) -> None:
 def poke_mail(home: str, shared: bool, to: str) -> None:
     """Wake the local waiters a message to ``to`` is for (``mail.waits``; with a shared store
     their watch has seen it)."""
+    from memkeeper.mail import waits
+
     if not shared:
         _notify(home, lambda names: waits.woken(to, names))
 
@@ -83,6 +62,8 @@ def poke_work(home: str) -> None:
 
 
 def _notify(home: str, which: Callable[[list[str]], list[str]]) -> None:
+    from memkeeper.fs import wakeups
+
     try:
         names = os.listdir(os.path.join(home, WAIT_DIR))
     except OSError:

@@ -27,7 +27,6 @@ from memkeeper.ops.indexing import Indexing
 from memkeeper.ops.keptlinks import KeptLinks
 from memkeeper.ops.signing import Signing
 from memkeeper.ops.verdicts import Verdicts
-from memkeeper.ops.wakes import Wakes
 from memkeeper.ops.writeahead import WriteAhead
 from memkeeper.policy.storeurl import StoreUrl, parse_store_url, policy_store
 from memkeeper.store.retry import Retry
@@ -116,7 +115,7 @@ def etcd_access(url: StoreUrl) -> Access:
         raise Invalid(f"the shared store {url.text}: {err}") from None
 
 
-class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks, Signing, Wakes):
+class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks, Signing):
     """Shared memory files under one root, seen by one agent: the operations' context."""
 
     def __init__(
@@ -137,6 +136,8 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks, Signing, Wakes):
         self._sync: SharedSync | None = None  # made on first use, with a shared store
         self._editing: set[str] = set()  # files an operation is changing (``editing``)
         self._relpaths: dict[tuple[str, str], str] = {}
+        self._wakes: set[tuple[str, str]] = set()  # whom the operation's events wake (``again``)
+        self._depth = 0  # ``again`` within ``again``: only the outermost has committed it all
         super().__init__()
 
     def close(self) -> None:
@@ -293,7 +294,10 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks, Signing, Wakes):
         actor = actor or self.agent
         sign = self.sign_as(actor)
         event = self.store.append_event(iso_utc(self.now()), actor, type, path, section, data, sign)
-        self.note_wake(type, data)  # poked after the operation's commit (``again``)
+        if type.startswith(("message.", "claim.")):  # who it wakes, poked by ``again``
+            from memkeeper.ops.wakes import woken
+
+            self._wakes.update(woken(type, data))
         return event
 
     # -- the write path: every operation that replaces a managed file goes through these ------
@@ -354,7 +358,11 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks, Signing, Wakes):
             return store_retry()(attempt)
         finally:
             self._depth -= 1
-            self.wake_noted()  # who its events woke (``ops.wakes``), now it has committed
+            if not self._depth and self._wakes:  # now that the operation has committed
+                from memkeeper.ops.wakes import wake
+
+                noted, self._wakes = self._wakes, set()
+                wake(self.home, self.shared, noted)
 
     # -- a shared store: this root's files and the store's (``SharedSync``) --------------------
 

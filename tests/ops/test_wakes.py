@@ -30,11 +30,11 @@ def long_caps(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_what_an_event_wakes() -> None:
-    assert woken("message.sent", {"to": ME, "kind": "handoff"}) == ("mail", ME)
+    assert woken("message.sent", {"to": ME, "kind": "handoff"}) == {("mail", ME)}
     for end in ("released", "completed", "abandoned", "expired"):
-        assert woken(f"claim.{end}", {"id": "c1"}) == ("work", WORK)
-    assert woken("claim.granted", {"id": "c1"}) is None
-    assert woken("message.sent", {}) is None  # no recipient: nobody to wake
+        assert woken(f"claim.{end}", {"id": "c1"}) == {("work", WORK)}
+    assert woken("claim.granted", {"id": "c1"}) == set()
+    assert woken("message.sent", {}) == set()  # no recipient: nobody to wake
 
 
 def test_a_claim_released_outside_work_wakes_a_waiting_next_at_once(agents: Agents) -> None:
