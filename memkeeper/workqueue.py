@@ -6,7 +6,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import Protocol
+    from typing import Any, Protocol
 
     from memkeeper.claims.decisions import Claim
     from memkeeper.ops.claimwaits import Cancel
@@ -78,6 +78,12 @@ class Work:
     def give_back(self, item_id: int, *, claim: str | None = None) -> Item:
         """``work return``: back to the pool, its claim released."""
         return self._queue().give_back(item_id, claim)
+
+    def board(self) -> dict[str, Any]:
+        """Who works on what (idle marks), the ready list and counts: the dashboard's view."""
+        from memkeeper.ops.workboard import work_board
+
+        return work_board(self._ws)
 
     def wait(self, item_id: int, timeout: float | None = None) -> Item:
         """Block until the item is done or failed."""

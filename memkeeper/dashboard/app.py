@@ -35,6 +35,7 @@ from memkeeper.api import Memories, Memory
 from memkeeper.dashboard.mailroutes import mail_routes
 from memkeeper.dashboard.signatures import Marks
 from memkeeper.dashboard.stream import Broadcaster
+from memkeeper.dashboard.workroutes import work_routes
 from memkeeper.errors import Busy, Conflict, Invalid, MemkeeperError, Refused
 
 if TYPE_CHECKING:
@@ -165,6 +166,7 @@ def build(
         ),
     ]
     routes += mail_routes(guard, memories, _json_body)
+    routes += work_routes(guard, memories)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -46,8 +46,7 @@ def send(
         with ws.store.writing():
             return post(ws, ws.agent, to, kind, about, text)
 
-    sent: Message = ws.again(once)
-    _poke(ws, to)
+    sent: Message = ws.again(once)  # its message.sent pokes the recipient's waiters
     return sent
 
 
@@ -176,12 +175,6 @@ def deliver(ws: Workspace, via: str) -> tuple[list[Message], list[str]]:
 
     result: tuple[list[Message], list[str]] = ws.again(once)
     return result
-
-
-def _poke(ws: Workspace, to: str) -> None:
-    from memkeeper.ops.mailwait import poke
-
-    poke(ws, to)
 
 
 def _changed(ws: Workspace, stale: StaleRead) -> str | None:

@@ -68,16 +68,9 @@ def _inbox(ws: Workspace) -> list[Message]:
 
 def poke(ws: Workspace, to: str) -> None:
     """Wake the local waiters a message to ``to`` is for (after the commit that posted it)."""
-    if ws.shared:
-        return  # their watch has seen it
-    from memkeeper.fs import wakeups
-    from memkeeper.names import WAIT_DIR
+    from memkeeper.ops.wakes import poke_mail
 
-    try:
-        names = os.listdir(os.path.join(ws.home, WAIT_DIR))
-    except OSError:
-        return  # no waiter has ever waited here
-    wakeups.notify(ws.home, waits.woken(to, names))
+    poke_mail(ws.home, ws.shared, to)
 
 
 def _wakeup(ws: Workspace) -> Wakeup:

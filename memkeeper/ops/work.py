@@ -20,8 +20,9 @@ both get one item, nor overlapping paths: the second transaction sees the first'
 live claim (``rules.check_holder``): ``done`` completes it with evidence exactly as ``memkeeper
 complete`` does (the ``--verify`` commands run before the transaction), ``fail`` and
 ``give_back`` release it. Waiting (``next --wait``, ``wait``) blocks on a FIFO of the waiter's
-own (``fs.wakeups``) that every work change pokes; a claim ended by other means is seen at the
-next look (the soonest expiry, at most ``WAKE_CAP_S`` away).
+own (``fs.wakeups``) that every work change pokes, and every claim ended by other means
+(``ops.wakes``), once its command commits; else they look at the soonest expiry, at least
+every ``WAKE_CAP_S``.
 """
 
 from __future__ import annotations
@@ -39,9 +40,9 @@ from memkeeper.claims.wording import holder_json
 from memkeeper.errors import Busy, Failed, Invalid
 from memkeeper.events import iso_utc
 from memkeeper.fs import wakeups as waiting
-from memkeeper.names import WAIT_DIR
 from memkeeper.ops.claimlife import ClaimLife, _violation, plan_of
 from memkeeper.ops.claimwaits import CANCEL_POLL_S, next_look
+from memkeeper.ops.wakes import poke_work
 from memkeeper.work import rules
 from memkeeper.work.items import ENDED
 
@@ -353,8 +354,4 @@ def unfinished(store: StateStore) -> list[Item]:
 
 def poke_watchers(home: str) -> None:
     """Wake everyone waiting on work (``next --wait``, ``wait``): a byte into each FIFO."""
-    try:
-        names = os.listdir(os.path.join(home, WAIT_DIR))
-    except OSError:
-        return
-    waiting.notify(home, [n[: -len(".fifo")] for n in names if n.startswith("work-")])
+    poke_work(home)

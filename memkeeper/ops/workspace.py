@@ -20,7 +20,7 @@ import sys
 import time
 
 from memkeeper import names
-from memkeeper.errors import EnvironmentFailure, Invalid
+from memkeeper.errors import Invalid
 from memkeeper.events import digest, iso_utc
 from memkeeper.fs import files, root
 from memkeeper.ops.indexing import Indexing
@@ -29,7 +29,7 @@ from memkeeper.ops.signing import Signing
 from memkeeper.ops.verdicts import Verdicts
 from memkeeper.ops.writeahead import WriteAhead
 from memkeeper.policy.storeurl import StoreUrl, parse_store_url, policy_store
-from memkeeper.store.retry import Retry
+from memkeeper.store.retry import store_retry
 from memkeeper.store.sqlite import Store, prepare_home
 
 TYPE_CHECKING = False
@@ -47,50 +47,6 @@ if TYPE_CHECKING:
 
     T = TypeVar("T")
     AnyStore = StateStore
-
-
-STORE_ATTEMPTS = 50  # operations started over when a shared store's writer got in first
-# How long an operation is started over while the shared store itself asks for it (a leader
-# election: a commit unanswered, or handed on to another member), lost races or not.
-STORE_PATIENCE_S = 30.0
-
-
-def store_retry(
-    sleep: Callable[[float], object] = time.sleep, clock: Callable[[], float] = time.monotonic
-) -> Retry:
-    """The policy of ``Workspace.again``. Lost races (``StoreRetry.lost``) spend its
-    ``STORE_ATTEMPTS``, paused from 2 ms doubling to 0.4 s, jittered: ~8 s for all of
-    them, longer than an etcd election, so that writers that all come back when a new leader
-    answers do not use them up on each other in a second. A block the store made run again
-    (a failover) spends none: those are bounded by ``STORE_PATIENCE_S``."""
-    return Retry(
-        STORE_ATTEMPTS,
-        delay=0.002,
-        max_delay=0.4,
-        jitter=True,
-        deadline=STORE_PATIENCE_S,
-        spends=lambda exc: getattr(exc, "lost", True),
-        give_up=_gave_up,
-        sleep=sleep,
-        clock=clock,
-    )
-
-
-def _gave_up(last: BaseException) -> EnvironmentFailure:
-    if getattr(last, "lost", True):
-        return EnvironmentFailure(
-            f"the shared store: other writers got in first, {STORE_ATTEMPTS} times or for "
-            f"{STORE_PATIENCE_S:.0f} s — nothing was changed; try again",
-            reason="store_busy",
-        )
-    from memkeeper.store.errors import StoreUnavailable
-
-    return StoreUnavailable(
-        f"the shared store kept failing over for {STORE_PATIENCE_S:.0f} s (its leader lost, "
-        f"commits unanswered: {last}) — read what you changed (or `memkeeper events`) before "
-        "trying again; check the etcd cluster (MEMKEEPER_STORE) and the network",
-        outcome="unknown",
-    )
 
 
 def store_url(setting: str, source: str) -> StoreUrl:
@@ -136,6 +92,8 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks, Signing):
         self._sync: SharedSync | None = None  # made on first use, with a shared store
         self._editing: set[str] = set()  # files an operation is changing (``editing``)
         self._relpaths: dict[tuple[str, str], str] = {}
+        self._wakes: set[tuple[str, str]] = set()  # whom the operation's events wake (``again``)
+        self._depth = 0  # ``again`` within ``again``: only the outermost has committed it all
         super().__init__()
 
     def close(self) -> None:
@@ -291,7 +249,12 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks, Signing):
         this process's key (``ops.signing``: ``Refused`` if it may not write as its agent)."""
         actor = actor or self.agent
         sign = self.sign_as(actor)
-        return self.store.append_event(iso_utc(self.now()), actor, type, path, section, data, sign)
+        event = self.store.append_event(iso_utc(self.now()), actor, type, path, section, data, sign)
+        if type.startswith(("message.", "claim.")):  # who it wakes, poked by ``again``
+            from memkeeper.ops.wakes import woken
+
+            self._wakes.update(woken(type, data))
+        return event
 
     # -- the write path: every operation that replaces a managed file goes through these ------
 
@@ -346,7 +309,16 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks, Signing):
         """Run ``attempt`` (a whole operation) until a shared store commits it: another
         writer that got in first (``StoreRetry``: nothing of the attempt was applied) makes
         it start over on what is there now, after a short random pause (``store_retry``)."""
-        return store_retry()(attempt)
+        self._depth += 1
+        try:
+            return store_retry()(attempt)
+        finally:
+            self._depth -= 1
+            if not self._depth and self._wakes:  # now that the operation has committed
+                from memkeeper.ops.wakes import wake
+
+                noted, self._wakes = self._wakes, set()
+                wake(self.home, self.shared, noted)
 
     # -- a shared store: this root's files and the store's (``SharedSync``) --------------------
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import time
 
+from memkeeper.errors import EnvironmentFailure
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -133,3 +135,48 @@ class Retry:
         if self.give_up is None:
             raise last
         raise self.give_up(last) from None
+
+
+STORE_ATTEMPTS = 50  # operations started over when a shared store's writer got in first
+# How long an operation is started over while the shared store itself asks for it (a leader
+# election: a commit unanswered, or handed on to another member), lost races or not.
+STORE_PATIENCE_S = 30.0
+
+
+def store_retry(
+    sleep: Callable[[float], object] = time.sleep, clock: Callable[[], float] = time.monotonic
+) -> Retry:
+    """The policy of ``Workspace.again`` (an operation on the store, run again while a
+    shared store asks for it). Lost races (``StoreRetry.lost``) spend its
+    ``STORE_ATTEMPTS``, paused from 2 ms doubling to 0.4 s, jittered: ~8 s for all of
+    them, longer than an etcd election, so that writers that all come back when a new leader
+    answers do not use them up on each other in a second. A block the store made run again
+    (a failover) spends none: those are bounded by ``STORE_PATIENCE_S``."""
+    return Retry(
+        STORE_ATTEMPTS,
+        delay=0.002,
+        max_delay=0.4,
+        jitter=True,
+        deadline=STORE_PATIENCE_S,
+        spends=lambda exc: getattr(exc, "lost", True),
+        give_up=_gave_up,
+        sleep=sleep,
+        clock=clock,
+    )
+
+
+def _gave_up(last: BaseException) -> EnvironmentFailure:
+    if getattr(last, "lost", True):
+        return EnvironmentFailure(
+            f"the shared store: other writers got in first, {STORE_ATTEMPTS} times or for "
+            f"{STORE_PATIENCE_S:.0f} s — nothing was changed; try again",
+            reason="store_busy",
+        )
+    from memkeeper.store.errors import StoreUnavailable
+
+    return StoreUnavailable(
+        f"the shared store kept failing over for {STORE_PATIENCE_S:.0f} s (its leader lost, "
+        f"commits unanswered: {last}) — read what you changed (or `memkeeper events`) before "
+        "trying again; check the etcd cluster (MEMKEEPER_STORE) and the network",
+        outcome="unknown",
+    )

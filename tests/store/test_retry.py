@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from memkeeper.errors import EnvironmentFailure, MemkeeperError
-from memkeeper.ops import workspace
 from memkeeper.ops.workspace import Workspace
 from memkeeper.store import etcd
+from memkeeper.store import retry as retrying
 from memkeeper.store.errors import StoreUnavailable
 from memkeeper.store.retry import Retry, StoreRetry
 
@@ -53,7 +53,7 @@ def test_again_runs_the_whole_operation_until_it_is_not_asked_to(ws: Workspace) 
 def test_again_gives_up_as_store_busy_after_its_attempts(
     ws: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(workspace, "STORE_ATTEMPTS", 4)
+    monkeypatch.setattr(retrying, "STORE_ATTEMPTS", 4)
     calls: list[int] = []
 
     def always_beaten() -> None:
@@ -101,16 +101,16 @@ def test_again_outlasts_an_election_that_asks_more_often_than_its_bound_on_lost_
     got in first") while the cluster elected a leader. A retry the store asked for spends
     none of the bound on lost races; those are bounded by ``STORE_PATIENCE_S`` instead."""
     clock, calls = Clock(), list[int]()
-    retry = workspace.store_retry(sleep=clock.sleep, clock=clock)
-    assert retry(failing_over(workspace.STORE_ATTEMPTS + 10, calls)) == "done"
-    assert len(calls) == workspace.STORE_ATTEMPTS + 11
+    retry = retrying.store_retry(sleep=clock.sleep, clock=clock)
+    assert retry(failing_over(retrying.STORE_ATTEMPTS + 10, calls)) == "done"
+    assert len(calls) == retrying.STORE_ATTEMPTS + 11
 
 
 def test_a_store_that_keeps_failing_over_is_unavailable_after_the_patience() -> None:
     clock, calls = Clock(), list[int]()
     with pytest.raises(StoreUnavailable) as caught:
-        workspace.store_retry(sleep=clock.sleep, clock=clock)(failing_over(10**6, calls))
-    assert clock.now <= workspace.STORE_PATIENCE_S
+        retrying.store_retry(sleep=clock.sleep, clock=clock)(failing_over(10**6, calls))
+    assert clock.now <= retrying.STORE_PATIENCE_S
     assert caught.value.fields["outcome"] == "unknown"  # a commit handed on may have landed
     assert "nothing was changed" not in caught.value.message
 
@@ -121,10 +121,10 @@ def test_lost_races_pause_longer_in_all_than_an_election_lasts() -> None:
     ``STORE_ATTEMPTS`` lost races add up to several seconds (before: ~1 s, 2.5 s at most)."""
     clock, calls = Clock(), list[int]()
     with pytest.raises(EnvironmentFailure) as caught:
-        workspace.store_retry(sleep=clock.sleep, clock=clock)(beaten(10**6, calls))
+        retrying.store_retry(sleep=clock.sleep, clock=clock)(beaten(10**6, calls))
     assert caught.value.fields["reason"] == "store_busy"
-    assert len(calls) == workspace.STORE_ATTEMPTS
-    assert 4.0 < clock.now < workspace.STORE_PATIENCE_S
+    assert len(calls) == retrying.STORE_ATTEMPTS
+    assert 4.0 < clock.now < retrying.STORE_PATIENCE_S
     assert all(p <= 0.002 * 2**n for n, p in enumerate(clock.slept[:8]))  # the first: short
 
 

@@ -698,6 +698,8 @@
     }
     if (type.startsWith("reconcile.")) soon(loadRecons, 50);
     if (type.startsWith("message.")) soon(loadMessages, 100);
+    // a claim that ends returns its item at the queue's next look, which /api/work is
+    if (type.startsWith("work.") || type.startsWith("claim.")) soon(loadWork, 100);
     soon(loadMetrics, type.startsWith("claim.") ? 200 : 1000);
   }
 
@@ -951,6 +953,48 @@
     soon(loadFiles, 300);
   }
 
+  // ---- work ----------------------------------------------------------------------------
+
+  const loadWork = loader("work", async () => {
+    const data = await api("/api/work");
+    const working = data.working || [];
+    const ready = data.ready || [];
+    const c = data.counts || {};
+    keyed($("working-body"), working, (w) => String(w.id), workingRow,
+      () => emptyRow(5, "Nobody works on an item."));
+    keyed($("ready-body"), ready, (r) => `${r.position}:${r.id}`, readyRow,
+      () => emptyRow(5, "No item is ready."));
+    $("count-work").textContent = `(${working.length}/${ready.length})`;
+    $("work-counts").textContent = `${orDash(c.claimed)} claimed · ${orDash(c.ready)} ready · ` +
+      `${orDash(c.open)} open · ${orDash(c.done)} done · ${orDash(c.failed)} failed`;
+  });
+
+  function workingRow(w) {
+    return el(
+      "tr",
+      { "data-item": String(w.id) },
+      el("td", { class: "num" }, orDash(w.id)),
+      el("td", { class: "objective" }, orDash(w.title)),
+      el("td", null, (w.paths || []).length ? targetsList(w.paths) : "—"),
+      el("td", null, el("span", { class: "agent" }, orDash(w.agent)), " ",
+        el("span", { class: "muted id" }, orDash(w.claim)),
+        w.idle ? " " : null, w.idle ? idleBadge(w.idle) : null),
+      el("td", { class: "nowrap" }, w.since ? ago(w.since) : "—"),
+    );
+  }
+
+  function readyRow(r) {
+    return el(
+      "tr",
+      { "data-item": String(r.id) },
+      el("td", { class: "num" }, orDash(r.position)),
+      el("td", { class: "num" }, orDash(r.id)),
+      el("td", { class: "objective" }, orDash(r.title)),
+      el("td", null, (r.paths || []).length ? targetsList(r.paths) : "—"),
+      el("td", { class: "num" }, orDash(r.priority)),
+    );
+  }
+
   // ---- messages ------------------------------------------------------------------------
 
   const loadMessages = loader("messages", async () => {
@@ -1059,6 +1103,7 @@
     loadClaims();
     loadFiles();
     loadRecons();
+    loadWork();
     loadMessages();
     loadMetrics();
     if (selected) loadDetail();
