@@ -1,8 +1,9 @@
 """The processes of the mailbox's acceptance test (``test_mailbox``), each run as
 ``python -m tests.e2e.mailpeers send|receive …`` with the store named by the environment:
 
-- ``send ROOT ME N R1,R2…``: ``N`` messages from identity ``ME``, message ``i`` to
-  ``R[i % len(R)]``, its text ``"ME i"``;
+- ``send ROOT ME N R1,R2… PAUSE``: ``N`` messages from identity ``ME``, message ``i`` to
+  ``R[i % len(R)]``, its text ``"ME i"``, ``PAUSE`` seconds apart (so that the sending lasts
+  long enough for the recipients to be killed mid-stream however fast the store is);
 - ``receive ROOT ME LOG EXPECTED``: a durable consumer — waits (``mem.mail.wait``), appends
   each message it has not handled yet to ``LOG`` (``id sender i``, synced) and only then
   acknowledges them (in batches), until it has handled ``EXPECTED`` and its inbox is empty.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import time
 from collections.abc import Callable
 
 from memkeeper import Memory
@@ -23,10 +25,11 @@ from memkeeper.errors import EnvironmentFailure
 ACK_BATCH = 25
 
 
-def send(root: str, me: str, count: int, recipients: list[str]) -> None:
+def send(root: str, me: str, count: int, recipients: list[str], pause: float) -> None:
     memory = Memory.open(root, agent=me)
     try:
         for i in range(count):
+            time.sleep(pause)
             busy(functools.partial(memory.mail.send, recipients[i % len(recipients)], f"{me} {i}"))
     finally:
         memory.close()
@@ -84,6 +87,6 @@ def receive(root: str, me: str, log: str, expected: int) -> None:
 if __name__ == "__main__":
     verb, root, me, *rest = sys.argv[1:]
     if verb == "send":
-        send(root, me, int(rest[0]), rest[1].split(","))
+        send(root, me, int(rest[0]), rest[1].split(","), float(rest[2]))
     else:
         receive(root, me, rest[0], int(rest[1]))

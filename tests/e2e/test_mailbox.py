@@ -34,6 +34,7 @@ SENDERS = [f"sender-{n}" for n in range(4)]
 RECIPIENTS = ["recipient-a", "recipient-b"]
 EACH = 100
 KILLS = 6
+PAUSE_S = 0.04  # between one sender's messages: sending lasts >= 4 s, kills come every ~0.5 s
 # ~3 s on SQLite and ~30 s on etcd on a quiet two-core machine; the bound leaves room for a
 # busy one (etcd's every write appends to the one event chain: writers queue behind it).
 LIMIT_S = 180.0
@@ -96,7 +97,8 @@ def test_every_message_is_handled_and_acknowledged_once_in_order_through_kills(
     started = time.monotonic()
     receiving = {r: receiver(r) for r in RECIPIENTS}
     sending = [
-        peers.start("send", str(sample), s, str(EACH), ",".join(RECIPIENTS)) for s in SENDERS
+        peers.start("send", str(sample), s, str(EACH), ",".join(RECIPIENTS), str(PAUSE_S))
+        for s in SENDERS
     ]
     kills, pick = Counter[str](), random.Random(25)
     # Kill one recipient or the other mid-stream (up to KILLS times each), and start it again.
