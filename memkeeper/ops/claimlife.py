@@ -194,22 +194,30 @@ class ClaimLife(ClaimTable):
         reported: str | None = None,
         expect_rev: int | None = None,
     ) -> ClaimRecord:
-        """Gather the evidence, run each ``verify`` command; any that fails refuses the
-        completion (``Failed``, exit 6) and the claim stays active."""
+        """Complete with the evidence ``proven`` gathers: the claim stays active if refused."""
         before = self._holding(claim_id, "completed", expect_rev)
+        found = self.proven(
+            before, verify, reported, f"claim {claim_id} not completed",
+            "the claim stays active; fix them and run complete again",
+        )  # fmt: skip
+        extra = {"head": found.head, "checks": len(found.checks), "changed": found.changed_count}
+        return self._finish(claim_id, before.rev, "completed", extra, evidence=found)
+
+    def proven(
+        self, before: ClaimRecord, verify: Sequence[str], note: str | None, refused: str, then: str
+    ) -> proofs.Evidence:
+        """Evidence, each ``verify`` run; one failing: ``Failed`` (exit 6), ``refused — then``."""
         if len(verify) > proofs.MAX_CHECKS:
             raise Invalid(f"{len(verify)} --verify commands; at most {proofs.MAX_CHECKS}")
-        found = self.gather(before, verify, reported)
+        found = self.gather(before, verify, note)
         if found.failed:
             raise Failed(
-                f"claim {claim_id} not completed: {len(found.failed)} of {len(found.checks)} "
-                "--verify commands failed — the claim stays active; fix them and run complete "
-                "again",
+                f"{refused}: {len(found.failed)} of {len(found.checks)} --verify commands "
+                f"failed — {then}",
                 violations=[_violation(check) for check in found.failed],
                 evidence=found.to_json(),
             )
-        extra = {"head": found.head, "checks": len(found.checks), "changed": found.changed_count}
-        return self._finish(claim_id, before.rev, "completed", extra, evidence=found)
+        return found
 
     def abandon(
         self, claim_id: str, reason: str, expect_rev: int | None = None, message: str = ""

@@ -34,13 +34,12 @@ from typing import TYPE_CHECKING, Any
 
 from memkeeper import limits
 from memkeeper.claims import decisions as claim_rules
-from memkeeper.claims import evidence as proofs
 from memkeeper.claims import lifecycle as life
 from memkeeper.claims.wording import holder_json
-from memkeeper.errors import Busy, Failed, Invalid
+from memkeeper.errors import Busy, Invalid
 from memkeeper.events import iso_utc
 from memkeeper.fs import wakeups as waiting
-from memkeeper.ops.claimlife import ClaimLife, _violation, plan_of
+from memkeeper.ops.claimlife import ClaimLife, plan_of
 from memkeeper.ops.claimwaits import CANCEL_POLL_S, next_look
 from memkeeper.ops.wakes import poke_work
 from memkeeper.work import rules
@@ -212,17 +211,10 @@ class WorkQueue(ClaimLife):
         ``verify`` command refuses it (``Failed``, exit 6) and the item stays claimed."""
         cid = rules.check_holder(self._peek(item_id), self.ws.agent, claim_id, "complete")
         before = self._holding(cid, "completed", None)
-        if len(verify) > proofs.MAX_CHECKS:
-            raise Invalid(f"{len(verify)} --verify commands; at most {proofs.MAX_CHECKS}")
-        found = self.gather(before, verify, None)
-        if found.failed:
-            raise Failed(
-                f"work item {item_id} not done: {len(found.failed)} of {len(found.checks)} "
-                "--verify commands failed — it stays claimed by you; fix them and run "
-                "work done again",
-                violations=[_violation(check) for check in found.failed],
-                evidence=found.to_json(),
-            )
+        found = self.proven(
+            before, verify, None, f"work item {item_id} not done",
+            "it stays claimed by you; fix them and run work done again",
+        )  # fmt: skip
         extra = {"head": found.head, "checks": len(found.checks), "changed": found.changed_count}
         extra["work"] = item_id
         return self.ws.again(
