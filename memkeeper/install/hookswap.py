@@ -83,10 +83,17 @@ def swap(hook: Path, expected: Seen, script: bytes, keep_as: Path | None) -> Non
         window()
         if expected[0]:
             _move_aside(hook, aside, expected)
-            if keep_as is not None:
+        try:
+            if expected[0] and keep_as is not None:
                 _keep(hook, aside, keep_as)
                 kept = True
-        _link_in(hook, temp, keep_as if kept else None)
+            _link_in(hook, temp)
+        except BaseException:
+            if kept and keep_as is not None:
+                os.unlink(keep_as)
+            if expected[0]:  # back where it was, unless a newer save took the name
+                _put_back(aside, hook)
+            raise
         _sync_dir(hook.parent)
     finally:
         for name in (temp, aside):
@@ -109,20 +116,16 @@ def _keep(hook: Path, aside: str, keep_as: Path) -> None:
     try:
         os.link(aside, keep_as, follow_symlinks=False)
     except FileExistsError:
-        _put_back(aside, hook)
         raise legacy_exists(hook, keep_as) from None
     except OSError as err:
-        _put_back(aside, hook)
         raise _no_links(hook, err) from None
 
 
-def _link_in(hook: Path, temp: str, kept: Path | None) -> None:
+def _link_in(hook: Path, temp: str) -> None:
     try:
         os.link(temp, hook)
     except FileExistsError:
         # a hook saved while the name was free: it stays, and supersedes the one moved aside
-        if kept is not None:
-            os.unlink(kept)
         raise _changed(hook) from None
     except OSError as err:
         raise _no_links(hook, err) from None

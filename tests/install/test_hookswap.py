@@ -57,6 +57,22 @@ def test_our_own_hook_saved_over_in_the_window_is_not_overwritten_by_the_upgrade
     assert files(tmp_path)["pre-commit"] == mine
 
 
+def test_a_save_made_while_the_hooks_name_is_free_stays_and_nothing_is_kept_aside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "pre-commit").write_bytes(THEIRS)
+    move_aside = hookswap._move_aside
+
+    def then_a_save(hook: Path, aside: str, expected: hookswap.Seen) -> None:
+        move_aside(hook, aside, expected)
+        save(hook, SAVED)
+
+    monkeypatch.setattr(hookswap, "_move_aside", then_a_save)
+    with pytest.raises(Conflict):
+        install_git_hook(tmp_path, "/py")
+    assert files(tmp_path) == {"pre-commit": SAVED}
+
+
 def test_a_hook_created_where_there_was_none_is_not_overwritten(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
