@@ -34,7 +34,8 @@ class WorkEdits(WorkQueue):
                 item = self._item(item_id)
                 if item.rev != expect_rev:
                     raise _stale(item, expect_rev)
-                changed = edits.edited(item, changes, self._known(changes.after or ()))
+                deps = item.after if changes.after is None else changes.after
+                changed = edits.edited(item, changes, self._known(deps))
                 if changed is item:
                     return item
                 named = [k for k in changes.named() if getattr(changed, k) != getattr(item, k)]

@@ -67,6 +67,15 @@ def test_edit_is_a_compare_and_swap_on_the_items_rev(memory: Memory, other: Memo
     assert edited == [["title", "priority"]]
 
 
+def test_an_item_after_a_done_one_can_be_edited(memory: Memory) -> None:
+    first = memory.work.add("one")
+    second = memory.work.add("two", after=[first.id])
+    item, claim = memory.work.next()
+    memory.work.done(item.id, claim=claim.id)
+    renamed = memory.work.edit(second.id, expect_rev=second.rev, title="two, renamed")
+    assert (renamed.title, renamed.after) == ("two, renamed", (first.id,))
+
+
 def test_a_claimed_items_paths_and_any_cycle_are_refused(memory: Memory, other: Memory) -> None:
     first = memory.work.add("one", paths=["src/"])
     second = memory.work.add("two", after=[first.id])
