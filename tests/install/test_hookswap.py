@@ -125,7 +125,7 @@ def test_a_writer_saving_at_any_moment_never_loses_its_save(tmp_path: Path) -> N
         hooks.mkdir()
         hook = hooks / "pre-commit"
         hook.write_bytes(THEIRS)
-        delay = rng.random() / 1000
+        delay = rng.random() / 200
         start = threading.Barrier(2)
 
         def writer(
