@@ -120,7 +120,7 @@ def test_a_writer_saving_at_any_moment_never_loses_its_save(tmp_path: Path) -> N
     the hook's name or as the legacy hook — never lost — whoever wins."""
     rng = random.Random(25)
     outcomes: set[str] = set()
-    for trial in range(150):
+    for trial in range(60):
         hooks = tmp_path / str(trial)
         hooks.mkdir()
         hook = hooks / "pre-commit"
