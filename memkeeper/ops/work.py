@@ -19,7 +19,9 @@ both get one item, nor overlapping paths: the second transaction sees the first'
 ``done``, ``fail`` and ``give_back`` (``work return``) require the caller to hold the item's
 live claim (``rules.check_holder``): ``done`` completes it with evidence exactly as ``memkeeper
 complete`` does (the ``--verify`` commands run before the transaction), ``fail`` and
-``give_back`` release it. Waiting (``next --wait``, ``wait``) blocks on a FIFO of the waiter's
+``give_back`` release it. Every ``work.keeping.TRIM_EVERY``-th ``add`` also drops, in its
+transaction, the ended items beyond the policy's ``work:`` bound (``_trim``); editing and
+retrying are ``ops.workedits``. Waiting (``next --wait``, ``wait``) blocks on a FIFO of the waiter's
 own (``fs.wakeups``) that every work change pokes, and every claim ended by other means
 (``ops.wakes``), once its command commits; else they look at the soonest expiry, at least
 every ``WAKE_CAP_S``.
