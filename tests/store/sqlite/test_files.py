@@ -1,6 +1,7 @@
 """The files, sections and bodies tables of a real SQLite store: a file's state, its section
 rows in document order (absent ones last), one section read with its file's state, the
-context a patch splices into; then the bodies, statement by statement: a body is kept once
+context a patch splices into; then the bodies, statement by statement: a row's current body
+is stored once (its row's) and archived when the section moves on; a body is kept once
 per rev (the first one stays) and only for present rows; pruning runs every ``PRUNE_EVERY``
 revs for the section it is due for and nothing else, so a section always has between
 ``KEEP_BODIES`` and ``KEEP_BODIES + PRUNE_EVERY - 1`` bodies. (What both backends share:
@@ -195,6 +196,24 @@ def test_a_section_written_rev_after_rev_keeps_its_last_bodies_within_the_bounds
     steady = counts[KEEP_BODIES:]
     assert min(steady) == KEEP_BODIES
     assert max(steady) == KEEP_BODIES + PRUNE_EVERY - 1
+
+
+def test_a_rows_current_body_is_stored_once_and_archived_when_it_moves_on(store: Store) -> None:
+    with store.writing():  # a new file: its bodies are its rows', nothing else holds them
+        store.put_sections("a.md", [at_rev("log", 1, b"one\n"), at_rev("notes", 1, b"n\n")])
+    assert body_count(store) == 0
+    assert store.body_at("a.md", "log", 1) == b"one\n"  # answered from the row
+    with store.writing():  # the same rev again (a move): nothing to archive
+        store.put_sections("a.md", [at_rev("log", 1, b"one\n")])
+    assert body_count(store) == 0
+    with store.writing():
+        store.put_sections("a.md", [at_rev("log", 2, b"two\n")])
+        store.put_sections("a.md", [at_rev("notes", 1, b"", present=False)])
+    assert kept_revs(store, "a.md", "log") == [1]
+    assert kept_revs(store, "a.md", "notes") == [1]  # gone: its last body archived
+    answers = [store.body_at("a.md", k, rev) for k, rev in (("log", 1), ("log", 2), ("notes", 1))]
+    assert answers == [b"one\n", b"two\n", b"n\n"]
+    assert store.body_at("a.md", "log", 3) is None
 
 
 # -- versions -----------------------------------------------------------------------------------
