@@ -27,10 +27,23 @@ _COLS = _ROW_COLUMNS.split(", ")
 
 
 def _row(values: tuple[Any, ...]) -> SectionRow:
-    key, ord_, rev, hash_, present, title, level, base, heading, body, lines = values
+    key, ord_, rev, cell, present, title, level, base, heading, body, lines = values
+    hash_ = "sha256:" + cell.hex() if isinstance(cell, bytes) else cell
     return SectionRow(
         key, ord_, rev, hash_, bool(present), title, level, base, bytes(heading), bytes(body), lines
     )
+
+
+def hash_cell(hash_: str | None) -> str | bytes | None:
+    """A section's hash as its row stores it: a ``sha256:`` digest as its 32 bytes (71 as
+    text, a third of a short section's row); anything else as given (``_row`` reads both)."""
+    if hash_ is None or len(hash_) != 71 or not hash_.startswith("sha256:"):
+        return hash_
+    try:
+        raw = bytes.fromhex(hash_[7:])
+    except ValueError:
+        return hash_
+    return raw if raw.hex() == hash_[7:] else hash_
 
 
 class FileRows(SqliteCore):
@@ -119,7 +132,7 @@ class FileRows(SqliteCore):
                     r.key,
                     r.ord,
                     r.rev,
-                    r.hash,
+                    hash_cell(r.hash),
                     int(r.present),
                     r.title,
                     r.level,

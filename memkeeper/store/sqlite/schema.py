@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 # 7: + messages, deliveries; 8: + claim_records, claims.plan, waiters.plan; 9: + reads;
 # 10: + meetings; 11: + work; 12: a meeting's record carries a serialize's turns (state
 # serializing), which an older memkeeper cannot read; 13: bodies kept lazily (a present
-# section's current body is its row's alone), which an older memkeeper would miss.
+# section's current body is its row's alone), which an older memkeeper would miss, and a
+# section's hash as 32 bytes (rows written before stay text; both are read).
 SCHEMA_VERSION = 13
 
 SCHEMA = """
@@ -28,7 +29,7 @@ CREATE TABLE IF NOT EXISTS sections (
     key TEXT NOT NULL,
     ord INTEGER NOT NULL,          -- position in the file, meaningless when absent
     rev INTEGER NOT NULL,          -- never goes back, even across absence
-    hash TEXT,                     -- NULL while the section is absent from the file
+    hash,                          -- sha256 as 32 bytes (text before 13), NULL while absent
     present INTEGER NOT NULL,
     title TEXT NOT NULL,
     level INTEGER NOT NULL,

@@ -222,3 +222,18 @@ def test_a_rows_current_body_is_stored_once_and_archived_when_it_moves_on(store:
 def test_a_local_store_knows_no_other_versions(store: Store) -> None:
     store.keep_version("CLAUDE.md", "sha256:1", 1)
     assert store.version_rev("CLAUDE.md", "sha256:1") is None
+
+
+def test_a_sha256_hash_is_stored_as_its_32_bytes_and_read_back_as_text(store: Store) -> None:
+    digest = ev.digest(b"# a\ntext\n")
+    odd = ["sha256:" + "A" * 64, "sha256:" + "g" * 64, "sha256:short"]
+    rows = [at_rev(f"k{n}", 1)._replace(hash=h, ord=n) for n, h in enumerate([digest, *odd])]
+    with store.writing():
+        store.put_sections("a.md", rows)
+    cells = store._db.execute("SELECT hash FROM sections WHERE path = 'a.md' ORDER BY key")
+    assert [type(cell) for (cell,) in cells] == [bytes, str, str, str]
+    assert [r.hash for r in store.sections("a.md")] == [digest, *odd]
+    store._db.execute(  # a row as schema 12 wrote it: the hash as text
+        "UPDATE sections SET hash = ? WHERE path = 'a.md' AND key = 'k0'", (digest,)
+    )
+    assert store.sections("a.md") == rows
