@@ -153,3 +153,12 @@ def _one(ws: Workspace, rel: str) -> Indexed:
         return len(read.present_rows(ws, rel))
     except Invalid as exc:
         return exc.message
+
+
+def index_new(ws: Workspace, rels: list[str]) -> list[str]:
+    """The files of ``rels`` the index has never held, indexed in batches (a daemon started
+    on a repository not indexed yet); those indexed. The others are left as they are."""
+    held = set(ws.store.indexed_paths())
+    new = [rel for rel in rels if rel not in held]
+    found = index_files(ws, new) if new else {}
+    return [rel for rel in new if isinstance(found[rel], int)]
