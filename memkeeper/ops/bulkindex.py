@@ -52,17 +52,18 @@ def index_files(ws: Workspace, rels: list[str]) -> dict[str, Indexed]:
     ws.remember_rules(rels)
     out: dict[str, Indexed] = {}
     todo: list[tuple[str, int]] = []
+    held = set(ws.store.indexed_paths())
     for rel in rels:
+        if rel not in held:  # new: its size is enough to batch it (read in the batch)
+            todo.append((rel, _size(ws, rel)))
+            continue
         state = ws.store.file_state(rel)
         try:
-            if state is None:  # new: its size is enough to batch it (read in the batch)
-                todo.append((rel, _size(ws, rel)))
-                continue
             data = files.read_bytes(ws.top, rel)
         except Invalid as exc:
             out[rel] = exc.message
             continue
-        if state.file_hash == digest(data):
+        if state is not None and state.file_hash == digest(data):
             ws.seen_agreeing(rel, state, data)
             out[rel] = len(ws.store.section_keys(rel))
         else:
@@ -120,6 +121,7 @@ def _transaction(ws: Workspace, rels: list[str]) -> dict[str, Indexed | None]:
 
     out: dict[str, Indexed | None] = {}
     with ws.writing():
+        ws.store.prefetch_files(rels)
         for rel in rels:
             try:
                 data = files.read_bytes(ws.top, rel, whole=True)

@@ -7,6 +7,7 @@ failing the rest. On both stores."""
 from __future__ import annotations
 
 import itertools
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -23,6 +24,13 @@ from memkeeper.ops.bulkindex import batches, index_files
 from memkeeper.policy import loader
 
 SCALE = "memory/scale"
+
+
+@pytest.fixture(autouse=True)
+def made(memory: Memory) -> None:
+    """The store made first, as ``init`` makes it (a root without one is described from the
+    disk: ``test_a_root_without_a_store_is_described_from_the_disk``)."""
+    assert memory.workspace.store is not None
 
 
 def write(sample: Path, count: int, sections: int = 3) -> list[str]:
@@ -75,6 +83,19 @@ def test_files_indexed_in_bulk_get_the_index_refresh_gives_them_one_by_one(
         "\nfile 0, fact 1\n\n",
         "\nfile 1, fact 1\n\n",
     ]
+
+
+@pytest.mark.sqlite_only  # (a shared store is always there)
+def test_a_root_without_a_store_is_described_from_the_disk(sample: Path) -> None:
+    rels = write(sample, 2)
+    bare = Memory.open(sample, agent="agent-b")
+    try:
+        shutil.rmtree(sample / ".memkeeper")  # (the autouse fixture made one)
+        assert not bare.workspace.has_store
+        assert index_files(bare.workspace, rels) == dict.fromkeys(rels, 3)
+        assert not (sample / ".memkeeper").exists()
+    finally:
+        bare.close()
 
 
 def test_a_batch_is_one_transaction_and_the_policy_is_parsed_once(
