@@ -196,6 +196,26 @@ def test_a_save_in_progress_goes_to_the_one_file_path(
     assert raced == [rels[2]]
 
 
+def test_a_batch_that_fails_midway_is_rolled_back_and_its_files_go_one_by_one(
+    memory: Memory, sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rels = write(sample, 4)
+    ws = memory.workspace
+    real = ws.index_file
+    failed: list[str] = []
+
+    def raced_once(rel: str, data: bytes, **kwargs: object) -> object:
+        if rel == rels[2] and not failed:  # a replace redone meanwhile met a save: Raced
+            failed.append(rel)
+            raise files.Raced(rel, None)
+        return real(rel, data, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ws, "index_file", raced_once)
+    assert index_files(ws, rels) == dict.fromkeys(rels, 3)
+    assert failed == [rels[2]]
+    assert all(ws.store.file_state(rel) is not None for rel in rels)
+
+
 def test_a_batch_too_big_for_one_transaction_is_split_in_two_until_it_fits(
     memory: Memory, sample: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
