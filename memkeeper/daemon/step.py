@@ -54,6 +54,7 @@ from memkeeper.fs.git import git_dir
 from memkeeper.fs.gitindex import LiveIndex
 from memkeeper.fs.walk import managed_files
 from memkeeper.names import POLICY_FILE
+from memkeeper.ops.bulkindex import index_new
 from memkeeper.ops.claims import ClaimTable
 from memkeeper.ops.regen import regen, restore_live
 from memkeeper.policy.loader import load_policy
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
     from memkeeper.records import Event
 
 
+FIRST_SEEN = "first seen, indexed"
 REGEN_EVENTS = frozenset(
     {"region.regenerated", "reconcile.opened", "reconcile.resolved", "claim.expired"}
 )
@@ -77,7 +79,6 @@ class Daemon(Following, GitAware):
     """The daemon's state between batches and the actions that change the world."""
 
     def __init__(self, ws: Workspace, rescan_s: float, *, quiet_s: float = QUIET_S) -> None:
-
         self.ws = ws
         self.root = os.path.abspath(ws.root)
         self.policy = load_policy(self.root)
@@ -113,9 +114,13 @@ class Daemon(Following, GitAware):
         what = f"{files} managed file(s), {dirs} directories"
         head = Outcome("started", self.root, what) if first else Outcome("rewatched", None, what)
         try:
+            done: list[Outcome] = []
             if first:
                 self.last_event = self._head()  # what came before: the forced regen renders it
-            done = self._scan() + (self._run(Sweep()) if first else [])
+                # Files never indexed: in batches (``ops.bulkindex``), not one by one once quiet.
+                rels = sorted(r for r in self.known.files if self._class(r) != "generated")
+                done = [Outcome("indexed", r, FIRST_SEEN) for r in index_new(self.ws, rels)]
+            done += self._scan() + (self._run(Sweep()) if first else [])
             return [head, *done, *self._settle(force=first)]
         except StoreUnavailable as exc:  # a shared store down: caught up once it answers
             if first:
@@ -250,7 +255,7 @@ class Daemon(Following, GitAware):
         self.known = replace(self.known, files=self.known.files | {rel})
         if doc is None:
             return []
-        return [describe(e) for e in fresh] or [Outcome("indexed", rel, "first seen, indexed")]
+        return [describe(e) for e in fresh] or [Outcome("indexed", rel, FIRST_SEEN)]
 
     def _index_generated(self, rel: str) -> list[Outcome]:
         """A generated file: index it, open a reconciliation for a hand-edited region, render
@@ -264,7 +269,6 @@ class Daemon(Following, GitAware):
         return [o for o in done if o.path in (rel, None)]
 
     def _reload(self) -> list[Outcome]:
-
         self.policy = load_policy(self.root)  # a bad policy: an error, the old one stays
         found = self._scan()
         what = f"{len(self.known.files)} managed file(s), {len(self.known.dirs)} directories"

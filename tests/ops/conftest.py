@@ -21,6 +21,7 @@ EXE, WHY = binary()
 BOTH = frozenset(
     {
         "test_append",
+        "test_bulkindex",
         "test_claims",
         "test_claimviews",
         "test_claimwaits",
