@@ -96,6 +96,10 @@ class Policy:
     idle_release_after: int = 0
     meeting_keep_days: int = MEETING_KEEP_DAYS  # a resolved meeting is dropped after (§4.32)
     meeting_keep: int = MEETING_KEEP  # and beyond the newest this many resolved ones
+    # reference §8 "Compaction": the log's events are compacted once older than this many
+    # days, or beyond the newest this many (None: not bounded that way; both: never compacted)
+    event_keep_days: int | None = None
+    event_keep: int | None = None
 
     def classify(self, relpath: str) -> FileRule | None:
         """The first rule matching a root-relative POSIX path; None means unmanaged.

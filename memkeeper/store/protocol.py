@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from contextlib import AbstractContextManager
 
+    from memkeeper.checkpoints import Checkpoint
     from memkeeper.claims.decisions import Claim
     from memkeeper.claims.lifecycle import ClaimRecord
     from memkeeper.claims.waiters import WaiterRow
@@ -109,6 +110,17 @@ class EventStore(Protocol):
     def tally(self, kind: str, at: float, keep_s: float = 3600.0) -> None: ...
 
     def tally_count(self, kind: str, since: float) -> int: ...
+
+
+class CheckpointStore(Protocol):
+    """The event chain's checkpoints (``checkpoints``: ``verified`` and ``compacted``, one of
+    each kind), and the compaction of the log's oldest events."""
+
+    def chain_checkpoint(self, kind: str) -> Checkpoint | None: ...
+
+    def put_chain_checkpoint(self, cp: Checkpoint) -> None: ...
+
+    def compact_events(self, through: int) -> int: ...
 
 
 class ClaimStore(Protocol):
@@ -267,6 +279,7 @@ class WorkStore(Protocol):
 class StateStore(
     FileStore,
     EventStore,
+    CheckpointStore,
     ClaimStore,
     ProposalStore,
     ReconciliationStore,
@@ -303,6 +316,7 @@ class StateStore(
 DOMAINS: dict[str, type[Any]] = {
     "files": FileStore,
     "events": EventStore,
+    "checkpoints": CheckpointStore,
     "claims": ClaimStore,
     "proposals": ProposalStore,
     "reconciliations": ReconciliationStore,

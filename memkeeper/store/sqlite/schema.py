@@ -13,8 +13,9 @@ if TYPE_CHECKING:
 # 3: + bodies, proposals; 4: + events_by_path; 5: + pending; 6: + events.signer, events.sig;
 # 7: + messages, deliveries; 8: + claim_records, claims.plan, waiters.plan; 9: + reads;
 # 10: + meetings; 11: + work; 12: a meeting's record carries a serialize's turns (state
-# serializing), which an older memkeeper cannot read.
-SCHEMA_VERSION = 12
+# serializing), which an older memkeeper cannot read; 16: + checkpoints (the event chain's
+# verified head and compaction point; an older memkeeper would judge a compacted log broken).
+SCHEMA_VERSION = 16
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -189,6 +190,10 @@ CREATE TABLE IF NOT EXISTS work (  -- work items, kept after they end
     record TEXT NOT NULL           -- the whole record as JSON (work.items.encode)
 );
 CREATE INDEX IF NOT EXISTS work_by_state ON work (state, id);
+CREATE TABLE IF NOT EXISTS checkpoints (  -- the event chain's: verified, compacted
+    kind TEXT PRIMARY KEY,
+    record TEXT NOT NULL           -- the whole record as JSON (checkpoints.encode)
+) WITHOUT ROWID;
 """
 
 
