@@ -41,12 +41,9 @@ LOCAL_BATCH = 5_000  # events removed by one SQLite transaction
 SHARED_BATCH = 30  # by one etcd transaction: a few operations an event, 128 at most
 
 
-def compact(ws: Workspace, *, limit: int | None = None) -> dict[str, Any]:
-    """Compact what the policy lets go (at most ``limit`` events: the daemon's share of a
-    look). ``Invalid`` when the policy bounds nothing; ``EnvironmentFailure`` without a key
-    to sign the checkpoint; ``Failed`` naming a problem found in the events to remove.
-    Returns ``compacted`` (the id the log is compacted through now), ``removed`` and
-    ``more`` (whether the policy lets more go: ``limit`` cut this one short)."""
+def compact(ws: Workspace) -> dict[str, Any]:
+    """``memkeeper compact``: compact what the policy's ``events:`` lets go. ``Invalid`` when
+    it bounds nothing; otherwise as ``compact_to``."""
     policy = load_policy(ws.root)
     keep_days, keep = policy.event_keep_days, policy.event_keep
     if keep_days is None and keep is None:
@@ -54,6 +51,17 @@ def compact(ws: Workspace, *, limit: int | None = None) -> dict[str, Any]:
             "the policy keeps every event: it has no `events:` with `keep_days:` or `keep:` — "
             "add one to .memkeeper.yaml (e.g. `events: {keep_days: 90}`), then compact"
         )
+    return compact_to(ws, keep_days, keep)
+
+
+def compact_to(
+    ws: Workspace, keep_days: int | None, keep: int | None, *, limit: int | None = None
+) -> dict[str, Any]:
+    """Compact the events older than ``keep_days`` or beyond the newest ``keep`` (at most
+    ``limit`` of them: the daemon's share of a look). ``EnvironmentFailure`` without a key
+    to sign the checkpoint; ``Failed`` naming a problem found in the events to remove.
+    Returns ``compacted`` (the id the log is compacted through now), ``removed`` and
+    ``more`` (whether more is due: ``limit`` cut this one short)."""
     store = ws.store
     base = _base(ws)
     head = store.events_head()
