@@ -132,7 +132,7 @@ def test_history_rewritten_under_the_checkpoint_hashes_and_all_is_caught(ws: Wor
     emitted(ws, 4)
     verify_chain(ws)
     # Event 2 edited and every hash after it recomputed: a chain that holds link by link.
-    tail: tuple[int, str] | None = (1, ws.store.events()[0].hash)
+    tail: tuple[int, str] = (1, ws.store.events()[0].hash)
     for old in ws.store.events()[1:]:
         data = {"n": 99} if old.id == 2 else old.data
         new = ev.next_event(tail, old.ts, old.actor, old.type, old.path, old.section, data)
