@@ -78,7 +78,7 @@ class FileStore(Protocol):
 
 
 class EventStore(Protocol):
-    """The hash-chained event log, and tallies."""
+    """The hash-chained event log, its checkpoints and compaction, and tallies."""
 
     def append_event(
         self,
@@ -111,11 +111,8 @@ class EventStore(Protocol):
 
     def tally_count(self, kind: str, since: float) -> int: ...
 
-
-class CheckpointStore(Protocol):
-    """The event chain's checkpoints (``checkpoints``: ``verified`` and ``compacted``, one of
-    each kind), and the compaction of the log's oldest events."""
-
+    # The chain's checkpoints (``checkpoints``: one ``verified``, one ``compacted``), and the
+    # compaction of the log's oldest events.
     def chain_checkpoint(self, kind: str) -> Checkpoint | None: ...
 
     def put_chain_checkpoint(self, cp: Checkpoint) -> None: ...
@@ -279,7 +276,6 @@ class WorkStore(Protocol):
 class StateStore(
     FileStore,
     EventStore,
-    CheckpointStore,
     ClaimStore,
     ProposalStore,
     ReconciliationStore,
@@ -316,7 +312,6 @@ class StateStore(
 DOMAINS: dict[str, type[Any]] = {
     "files": FileStore,
     "events": EventStore,
-    "checkpoints": CheckpointStore,
     "claims": ClaimStore,
     "proposals": ProposalStore,
     "reconciliations": ReconciliationStore,

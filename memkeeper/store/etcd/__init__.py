@@ -3,8 +3,7 @@
 
 ``EtcdStore`` is the core (``core``: the gateway, optimistic transactions on ``stm``, the
 format check, raw access to keys, the cache) with one mixin per domain: ``files`` (files,
-sections, bodies, versions), ``events`` (the chain, tallies), ``checkpoints`` (the chain's,
-and compaction), ``claims`` (claims held by etcd
+sections, bodies, versions), ``events`` (the chain, tallies), ``claims`` (claims held by etcd
 leases, waiters, counters), ``proposals``, ``reconciliations``, ``pending``, ``mail`` and ``reads``;
 ``keys`` is the key layout and its format version, ``codec`` the values, ``gateway`` the
 client of etcd's JSON gateway.
@@ -12,7 +11,6 @@ client of etcd's JSON gateway.
 
 from __future__ import annotations
 
-from memkeeper.store.etcd.checkpoints import CheckpointKeys
 from memkeeper.store.etcd.claims import ClaimKeys
 from memkeeper.store.etcd.events import EventKeys
 from memkeeper.store.etcd.files import FileKeys
@@ -31,7 +29,6 @@ __all__ = ["EtcdStore", "StoreRetry"]
 class EtcdStore(
     FileKeys,
     EventKeys,
-    CheckpointKeys,
     ClaimKeys,
     ProposalKeys,
     ReconciliationKeys,

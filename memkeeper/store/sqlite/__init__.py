@@ -3,8 +3,7 @@ root's state, in SQLite under ``.memkeeper/`` — the only SQL in memkeeper.
 
 ``Store`` is the core (``core``: the connection, ``BEGIN IMMEDIATE`` transactions, the WAL's
 group commit, the cache) with one mixin per domain of ``store.protocol``: ``files`` (files,
-sections, bodies), ``events`` (the chain, tallies), ``checkpoints`` (the chain's, and
-compaction), ``claims`` (claims, waiters, counters),
+sections, bodies), ``events`` (the chain, tallies), ``claims`` (claims, waiters, counters),
 ``proposals``, ``reconciliations``, ``pending``, ``mail``, ``reads``, ``meetings`` and
 ``work``; ``schema`` holds the
 tables and their version.
@@ -13,7 +12,6 @@ tables and their version.
 from __future__ import annotations
 
 from memkeeper.fs.home import prepare_home
-from memkeeper.store.sqlite.checkpoints import CheckpointRows
 from memkeeper.store.sqlite.claims import ClaimRows
 from memkeeper.store.sqlite.events import EventRows
 from memkeeper.store.sqlite.files import FileRows
@@ -31,7 +29,6 @@ __all__ = ["Store", "prepare_home"]
 class Store(
     FileRows,
     EventRows,
-    CheckpointRows,
     ClaimRows,
     ProposalRows,
     ReconciliationRows,
