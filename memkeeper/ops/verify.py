@@ -17,7 +17,6 @@ from memkeeper.errors import Failed, Invalid, PolicyInvalid
 from memkeeper.events import digest
 from memkeeper.fs import files as fsio
 from memkeeper.fs.git import Git
-from memkeeper.ops.chain import verify_chain
 from memkeeper.policy.loader import load_policy
 from memkeeper.records import Violation
 
@@ -36,6 +35,7 @@ def verify(ws: Workspace, git: Git | None = None, *, full: bool = False) -> dict
     ``ops.chain``) and every indexed file against the index; raise ``Failed``. ``files``
     counts the indexed files judged (managed, and not deleted on purpose). An invalid policy
     is ``PolicyInvalid`` (exit 2), as for every other command."""
+    from memkeeper.ops.chain import verify_chain
     from memkeeper.policy.loader import load_policy
 
     load_policy(ws.root)
@@ -50,6 +50,8 @@ def verify(ws: Workspace, git: Git | None = None, *, full: bool = False) -> dict
 def problems(ws: Workspace, git: Git | None = None) -> list[Violation]:
     """Every way the event log or the index disagrees with itself or with the files (the
     whole chain walked, no checkpoint left)."""
+    from memkeeper.ops.chain import verify_chain
+
     chain = verify_chain(ws, full=True, record=False)
     return chain.violations + _problems(ws, git or Git(ws.root))[0]
 
