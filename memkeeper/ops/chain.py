@@ -204,14 +204,13 @@ def _resume(
         held = at[0].hash if at and at[0].id == cp.seq else None
     if held == cp.hash:
         return cp.point
-    what = "is gone" if held is None else "no longer has the hash"
-    found.append(
-        chain_violation(
-            cp.seq,
-            f"it {what} the checkpoint of {cp.ts} by {cp.actor} recorded: the history up to "
-            "it was rewritten",
-        )
+    by = f"the checkpoint of {cp.ts} by {cp.actor}"
+    what = (
+        f"it is gone, though {by} names it"
+        if held is None
+        else f"it no longer has the hash {by} recorded"
     )
+    found.append(chain_violation(cp.seq, f"{what}: the history up to it was rewritten"))
     return base
 
 
@@ -234,15 +233,21 @@ def _recorded(
     if untrusted is not None:
         return replace(report, unsigned=f"a checkpoint by this process's key: {untrusted}")
     store = ws.store
-    with store.writing():
-        try:
-            there = store.chain_checkpoint(VERIFIED)
-        except Unreadable:
-            there = None
-        if there is not None and there.seq > made.seq and there.signers == signers:
-            return replace(report, checkpoint=there.seq)
-        store.put_chain_checkpoint(made)
-    return replace(report, checkpoint=made.seq)
+
+    def put() -> int:
+        """The seq the checkpoint names once this one is kept, or a later one left."""
+        with store.writing():
+            try:
+                there = store.chain_checkpoint(VERIFIED)
+            except Unreadable:
+                there = None
+            if there is not None and there.seq > made.seq and there.signers == signers:
+                return there.seq
+            store.put_chain_checkpoint(made)
+        return made.seq
+
+    # With a shared store, a writer that got in first makes it look again.
+    return replace(report, checkpoint=ws.again(put))
 
 
 def chain_violation(event_id: int, what: str) -> Violation:

@@ -14,6 +14,7 @@ does. The newest event is never removed (the next append chains after it).
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 from memkeeper import checkpoints
@@ -152,7 +153,8 @@ def _remove(ws: Workspace, base: tuple[int, str], end: int, key: Signer) -> int:
         made = checkpoints.make(
             COMPACTED, walk.point, iso_utc(ws.now()), ws.agent, signers, key.sign
         )
-        count = _removed(store, before, made)
+        # With a shared store, a writer that got in first makes the batch start over.
+        count = ws.again(functools.partial(_removed, store, before, made))
         if count is None:  # another process compacted meanwhile: it goes on from there
             break
         removed += count

@@ -288,3 +288,12 @@ def test_an_emptied_log_with_a_head_is_a_break() -> None:
             "events were deleted from its end",
         )
     ]
+
+
+def test_events_deleted_from_the_end_under_the_checkpoint_are_caught(ws: Workspace) -> None:
+    emitted(ws, 3)
+    verify_chain(ws)
+    sql(ws, "DELETE FROM events WHERE id = 3")
+    found = [v.message for v in verify_chain(ws).violations]
+    assert found[0].startswith("event 3: it is gone, though the checkpoint of")
+    assert "event 3: the log ends at event 2, but event 3 was the last one written" in found[1]
