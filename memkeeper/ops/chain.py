@@ -91,6 +91,8 @@ def verify_chain(ws: Workspace, *, full: bool = False, record: bool = True) -> C
     report = ChainReport(forged + found, walk.point[0], walk.checked, start[0], base[0], held)
     if not record or found or (forged and not full) or last is None:
         return report
+    if verified is not None and (verified.point, verified.signers) == (last, signers):
+        return report  # nothing new since: the checkpoint stands as it is
     return _recorded(ws, report, last, signers, trusted)
 
 

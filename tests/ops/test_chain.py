@@ -222,6 +222,7 @@ def test_a_trusted_process_checkpoints_and_an_untrusted_one_says_why_not(
     )
     emitted(ws, 2)
     assert verify_chain(ws).checkpoint == 2
+    emitted(ws, 1)
     stranger = Workspace(sample, "agent-b", FakeClock(T0))
     try:
         report = verify_chain(stranger)
@@ -297,3 +298,14 @@ def test_events_deleted_from_the_end_under_the_checkpoint_are_caught(ws: Workspa
     found = [v.message for v in verify_chain(ws).violations]
     assert found[0].startswith("event 3: it is gone, though the checkpoint of")
     assert "event 3: the log ends at event 2, but event 3 was the last one written" in found[1]
+
+
+def test_a_verify_with_nothing_new_leaves_the_checkpoint_as_it_was(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    emitted(ws, 2)
+    verify_chain(ws)
+    written: list[object] = []
+    monkeypatch.setattr(ws.store, "put_chain_checkpoint", written.append)
+    assert verify_chain(ws).checkpoint == 2
+    assert written == []
