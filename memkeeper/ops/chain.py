@@ -261,7 +261,8 @@ def checkpoint_violation(kind: str, what: str) -> Violation:
         "run memkeeper verify --full: it walks the whole chain and, finding it intact, signs "
         "a checkpoint of its own over this one"
         if kind == VERIFIED
-        else "the events before it are gone, so nothing can vouch for where the log starts: "
+        else "the events before it are gone, so nothing else can vouch for where the log "
+        "starts: if its signer is one of yours, trust its key (memkeeper keys trust); else "
         "restore .memkeeper/ from a backup, or move it aside to start a new log"
     )
     return Violation(None, None, "checkpoint", f"the {kind} checkpoint {what}", fix)
