@@ -21,10 +21,12 @@ from memkeeper.ops.emit import emit
 from memkeeper.ops.views import history
 from memkeeper.ops.workspace import Workspace
 from memkeeper.store.sqlite import Store
+from tests.etcd_cluster import Cluster, binary
 
 if TYPE_CHECKING:
     from memkeeper.identity import keys
 
+EXE, WHY = binary()
 T0 = 1_800_000_000.0
 DAY = 24 * 3600.0
 
@@ -199,3 +201,29 @@ def test_a_sections_history_says_where_the_log_was_compacted(ws: Workspace) -> N
     emitted(ws, 3)
     compact_to(ws, None, 1)
     assert history(ws, "CLAUDE.md#build")["compacted"] == 2
+
+
+@pytest.mark.skipif(EXE is None, reason=WHY)
+def test_on_a_shared_store_it_goes_thirty_events_a_transaction(
+    sample: Path,
+    key: keys.Signer,
+    clock: FakeClock,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cluster: Cluster = request.getfixturevalue("cluster")
+    for name, value in cluster.store_env("compact1").items():
+        monkeypatch.setenv(name, value)
+    shared = Workspace(sample, "human", clock)
+    try:
+        assert shared.shared
+        emitted(shared, 65)
+        assert compact_to(shared, None, 2) == {"compacted": 63, "removed": 63, "more": False}
+        assert ids(shared) == [64, 65]
+        full = verify_chain(shared, full=True)
+        assert (full.violations, full.since, full.checkpoint) == ([], 63, 65)
+        emitted(shared, 1)
+        routine = verify_chain(shared)
+        assert (routine.since, routine.checked, routine.checkpoint) == (65, 1, 66)
+    finally:
+        shared.close()
