@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from memkeeper.policy.model import Policy
 
 EVERY_S = 3600.0  # between two looks once nothing more is due
-SHARE = 50_000  # events compacted at most by one look
+SHARE = 10_000  # events compacted at most by one look (about a second here)
 
 
 class Compaction:
