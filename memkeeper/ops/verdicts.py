@@ -106,6 +106,20 @@ class Verdicts(WorkspaceShape):
         meet, deadline, keep_days, keep = json.loads(cached)
         return bool(meet), int(deadline), int(keep_days), int(keep)
 
+    def work_settings(self) -> tuple[int, int]:
+        """The policy's ``work:`` keep_days and keep, cached by the policy's hash."""
+        policy_bytes, policy_hash = self._policy()
+        cache_key = f"work:{policy_hash}"
+        cached = self._cached(cache_key)
+        if cached is None:
+            from memkeeper.policy.loader import parse_policy
+
+            p = parse_policy(policy_bytes)
+            cached = json.dumps([p.work_keep_days, p.work_keep])
+            self._cache(cache_key, cached)
+        keep_days, keep = json.loads(cached)
+        return int(keep_days), int(keep)
+
     def _cached(self, key: str) -> str | None:
         """What the policy's cache holds for ``key``: the store's, or with a shared store
         this root's ``policy-cache.json``."""

@@ -272,6 +272,10 @@ class WorkStore(Protocol):
 
     def put_work(self, item: Item) -> None: ...
 
+    def done_work(self) -> list[tuple[int, float | None]]: ...
+
+    def drop_work(self, ids: Sequence[int]) -> None: ...
+
 
 class StateStore(
     FileStore,

@@ -36,6 +36,7 @@ BOTH = frozenset(
         "test_read",
         "test_reconcile",
         "test_regen",
+        "test_workedits",
     }
 )
 _prefixes = itertools.count(1)
