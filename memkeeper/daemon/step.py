@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memkeeper.daemon.compaction import Compaction
 from memkeeper.daemon.follow import OUTAGE_BACKOFF_MAX_S, Following, shared_store_watch
 from memkeeper.daemon.gitindex import GitAware
 from memkeeper.daemon.plan import (
@@ -103,6 +104,7 @@ class Daemon(Following, GitAware):
         self.left: dict[str, int | None] = {}  # the mtime each file had after ``_follow``
         self.store_watch = shared_store_watch(ws)  # shared store: read its events only when moved
         self.watchdog = Watchdog(ws, self.root)  # idle claims (``daemon.watchdog``)
+        self.compaction = Compaction(ws)  # the event log's (``daemon.compaction``)
         self._list()
 
     # -- the daemon's life ---------------------------------------------------------------------
@@ -172,7 +174,8 @@ class Daemon(Following, GitAware):
         back = {k.path for k in looks if k.kind == "file" and k.file_class not in (None, "private")}
         self.known = replace(self.known, files=self.known.files | back)
         done += self._settle(force=any(o.action == "reloaded" for o in done))
-        return done + self.watchdog.step(batch.paths, batch.git or batch.store, self.policy)
+        done += self.watchdog.step(batch.paths, batch.git or batch.store, self.policy)
+        return done + self.compaction.step(self.policy)
 
     def watch_paths(self) -> list[str]:
         """The directories to watch now, absolute (git's directory too: a change there means

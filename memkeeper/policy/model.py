@@ -99,6 +99,10 @@ class Policy:
     meeting_keep: int = MEETING_KEEP  # and beyond the newest this many resolved ones
     work_keep_days: int = WORK_KEEP_DAYS  # an ended work item is dropped after (§4.33)
     work_keep: int = WORK_KEEP  # and beyond the newest this many ended ones
+    # reference §8 "Compaction": the log's events are compacted once older than this many
+    # days, or beyond the newest this many (None: not bounded that way; both: never compacted)
+    event_keep_days: int | None = None
+    event_keep: int | None = None
 
     def classify(self, relpath: str) -> FileRule | None:
         """The first rule matching a root-relative POSIX path; None means unmanaged.

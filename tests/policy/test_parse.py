@@ -396,7 +396,7 @@ def test_an_unknown_key_with_nothing_close_lists_the_valid_keys_only() -> None:
     assert (error.line, error.column) == (2, 1)
     assert error.fix == (
         "valid keys are version, files, leases, templates, store, signatures, semantic, meetings, "
-        "work"
+        "work, events"
     )
 
 

@@ -15,8 +15,10 @@ if TYPE_CHECKING:
 # 10: + meetings; 11: + work; 12: a meeting's record carries a serialize's turns (state
 # serializing), which an older memkeeper cannot read; 13: bodies kept lazily (a present
 # section's current body is its row's alone), which an older memkeeper would miss, and a
-# section's hash as 32 bytes (rows written before stay text; both are read).
-SCHEMA_VERSION = 13
+# section's hash as 32 bytes (rows written before stay text; both are read); 16: +
+# checkpoints (the event chain's verified head and compaction point; an older memkeeper would
+# judge a compacted log broken).
+SCHEMA_VERSION = 16
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -191,6 +193,10 @@ CREATE TABLE IF NOT EXISTS work (  -- work items, kept after they end
     record TEXT NOT NULL           -- the whole record as JSON (work.items.encode)
 );
 CREATE INDEX IF NOT EXISTS work_by_state ON work (state, id);
+CREATE TABLE IF NOT EXISTS checkpoints (  -- the event chain's: verified, compacted
+    kind TEXT PRIMARY KEY,
+    record TEXT NOT NULL           -- the whole record as JSON (checkpoints.encode)
+) WITHOUT ROWID;
 """
 
 
