@@ -112,8 +112,7 @@ class Daemon(Following, GitAware):
     def caught_up(self, *, first: bool) -> list[Outcome]:
         """Once a watch is up: index what changed while none was (before the start, during a
         restart); on the first, also expire due claims and render every region."""
-        files, dirs = len(self.known.files), len(self.known.dirs)
-        what = f"{files} managed file(s), {dirs} directories"
+        what = f"{len(self.known.files)} managed file(s), {len(self.known.dirs)} directories"
         head = Outcome("started", self.root, what) if first else Outcome("rewatched", None, what)
         try:
             done: list[Outcome] = []
