@@ -227,8 +227,17 @@ def test_a_waiter_looks_again_at_its_deadline_the_next_expiry_or_the_cap() -> No
     assert claimwaits.next_look(now + 2, held, now, shared=False) == pytest.approx(1 + slack)
     cap = claimwaits.WAKE_CAP_S
     assert claimwaits.next_look(now + 60, [], now, shared=False) == pytest.approx(cap + slack)
-    shared = claimwaits.SHARED_POLL_S
+    shared = claimwaits.SHARED_CAP_S  # etcd: its watch wakes the waiter, the cap a backstop
     assert claimwaits.next_look(now + 60, [], now, shared=True) == pytest.approx(shared + slack)
+
+
+def test_on_etcd_a_claim_past_its_expiry_but_not_yet_ended_by_etcd_is_looked_at_often() -> None:
+    slack, now = claimwaits._SLACK_S, START + 5
+    overdue = [claim_expiring(START + 4), claim_expiring(START + 60)]
+    poll = claimwaits.SHARED_POLL_S
+    assert claimwaits.next_look(now + 60, overdue, now, shared=True) == pytest.approx(poll + slack)
+    cap = claimwaits.WAKE_CAP_S  # the local store ended it at its expiry: nothing to poll
+    assert claimwaits.next_look(now + 60, overdue, now, shared=False) == pytest.approx(cap + slack)
 
 
 def test_a_wait_not_granted_was_a_deadlock_only_when_the_queue_says_so() -> None:

@@ -118,6 +118,9 @@ class ClaimRows(SqliteCore):
     def drop_waiter(self, request_id: str) -> None:
         self._db.execute("DELETE FROM waiters WHERE id = ?", (request_id,))
 
+    def wake_waiters(self, request_ids: Sequence[str]) -> None:
+        """Nothing to store: the local waiters' FIFOs are poked after the commit."""
+
     def put_claim_record(self, r: ClaimRecord) -> None:
         """Insert or replace the record of claim ``r.id`` (the caller checked its revision in
         the same transaction)."""
