@@ -2,15 +2,18 @@
 
 A queued request's process sleeps between looks at the table; at each look it learns what it
 waits for (``View``): the state of its row (``waiting``, ``granted``, ``aborted``), whether it
-is at the front of the queue (no conflicting waiter is served before it), and, at the front,
-the live claims that stop it, with their expiry — it sleeps until the soonest of those, since
-only an expiry can let it in without a change somebody else makes. A waiter behind another
-has nothing to time: its turn comes when the one ahead is served or leaves.
+is at the front of the queue (no conflicting waiter is served before it) and, at the front,
+the soonest expiry of the live claims that stop it. It sleeps until the soonest of that
+expiry, its deadline and its cap (``now + cap``): only an expiry can let it in without a
+change somebody else makes, and a waiter behind another has nothing to time — its turn comes
+when the one ahead is served or leaves.
 
-So a change concerns a waiter exactly when its ``View`` differs after the change from before
-it: granted, aborted, moved to the front, or its blockers changed (one released, renewed,
-narrowed, or a new one granted ahead of it). Every other waiter would look, find what it found
-last time and sleep again: the writer wakes only the concerned ones (``concerned``), so a
+So a change concerns a waiter when it changes its row's state (granted, aborted), or when it
+puts the waiter at the front, or gives it a sooner expiry there, before the waiter would
+look anyway: the soonest expiry now earlier than the one it sleeps until and than the
+``horizon`` (the writer's time plus the waiter's cap; the waiter looked no later than the
+writer's now, so it looks again by then). Waking any other waiter would have it look, find
+nothing to do and sleep again: the writer wakes only the concerned ones (``concerned``), so a
 release costs a constant number of looks whatever the length of the queue.
 """
 
@@ -25,45 +28,54 @@ if TYPE_CHECKING:
     from memkeeper.claims.decisions import Claim
     from memkeeper.claims.waiters import WaiterRow
 
-# (state, at the front, the blockers' (id, expiry) while at the front)
-View = tuple[str, bool, frozenset[tuple[str, float]]]
+# (state, at the front, the soonest expiry of what stops it there: inf elsewhere)
+View = tuple[str, bool, float]
+_NONE = float("inf")
 
 
 def views(live: Sequence[Claim], rows: Sequence[WaiterRow]) -> dict[str, View]:
     """Each queued request's ``View`` of the table (``live`` claims, queue ``rows``)."""
     found: dict[str, View] = {
-        w.request.id: (w.state, False, frozenset()) for w in rows if w.state != "waiting"
+        w.request.id: (w.state, False, _NONE) for w in rows if w.state != "waiting"
     }
     held = tuple(live)
     waiting = tuple(w.request for w in rows if w.state == "waiting")
     order = rules.queue_order(held, waiting) if waiting else ()
     for place, request in enumerate(order):
         if any(rules.conflicts(ahead, request) for ahead in order[:place]):
-            found[request.id] = ("waiting", False, frozenset())
-            continue
-        stops = frozenset((c.id, c.expires_at) for c in rules.blockers(held, request))
-        found[request.id] = ("waiting", True, stops)
+            found[request.id] = ("waiting", False, _NONE)
+        else:
+            stops = rules.blockers(held, request)
+            found[request.id] = ("waiting", True, min((c.expires_at for c in stops), default=_NONE))
     return found
 
 
-def concerned(before: Mapping[str, View], after: Mapping[str, View]) -> list[str]:
-    """The requests whose ``View`` a change moved (those it queued are left out: their own
-    process looks right after queuing them), in ``after``'s order."""
-    return [rid for rid, view in after.items() if rid in before and before[rid] != view]
+def concerned(before: Mapping[str, View], after: Mapping[str, View], horizon: float) -> list[str]:
+    """The requests a change from ``before`` to ``after`` concerns, in ``after``'s order;
+    ``horizon``: when every waiter looks again anyway. Those the change queued are left out:
+    their own process looks right after queuing them."""
+    found = []
+    for rid, (state, _, soonest) in after.items():
+        was = before.get(rid)
+        if was is not None and (state != was[0] or soonest < min(was[2], horizon)):
+            found.append(rid)
+    return found
 
 
 def woken(
     before: tuple[Sequence[Claim], Sequence[WaiterRow]],
     live: Sequence[Claim],
     rows: Sequence[WaiterRow],
+    horizon: float,
     me: str | None,
 ) -> list[str]:
     """Whom a transaction wakes: the requests other than ``me`` (the caller's own, which
-    looks anyway) whose view of the table it changed from ``before`` (claims and rows as it
-    read them) to ``live`` and ``rows``."""
+    looks anyway) that its change from ``before`` (claims and rows as it read them) to
+    ``live`` and ``rows`` concerns."""
     if not rows:
         return []
-    return [rid for rid in concerned(views(*before), views(live, rows)) if rid != me]
+    moved = concerned(views(*before), views(live, rows), horizon)
+    return [rid for rid in moved if rid != me]
 
 
 def timed(live: Sequence[Claim], rows: Sequence[WaiterRow], request_id: str) -> list[Claim]:
@@ -72,5 +84,5 @@ def timed(live: Sequence[Claim], rows: Sequence[WaiterRow], request_id: str) -> 
     view = views(live, rows).get(request_id)
     if view is None or not view[1]:
         return []
-    ids = {claim_id for claim_id, _ in view[2]}
-    return [c for c in live if c.id in ids]
+    request = next(w.request for w in rows if w.request.id == request_id)
+    return list(rules.blockers(tuple(live), request))

@@ -99,14 +99,14 @@ class ClaimTable:
             now = self.ws.claim_now()
             self._sweep(now)
             if self.changed:  # else the queue is as the last transaction's serve left it
-                self._serve(now)
+                self._serve(now, now)
             try:
                 yield now
             except (Invalid, Refused) as exc:
                 failure = exc
             if self.freed:  # targets were let go: a serializing meeting's turn may be due
                 handing.hand_over(self, now)
-            pokes = self._serve(now) if self.changed else []
+            pokes = self._serve(now, waits.horizon(now, self.ws.shared)) if self.changed else []
             self.store.wake_waiters(pokes)
         waiting.notify(self.ws.home, pokes)
         if failure is not None:
@@ -254,23 +254,22 @@ class ClaimTable:
                 if row.request.id == request_id:
                     self._abandon(row, now, "interrupted")
 
-    def _serve(self, now: float) -> list[str]:
+    def _serve(self, now: float, horizon: float) -> list[str]:
         """Grant what has become grantable and abort deadlock victims until neither is left;
-        the other queued requests whose view of the table the transaction changed."""
+        the other queued requests the transaction concerns (``wakeups.woken``)."""
         while True:
             queued = tuple(w.request for w in self.rows if w.state == "waiting")
             if not queued:  # nobody to grant, no cycle to break
-                return wakeups.woken(self.start, self.held, self.rows, self.me)
+                return wakeups.woken(self.start, self.held, self.rows, horizon, self.me)
             live = tuple(self.held)
-            order = rules.queue_order(live, queued)
-            ready = next((r for r in order if rules.grantable(live, queued, r)), None)
+            ready = rules.first_grantable(live, queued)
             if ready is not None:
                 self._grant(ready, now)
                 self._settle(ready.id, "granted")
                 continue
             victim = rules.deadlock_victim(live, queued)
             if victim is None:
-                return wakeups.woken(self.start, self.held, self.rows, self.me)
+                return wakeups.woken(self.start, self.held, self.rows, horizon, self.me)
             self._abort(next(r for r in queued if r.id == victim), "deadlock")
 
     def _sweep(self, now: float) -> None:

@@ -81,6 +81,13 @@ def next_look(deadline: float, held: Iterable[Claim], now: float, *, shared: boo
     return min(deadline, soonest, now + cap) - now + _SLACK_S
 
 
+def horizon(now: float, shared: bool) -> float:
+    """By when every waiter looks again anyway, at the latest (``next_look``'s cap): a
+    change need not wake one for an expiry after it. With a shared store, none: another
+    machine's waiter counts from its own clock."""
+    return now if shared else now + WAKE_CAP_S
+
+
 @contextlib.contextmanager
 def watching(ws: Workspace, inbox: Inbox, request_id: str | None) -> Iterator[None]:
     """With a shared store, wake ``inbox`` from any machine while the block runs: at a change
