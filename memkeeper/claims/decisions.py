@@ -150,10 +150,15 @@ def blockers(live: Iterable[Claim], request: Request) -> tuple[Claim, ...]:
 
 def effective_priorities(live: tuple[Claim, ...], waiters: tuple[Request, ...]) -> dict[str, int]:
     """Request id -> priority, raised to that of any waiter its agent blocks (transitively)."""
-    holders = {w.id: {c.agent for c in blockers(live, w)} for w in waiters}
     best = {w.id: w.priority for w in waiters}
-    holding = set().union(*holders.values())
-    changed = any(w.agent in holding for w in waiters)  # else nobody inherits anything
+    # Only an agent that holds a claim and waits itself passes a priority on: with none
+    # (most queues), nothing is raised, and no waiter's blockers need be found.
+    waiting = {w.agent for w in waiters}
+    passing = tuple(c for c in live if c.agent in waiting)
+    if not passing:
+        return best
+    holders = {w.id: {c.agent for c in blockers(passing, w)} for w in waiters}
+    changed = True
     while changed:
         changed = False
         for blocked in waiters:
