@@ -33,7 +33,6 @@ from memkeeper.ops import claimwaits as waits
 from memkeeper.ops import meetingturns as handing
 from memkeeper.ops.claimsimilar import overlap_warnings
 from memkeeper.ops.claimwrites import resolve_target
-from memkeeper.ops.posting import overlaps
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -138,10 +137,10 @@ class ClaimTable:
                 objective=objective, arrival=arrival, plan=plan,
             )  # fmt: skip
 
-        request, outcome, inbox = self.ws.again(lambda: self._begin(make, wait))
+        request, outcome, inbox, first = self.ws.again(lambda: self._begin(make, wait))
         crash.crashpoint("claim.after_commit")
         if inbox is not None:
-            outcome = self._wait(request, inbox, cancel)
+            outcome = self._wait(request, inbox, cancel, first)
         if isinstance(outcome, Busy):
             raise outcome
         assert outcome is not None
@@ -151,9 +150,10 @@ class ClaimTable:
 
     def _begin(
         self, make: Callable[[int], Request], wait: float | None
-    ) -> tuple[Request, Claim | Busy | None, waiting.Inbox | None]:
+    ) -> tuple[Request, Claim | Busy | None, waiting.Inbox | None, float]:
         """The claim's first transaction: its request (``make`` of its arrival number),
-        granted, busy, or queued (with its inbox)."""
+        granted, busy, or queued (with its inbox, and how long it sleeps before its next
+        look: this one was its first)."""
         inbox: waiting.Inbox | None = None
         try:
             with self.transaction() as now:
@@ -163,7 +163,7 @@ class ClaimTable:
                     inbox = waiting.Inbox(self.ws.home, request.id)  # before the row shows
                     self._enqueue(WaiterRow(request, os.getpid(), now + wait, "waiting", None))
                     waits.waits_until(request.id, wait, self.ws.clock)
-                    self._queued(request, wait)
+                    waits.queued(self.ws, request, wait, self.held)
                     self.changed = True  # a new wait may close a cycle: serve the queue
                 elif outcome is None:
                     outcome = self._busy(request, now, "held")
@@ -172,7 +172,8 @@ class ClaimTable:
             if inbox is not None:
                 inbox.close()
             raise
-        return request, outcome, inbox
+        first = self._sleep(request.id, now, wait or 0.0) if inbox is not None else 0.0
+        return request, outcome, inbox, first  # (first: as the transaction left the table)
 
     @_again
     def renew(self, claim_id: str, ttl: float | None) -> Claim:
@@ -217,12 +218,13 @@ class ClaimTable:
         return self._grant(request, now) if rules.grantable(live, queued, request) else None
 
     def _wait(
-        self, request: Request, inbox: waiting.Inbox, cancel: waits.Cancel | None
+        self, request: Request, inbox: waiting.Inbox, cancel: waits.Cancel | None, first: float
     ) -> Claim | Busy:
         self.me = request.id
+        step = functools.partial(self._step, request)
         try:
             with waits.watching(self.ws, inbox, request.id):
-                return waits.wait_for(request.id, lambda: self._step(request), inbox, cancel)
+                return waits.wait_for(request.id, step, inbox, cancel, first=first)
         except BaseException:
             self._forget(request.id)
             raise
@@ -235,8 +237,7 @@ class ClaimTable:
         with self.transaction() as now:
             row = next((w for w in self.rows if w.request.id == request.id), None)
             if (left := waits.time_left(row, now, self.ws.clock)) > 0:
-                timed = wakeups.timed(self.held, self.rows, request.id)
-                return waits.next_look(now + left, timed, now, shared=self.ws.shared)
+                return self._sleep(request.id, now, left)
             if row is not None:
                 self._unqueue(request.id)
                 self.changed = True  # a request left the queue: others may move up
@@ -253,6 +254,12 @@ class ClaimTable:
             for row in list(self.rows):
                 if row.request.id == request_id:
                     self._abandon(row, now, "interrupted")
+
+    def _sleep(self, request_id: str, now: float, left: float) -> float:
+        """How long a waiter ``left`` seconds from its deadline sleeps (0: settled)."""
+        timed = wakeups.timed(self.held, self.rows, request_id)
+        waiting = any(w.request.id == request_id and w.state == "waiting" for w in self.rows)
+        return waits.next_look(now + left, timed, now, shared=self.ws.shared) if waiting else 0.0
 
     def _serve(self, now: float, horizon: float) -> list[str]:
         """Grant what has become grantable and abort deadlock victims until neither is left;
@@ -341,16 +348,6 @@ class ClaimTable:
         self.ws.record("claim.aborted", None, None, {"id": request.id, **data}, request.agent)
         self.changed = True
 
-    def _queued(self, request: Request, wait: float) -> None:
-        """``claim.queued``: who now waits on whom (paired with ``claim.granted`` or
-        ``.aborted`` of the same id by the contention audit)."""
-        data: dict[str, Any] = {"id": request.id, "mode": request.mode}
-        data |= {"targets": list(request.targets), "priority": request.priority, "wait_s": wait}
-        blocking = rules.blockers(self.held, request)
-        data["waiting_on"] = [{"id": c.id, "agent": c.agent} for c in blocking]
-        self.ws.record("claim.queued", None, None, data, request.agent)
-        overlaps(self.ws, request, blocking)  # each holder told who waits behind it
-
     def _event(self, type: str, claim: Claim, extra: dict[str, Any]) -> None:
         self.ws.record(type, None, None, {**claim_data(claim), **extra}, claim.agent)
 
@@ -358,7 +355,7 @@ class ClaimTable:
 
     def _enqueue(self, row: WaiterRow) -> None:
         self.store.put_waiter(row)
-        self.rows.append(row)  # the latest arrival yet: the copy stays in arrival order
+        self.rows = [*self.rows, row]  # the latest arrival yet: still in arrival order
 
     def _settle(self, request_id: str, state: str, reason: str | None = None) -> None:
         self.store.settle_waiter(request_id, state, reason)

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memkeeper.claims import decisions as rules
 from memkeeper.claims.waiters import ABANDON_GRACE_S
 from memkeeper.claims.wording import busy_message, holder_json
 from memkeeper.errors import Busy
 from memkeeper.fs import processes
+from memkeeper.ops.posting import overlaps
 
 __all__ = ["ABANDON_GRACE_S"]  # (and the functions below)
 
@@ -56,17 +57,19 @@ def wait_for(
     step: Callable[[], Claim | Busy | float],
     inbox: Inbox,
     cancel: Cancel | None,
+    *,
+    first: float | None = None,
 ) -> Claim | Busy:
     """Look at the table (``step``: the outcome, or how long to sleep) until the wait has an
     outcome, blocking on ``inbox`` between looks; ``WaitCancelled`` once ``cancel`` is set
-    (looked at every ``CANCEL_POLL_S``)."""
-    while isinstance(outcome := step(), float):
-        if cancel is None:
-            inbox.block(outcome)
-            continue
-        if cancel.is_set():
+    (looked at every ``CANCEL_POLL_S``). ``first``: how long to sleep before the first look
+    (the one that queued the request looked already)."""
+    outcome: Claim | Busy | float = step() if first is None else first
+    while isinstance(outcome, float):
+        if cancel is not None and cancel.is_set():
             raise WaitCancelled(f"{request_id}: the wait was cancelled")
-        inbox.block(min(outcome, CANCEL_POLL_S))
+        inbox.block(outcome if cancel is None else min(outcome, CANCEL_POLL_S))
+        outcome = step()
     return outcome
 
 
@@ -108,6 +111,18 @@ def watching(ws: Workspace, inbox: Inbox, request_id: str | None) -> Iterator[No
         yield
     finally:
         watch.close()
+
+
+def queued(ws: Workspace, request: Request, wait: float, held: Iterable[Claim]) -> None:
+    """Record ``claim.queued`` (inside the queuing transaction): who now waits on whom of the
+    ``held`` claims, paired with ``claim.granted`` or ``.aborted`` of the same id by the
+    contention audit; and tell each holder who waits behind it."""
+    data: dict[str, Any] = {"id": request.id, "mode": request.mode}
+    data |= {"targets": list(request.targets), "priority": request.priority, "wait_s": wait}
+    blocking = rules.blockers(held, request)
+    data["waiting_on"] = [{"id": c.id, "agent": c.agent} for c in blocking]
+    ws.record("claim.queued", None, None, data, request.agent)
+    overlaps(ws, request, blocking)
 
 
 def busy(

@@ -21,8 +21,9 @@ live claim (``rules.check_holder``): ``done`` completes it with evidence exactly
 complete`` does (the ``--verify`` commands run before the transaction), ``fail`` and
 ``give_back`` release it. Waiting (``next --wait``, ``wait``) blocks on a FIFO of the waiter's
 own (``fs.wakeups``) that every work change pokes, and every claim ended by other means
-(``ops.wakes``), once its command commits; else they look at the soonest expiry, at least
-every ``WAKE_CAP_S``.
+(``ops.wakes``), once its command commits — with a shared store also through a watch on the
+items and the claims (``store.etcd.wakewatch``), which a change on any machine moves; else
+they look at the soonest expiry, at least every ``WAKE_CAP_S`` (``SHARED_CAP_S``).
 """
 
 from __future__ import annotations

@@ -144,17 +144,17 @@ def warmed_root() -> Path:
 class Queued(Exception):
     """What ``SteppedTable.claim`` raises once the request waits in the queue."""
 
-    def __init__(self, request: Request) -> None:
+    def __init__(self, request: Request, first: float) -> None:
         super().__init__(request.id)
-        self.request = request
+        self.request, self.first = request, first
 
 
 class SteppedTable(ClaimLife):
     """The real lease table, except that a waiting claim hands its wait back to the caller."""
 
-    def _wait(self, request: Request, inbox: Inbox, cancel: Cancel | None) -> Claim:
+    def _wait(self, request: Request, inbox: Inbox, cancel: Cancel | None, first: float) -> Claim:
         inbox.close()
-        raise Queued(request)
+        raise Queued(request, first)
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,7 +333,7 @@ class TableMachine(RuleBasedStateMachine):
                 objective="machine",
             )  # fmt: skip
         except Queued as queued:
-            self.enqueue(agent, wait, queued.request)
+            self.enqueue(agent, wait, queued.request, queued.first)
             assert not quiet or not could, "a grantable request was queued"
             return
         except Busy as busy:
@@ -347,11 +347,16 @@ class TableMachine(RuleBasedStateMachine):
         self.take(agent, claim)
         event("claim: granted at once")
 
-    def enqueue(self, agent: str, wait: float | None, request: Request) -> None:
-        """The request waits in the queue (or has just been granted or aborted there)."""
+    def enqueue(self, agent: str, wait: float | None, request: Request, first: float) -> None:
+        """The request waits in the queue (or has just been granted or aborted there: then
+        its process looks again at once); the transaction that queued it was its first look."""
         assert wait is not None
-        assert self.waiter(request.id) is not None
+        row = self.waiter(request.id)
+        assert row is not None
+        assert (first == 0) == (row.state != "waiting")
         self.pending[request.id] = Wait(agent, request, self.now() + wait)
+        if first:
+            self.seen[request.id] = (self.views()[request.id], self.now() + first)
         event("claim: queued")
 
     def refused(self, agent: str, wait: float | None, busy: Busy) -> None:

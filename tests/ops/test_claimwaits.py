@@ -360,6 +360,17 @@ def test_a_wait_blocks_between_looks_until_it_has_an_outcome() -> None:
     assert inbox.blocked == [2.0, 0.5]
 
 
+def test_the_look_that_queued_the_request_is_the_waits_first() -> None:
+    """The transaction that queued the request saw the table as it left it: the wait sleeps
+    first, then looks (one transaction fewer per queued claim)."""
+    outcomes: list[Claim | float] = [0.5, claim_expiring(START + 60)]
+    inbox = Inbox()
+    step = lambda: outcomes.pop(0)  # noqa: E731
+    got = claimwaits.wait_for("c1", step, inbox, None, first=3.0)  # type: ignore[arg-type]
+    assert isinstance(got, Claim)
+    assert inbox.blocked == [3.0, 0.5]
+
+
 def test_a_cancellable_wait_looks_at_its_flag_often_and_leaves_once_it_is_set() -> None:
     flag = threading.Event()
     looks = iter([30.0, 30.0])
