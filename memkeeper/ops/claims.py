@@ -224,7 +224,9 @@ class ClaimTable:
         step = functools.partial(self._step, request)
         try:
             with waits.watching(self.ws, inbox, request.id):
-                return waits.wait_for(request.id, step, inbox, cancel, first=first)
+                # a watch comes up after the queuing commit: it looks again once it is up
+                again = None if self.ws.shared else first
+                return waits.wait_for(request.id, step, inbox, cancel, first=again)
         except BaseException:
             self._forget(request.id)
             raise
