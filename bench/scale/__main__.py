@@ -21,6 +21,7 @@ AREAS: list[str] = [
     "index",
     "chain",
     "work",
+    "wake",
 ]
 
 

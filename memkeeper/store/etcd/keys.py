@@ -59,6 +59,9 @@ order is numeric order; values are compact JSON (``codec``):
 - ``P/meetser/<id>``: while meeting ``id`` is ``serializing`` (format 5);
 - ``P/lease/claim\\0`` and ``P/lease/wait\\0`` (the empty id: claim and request ids are
   never empty): a random value, changed by every drop of a claim / a waiter;
+- ``P/wake/<request id>``: a random value, put by a lease operation that changed what that
+  queued request waits for (``claims.wakeups``), held by the lease of its row: the waiter's
+  watch on it wakes it from any machine (a key an older memkeeper never reads or writes);
 - ``P/ctr/<name>``: a counter of ``bump`` (``token``: the highest fencing token ever issued;
   ``request``: the last arrival number).
 
