@@ -201,9 +201,21 @@ def _keys(
     now = [(h.level, h.title, h.stable) for h in heads]
     if before == now:
         return [(s.key, s.base) for s in replaced if s.level > 0]
-    ahead = [(s.level, s.title, s.stable) for s in sections[: anchor + 1] if s.level > 0]
+    ahead = sections[: anchor + 1]
     rest = [(s.level, s.title, s.stable) for s in sections[stop:]]
-    return assign_keys([*ahead, *now, *rest])[len(ahead) :]
+    return assign_keys([*now, *rest], (s.key for s in ahead), ancestors(ahead))
+
+
+def ancestors(sections: Sequence[Section]) -> list[tuple[int, str]]:
+    """``(level, key)`` of the headings a heading after ``sections`` may nest in, outermost
+    first: walking back, each heading of a lower level than all seen since."""
+    found: list[tuple[int, str]] = []
+    for s in reversed(sections):
+        if s.level and (not found or s.level < found[-1][0]):
+            found.append((s.level, s.key))
+            if s.level == 1:
+                break
+    return found[::-1]
 
 
 def _moved(

@@ -265,11 +265,20 @@ def _stable_id(data: bytes, starts: list[int], line: int) -> str | None:
     return match.group(1) if match else None
 
 
-def assign_keys(headings: Iterable[tuple[int, str, str | None]]) -> list[tuple[str, str]]:
+def assign_keys(
+    headings: Iterable[tuple[int, str, str | None]],
+    taken_before: Iterable[str] = (),
+    ancestors_before: Sequence[tuple[int, str]] = (),
+) -> list[tuple[str, str]]:
     """``(key, base)`` per ``(level, title, stable id)``: slugs joined to ancestors, stable
-    ids, unique suffixes."""
-    taken: dict[str, int] = {PREAMBLE: 1}  # key -> the last suffix number tried on it
-    ancestors: list[tuple[int, str]] = []
+    ids, unique suffixes. ``taken_before`` and ``ancestors_before`` (``(level, key)``, the
+    outermost first): the keys of the headings before these and the ancestors they leave,
+    when only the headings from some point on are keyed."""
+    # key -> the last suffix number tried on it: numbers up to it are taken, and a key that
+    # is taken stays taken, so the first free suffix is the same from any point
+    taken: dict[str, int] = dict.fromkeys(taken_before, 1)
+    taken[PREAMBLE] = 1
+    ancestors = list(ancestors_before)
     pairs: list[tuple[str, str]] = []
     for level, title, stable in headings:
         while ancestors and ancestors[-1][0] >= level:

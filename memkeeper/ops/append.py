@@ -115,11 +115,10 @@ def _write(ws: Workspace, rel: str, old: bytes | None, entry: str, title: str) -
 
 
 def _entry_template(ws: Workspace, rel: str) -> str | None:
-    """The rule's ``entry_template``; ``Refused`` unless ``rel`` is an append-only file."""
-    from memkeeper.policy.loader import load_policy
-
-    rule = load_policy(ws.root).classify(rel)
-    if rule is None:
+    """The rule's ``entry_template``; ``Refused`` unless ``rel`` is an append-only file.
+    Both from the verdicts' cache: no YAML parsed while the policy is unchanged."""
+    rule = ws.rule(rel)
+    if rule.file_class is None:
         raise Refused(
             f"{rel}: not managed by the policy (.memkeeper.yaml) — memkeeper only appends to "
             "append-only files; add a rule for it",
@@ -135,4 +134,4 @@ def _entry_template(ws: Workspace, rel: str) -> str | None:
             f"{rel}: is {rule.file_class}; append is only for append-only files{hint}",
             reason="class",
         )
-    return rule.entry_template
+    return ws.entry_template(rel)
