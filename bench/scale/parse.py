@@ -107,7 +107,9 @@ def _save_read(root: Path, doc: str, number: int, turn: int) -> float:
     data = path.read_bytes()
     at = data.index(b"Fact %05d" % number)
     line_end = data.index(b"\n", at)
-    path.write_bytes(data[:at] + b"Fact %05d, saved in round %d." % (number, turn) + data[line_end:])
+    path.write_bytes(
+        data[:at] + b"Fact %05d, saved in round %d." % (number, turn) + data[line_end:]
+    )
     took, out = memkeeper(root, "read", f"{doc}#note-{number:05d}", "--json")
     assert b"saved in round %d" % turn in out
     return took
