@@ -252,15 +252,17 @@ def _tail(
     if not delta and not shift and same:
         return list(rest)
     return [
-        replace(
-            s,
-            key=key,
-            base=name,
-            start=s.start + delta,
-            body_start=s.body_start + delta,
-            end=s.end + delta,
-            start_line=s.start_line + shift,
-            end_line=s.end_line + shift,
+        Section(
+            key,
+            name,
+            s.title,
+            s.level,
+            s.start + delta,
+            s.body_start + delta,
+            s.end + delta,
+            s.start_line + shift,
+            s.end_line + shift,
+            s.stable,
         )
         for (key, name), s in zip(keys, rest, strict=True)
     ]
@@ -278,7 +280,7 @@ def stable_of(heading: bytes, key: str) -> str | None:
     """The stable id a section whose heading bytes are ``heading`` and whose key is ``key``
     was named by: its first line is a stable-id marker naming that key (or the key's stem,
     made unique with a suffix). For sections read back from an index, which keeps no flag."""
-    ending = LINE_END.search(heading)
+    ending = LINE_END.search(heading) if b"<!--" in heading else None
     if ending is None:
         return None
     line = heading[: ending.end()].decode("utf-8", "replace").removeprefix("\ufeff")
