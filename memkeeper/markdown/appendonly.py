@@ -122,13 +122,13 @@ def entry_rows(
     file before the append, ``keys`` its present sections' keys): ``last`` with its body
     extended, then a row per heading ``added`` brings, each at rev 1 and the ords after
     ``last``'s. None when only a parse of the whole file can say: the last section is the
-    preamble or named by a stable id, a new heading is outside the last one's level (its
-    ancestors are not all known here), the file may open front matter, or link definitions
-    are in play."""
+    preamble, a bare heading or named by a stable id, a new heading is outside the last
+    one's level (its ancestors are not all known here), the file may open front matter, or
+    link definitions are in play."""
     from memkeeper.markdown.resplit import stable_of
 
-    if not last.level or stable_of(last.heading, last.key) is not None:
-        return None
+    if not last.level or not last.body or stable_of(last.heading, last.key) is not None:
+        return None  # (a heading that ends the file gains its line ending: its row changes)
     chunk = last.body + added
     if data.startswith((b"---", b"\xef\xbb\xbf---")) or b"]:" in chunk:
         return None

@@ -93,7 +93,9 @@ ENTRY_TEXTS = [
 
 @given(
     log=st.lists(st.sampled_from(ENTRY_TEXTS), max_size=6),
-    opening=st.sampled_from(["", "# Decisions\n\n", "intro\n\n", "---\n", "[x]: /u\n\n"]),
+    opening=st.sampled_from(
+        ["", "# Decisions\n\n", "intro\n\n", "---\n", "[x]: /u\n\n", "# Bare", "# Bare\r"]
+    ),
     entry=st.sampled_from(ENTRY_TEXTS),
     crlf=st.booleans(),
 )
@@ -106,6 +108,8 @@ def test_entry_rows_are_the_rows_of_a_whole_parse(
     data = opening.encode()
     for text in log:
         data = append_entry(data, text)
+    if log and opening.startswith("# Bare"):
+        data += b"## Last bare heading"  # the file ends on a heading, no line ending
     if crlf:
         data = data.replace(b"\n", b"\r\n")
     new = append_entry(data, entry)
