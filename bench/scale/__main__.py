@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 AREAS: list[str] = [
     "index",
     "chain",
+    "parse",
     "work",
     "wake",
 ]

@@ -7,6 +7,9 @@
   exactly where it says, never the library's fuzzy guess.
 - ``body_is_inert`` is the fast path's guard: a body none of whose lines could open a heading,
   fence, HTML block or link definition cannot change the document's sections, so no re-parse.
+- ``keeps_structure`` is the next one, for any other body: a parse of the body and the next
+  heading alone (what follows a top-level heading parses the same whatever came before it)
+  shows that nothing in the body became a heading and the next heading is still itself.
 - ``structure_problem`` explains, from two full parses, how a body would change the headings.
 """
 
@@ -157,6 +160,47 @@ def body_is_inert(old_body: bytes, body: bytes, heading: bytes, next_heading: by
     return next_is_atx or body == b"" or _ends_with_blank_line(body)
 
 
+def keeps_structure(
+    data: bytes,
+    body_start: int,
+    body_end: int,
+    old_body: bytes,
+    following: bytes | None,
+    *,
+    preamble: bool = False,
+) -> bool:
+    """True when ``data`` (a patch's result: a section's new body at ``[body_start,
+    body_end)``, after its unchanged heading, and ``following``, the next section's heading,
+    after it; ``preamble``: the section is the text before the first heading) provably has
+    the old document's sections: the body parsed with the next
+    heading holds exactly that heading, on its own lines, named as before. Parses the body
+    and one heading, whatever the file's size. Conservative: False sends the patch through
+    the full comparison (``structure_problem``) — always for a file that opens with ``---``
+    (front matter a body could close) and for a body with a link definition in it (those
+    reach across the document)."""
+    from memkeeper.markdown.lines import line_starts
+    from memkeeper.markdown.sections import find_headings
+
+    if preamble and body_start == body_end:
+        return False  # an emptied preamble disappears
+    if data.removeprefix(_BOM).startswith(b"---") or b"]:" in old_body:
+        return False
+    base = 0 if preamble else body_start  # after a top-level heading, nothing is left open
+    window = data[base : body_end + len(following or b"")]
+    if b"]:" in window:
+        return False
+    text = window.decode("utf-8")
+    heads = find_headings(window, text.removeprefix("\ufeff"), line_starts(window), first=not base)[
+        0
+    ]
+    if following is None:
+        return not heads
+    if len(heads) != 1 or heads[0].linked:
+        return False
+    before = count_lines(window[: body_end - base])
+    return heads[0].start_line == before and heads[0].body_line == count_lines(window)
+
+
 def _risky(body: bytes) -> bool:
     return _RISKY_LINE.search(body.replace(b"\r\n", b"\n").replace(b"\r", b"\n")) is not None
 
@@ -206,6 +250,7 @@ def structure_problem(
     return None
 
 
+_BOM = b"\xef\xbb\xbf"
 _FENCE = re.compile(rb"^ {0,3}(```|~~~)", re.MULTILINE)
 
 

@@ -26,9 +26,13 @@ from memkeeper.markdown.lines import STABLE_ID, count_lines, detect_newline, lin
 __all__ = [
     "PREAMBLE",
     "Document",
+    "Heading",
     "Section",
+    "assign_keys",
+    "build",
     "count_lines",
     "detect_newline",
+    "find_headings",
     "join",
     "line_starts",
     "slug",
@@ -38,7 +42,7 @@ __all__ = [
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     from markdown_it.token import Token
 
@@ -49,7 +53,8 @@ _MD = MarkdownIt("commonmark").use(front_matter_plugin).disable("inline")
 _INLINE_MARKUP = re.compile(r"[\n!&*_<\[\]\\`]")  # the characters inline parsing acts on
 _ASCII_RUN = re.compile(r"[^a-z0-9_\-]+")
 
-_Span = tuple[str, str, str, int, int, int]  # key, base, title, level, start, body_start
+# key, base, title, level, start, body_start, stable
+_Span = tuple[str, str, str, int, int, int, str | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +70,8 @@ class Section:
     end: int
     start_line: int
     end_line: int
+    # The stable id whose marker line opens the section (its start), if any.
+    stable: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,12 +99,15 @@ class Document:
 
 
 @dataclass(frozen=True, slots=True)
-class _Heading:
+class Heading:
+    """A top-level heading as the block parse found it, in lines of the text parsed."""
+
     line: int  # 0-based first line
     body_line: int  # 0-based line just after the heading (setext: after its underline)
     level: int
     title: str
     stable: str | None
+    linked: bool = False  # its text holds a "[": a link definition anywhere may change its title
 
     @property
     def start_line(self) -> int:
@@ -108,18 +118,39 @@ class _Heading:
 def split(data: bytes, path: str = "<input>") -> Document:
     """Sections of ``data``; raises ``Invalid`` for NUL bytes or invalid UTF-8."""
     starts = line_starts(data)
-    headings = _headings(data, _decode(data, starts, path), starts)
-    bounds = [*starts, len(data)]  # bounds[n]: offset of 0-based line n, or the end of data
+    headings = find_headings(data, _decode(data, starts, path), starts, first=True)[0]
+    keys = assign_keys((h.level, h.title, h.stable) for h in headings)
+    return Document(data, tuple(build(data, headings, keys, starts, len(data))))
+
+
+def build(
+    data: bytes,
+    headings: Sequence[Heading],
+    keys: Sequence[tuple[str, str]],
+    starts: list[int],
+    end: int,
+    *,
+    base: int = 0,
+    line0: int = 0,
+) -> list[Section]:
+    """The sections ``headings`` open, with their ``keys``, the last one running to ``end``.
+
+    ``data`` is the whole file; the headings were found in the window of it that starts at
+    offset ``base`` (line ``line0``, 0-based), whose line starts, relative to ``base``, are
+    ``starts``. A window at the file's start gains the preamble, if there is text before the
+    first heading.
+    """
+    bounds = [*starts, len(data) - base]  # bounds[n]: offset of window line n, or its end
     spans: list[_Span] = []
-    if data and (not headings or headings[0].start_line > 0):
+    if base == 0 and (headings[0].start_line > 0 if headings else end > 0):
         bom = len(_BOM) if data.startswith(_BOM) else 0  # the BOM stays when a body is replaced
-        spans.append((PREAMBLE, PREAMBLE, "", 0, 0, bom))
-    for (key, base), head in zip(_keys(headings), headings, strict=True):
-        start, body_start = bounds[head.start_line], bounds[head.body_line]
-        spans.append((key, base, head.title, head.level, start, body_start))
-    ends = [span[4] for span in spans[1:]] + [len(data)] if spans else []
+        spans.append((PREAMBLE, PREAMBLE, "", 0, 0, bom, None))
+    for (key, base_name), head in zip(keys, headings, strict=True):
+        start, body_start = base + bounds[head.start_line], base + bounds[head.body_line]
+        spans.append((key, base_name, head.title, head.level, start, body_start, head.stable))
+    ends = [span[4] for span in spans[1:]] + [end] if spans else []
     pairs = zip(spans, ends, strict=True)
-    return Document(data, tuple(_section(span, end, starts) for span, end in pairs))
+    return [_section(span, stop, starts, base, line0) for span, stop in pairs]
 
 
 def join(doc: Document) -> bytes:
@@ -173,18 +204,36 @@ def _position(starts: list[int], offset: int) -> tuple[int, int]:
     return line, offset - starts[line - 1] + 1
 
 
-def _headings(data: bytes, text: str, starts: list[int]) -> list[_Heading]:
+def find_headings(
+    data: bytes, text: str, starts: list[int], *, first: bool
+) -> tuple[list[Heading], bool]:
+    """The top-level headings of ``text`` (``data`` decoded, whose line starts are
+    ``starts``), and whether it opens with front matter. ``first``: ``data`` starts the file,
+    where front matter may open it; a window further on is parsed without the front-matter
+    rule (a body's ``---`` is no front matter)."""
     env: dict[str, object] = {}
-    tokens = _MD.parse(text, env)
-    found: list[_Heading] = []
+    tokens = (_MD if first else _md_within()).parse(text, env)
+    found: list[Heading] = []
+    front = bool(tokens) and tokens[0].type == "front_matter"
     for index, token in enumerate(tokens):
         if token.type != "heading_open" or token.level != 0 or token.map is None:
             continue
         line, body_line = token.map
-        title = _title(tokens[index + 1].content, env)
+        content = tokens[index + 1].content
         stable = _stable_id(data, starts, line)
-        found.append(_Heading(line, body_line, int(token.tag[1:]), title, stable))
-    return found
+        level = int(token.tag[1:])
+        found.append(Heading(line, body_line, level, _title(content, env), stable, "[" in content))
+    return found, front
+
+
+_WITHIN: list[MarkdownIt] = []
+
+
+def _md_within() -> MarkdownIt:
+    """The block parser for a window after the file's start (made on first use)."""
+    if not _WITHIN:
+        _WITHIN.append(MarkdownIt("commonmark").disable("inline"))
+    return _WITHIN[0]
 
 
 def _title(content: str, env: dict[str, object]) -> str:
@@ -216,21 +265,31 @@ def _stable_id(data: bytes, starts: list[int], line: int) -> str | None:
     return match.group(1) if match else None
 
 
-def _keys(headings: list[_Heading]) -> list[tuple[str, str]]:
-    """``(key, base)`` per heading: slugs joined to ancestors, stable ids, unique suffixes."""
-    taken: dict[str, int] = {PREAMBLE: 1}  # key -> the last suffix number tried on it
-    ancestors: list[tuple[int, str]] = []
+def assign_keys(
+    headings: Iterable[tuple[int, str, str | None]],
+    taken_before: Iterable[str] = (),
+    ancestors_before: Sequence[tuple[int, str]] = (),
+) -> list[tuple[str, str]]:
+    """``(key, base)`` per ``(level, title, stable id)``: slugs joined to ancestors, stable
+    ids, unique suffixes. ``taken_before`` and ``ancestors_before`` (``(level, key)``, the
+    outermost first): the keys of the headings before these and the ancestors they leave,
+    when only the headings from some point on are keyed."""
+    # key -> the last suffix number tried on it: numbers up to it are taken, and a key that
+    # is taken stays taken, so the first free suffix is the same from any point
+    taken: dict[str, int] = dict.fromkeys(taken_before, 1)
+    taken[PREAMBLE] = 1
+    ancestors = list(ancestors_before)
     pairs: list[tuple[str, str]] = []
-    for head in headings:
-        while ancestors and ancestors[-1][0] >= head.level:
+    for level, title, stable in headings:
+        while ancestors and ancestors[-1][0] >= level:
             ancestors.pop()
-        if head.stable is not None:
-            wanted, base = head.stable, head.stable.rpartition("/")[2]
+        if stable is not None:
+            wanted, base = stable, stable.rpartition("/")[2]
         else:
-            base = slug(head.title)
+            base = slug(title)
             wanted = f"{ancestors[-1][1]}/{base}" if ancestors else base
         key = _unique(wanted, taken)
-        ancestors.append((head.level, key))
+        ancestors.append((level, key))
         pairs.append((key, base))
     return pairs
 
@@ -249,16 +308,17 @@ def _unique(wanted: str, taken: dict[str, int]) -> str:
     return key
 
 
-def _section(span: _Span, end: int, starts: list[int]) -> Section:
-    key, base, title, level, start, body_start = span
+def _section(span: _Span, end: int, starts: list[int], base: int, line0: int) -> Section:
+    key, base_name, title, level, start, body_start, stable = span
     return Section(
         key=key,
-        base=base,
+        base=base_name,
         title=title,
         level=level,
         start=start,
         body_start=body_start,
         end=end,
-        start_line=bisect_right(starts, start),
-        end_line=bisect_right(starts, end - 1),
+        start_line=line0 + bisect_right(starts, start - base),
+        end_line=line0 + bisect_right(starts, end - 1 - base),
+        stable=stable,
     )

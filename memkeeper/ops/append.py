@@ -14,14 +14,16 @@ from memkeeper.errors import Refused
 from memkeeper.fs import crash
 from memkeeper.fs import files as fsio
 from memkeeper.markdown import appendonly
-from memkeeper.markdown.lines import count_lines
+from memkeeper.markdown.lines import count_lines, detect_newline
 from memkeeper.markdown.patchrules import text_bytes
+from memkeeper.records import FileState
 
 TYPE_CHECKING = False  # start-up idiom: agents run this path (hook, append, emit) often
 if TYPE_CHECKING:
     from typing import Any
 
     from memkeeper.ops.workspace import Workspace
+    from memkeeper.records import SectionRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +88,19 @@ def _check_claims(ws: Workspace, rel: str) -> tuple[str, ...]:
 
 def _write(ws: Workspace, rel: str, old: bytes | None, entry: str, title: str) -> AppendResult:
     data = old or b""
-    new = appendonly.append_entry(data, entry)
-    if appendonly.leaves_block_open(new) and not appendonly.leaves_block_open(data):
+    newline = detect_newline(data)
+    new = appendonly.append_entry(data, entry, newline)
+    tail = None if old is None else _entry_rows(ws, rel, data, new)
+    rows = None if tail is None else tail[1]
+    if tail is not None:  # the checks on the last section's body and what follows alone
+        body = tail[0].body
+        end = new[len(data) - len(body) :]
+        opens = appendonly.leaves_block_open(end, newline=newline, within=True)
+        opened = opens and appendonly.leaves_block_open(body, newline=newline, within=True)
+    else:
+        opens = appendonly.leaves_block_open(new)
+        opened = opens and appendonly.leaves_block_open(data)
+    if opens and not opened:
         raise Refused(
             f"{rel}: the entry leaves a code fence or HTML block open, which would swallow "
             "every entry after it — close it",
@@ -95,7 +108,10 @@ def _write(ws: Workspace, rel: str, old: bytes | None, entry: str, title: str) -
         )
     if old is None:  # a new file: the policy manages its path, so its directories may be made
         fsio.make_directories(ws.top, rel)
-    ws.replace_file(rel, old, new)
+    if rows is None:
+        ws.replace_file(rel, old, new)
+    else:
+        _index_entry(ws, rel, data, new, rows)
     state = ws.store.file_state(rel)
     assert state is not None
     total = count_lines(new)
@@ -114,12 +130,48 @@ def _write(ws: Workspace, rel: str, old: bytes | None, entry: str, title: str) -
     return AppendResult(rel, first, total, state.file_rev, state.file_hash, event.id)
 
 
-def _entry_template(ws: Workspace, rel: str) -> str | None:
-    """The rule's ``entry_template``; ``Refused`` unless ``rel`` is an append-only file."""
-    from memkeeper.policy.loader import load_policy
+def _entry_rows(
+    ws: Workspace, rel: str, data: bytes, new: bytes
+) -> tuple[SectionRow, list[SectionRow]] | None:
+    """The file's last section's row and the rows the append leaves from it on, at rev 1,
+    from that row and the present keys alone (``appendonly.entry_rows``); None: the file is
+    indexed whole, as any other change."""
+    keys = ws.store.section_keys(rel)
+    if not keys:
+        return None
+    found = ws.store.indexed_section(rel, keys[-1][0])
+    if found is None or not data.endswith(found[1].heading + found[1].body):
+        return None  # (the index holds ``data``: ``editing`` indexed it)
+    last = found[1]
+    rows = appendonly.entry_rows(last, new[len(data) :], (key for key, _ in keys), data)
+    return None if rows is None else (last, rows)
 
-    rule = load_policy(ws.root).classify(rel)
-    if rule is None:
+
+def _index_entry(ws: Workspace, rel: str, old: bytes, new: bytes, rows: list[SectionRow]) -> None:
+    """Replace the file and index the append: only the rows from its last section on, each
+    row's rev continued from the one the index holds for its key (a key that left and comes
+    back continues counting)."""
+    from memkeeper.events import digest
+
+    state = ws.store.file_state(rel)
+    assert state is not None
+    new_hash = digest(new)
+    ws.replace_file(rel, old, new, index=False, hashes=(state.file_hash, new_hash))
+    changed = []
+    for row in rows:
+        known = ws.store.section_row(rel, row.key)
+        if known is not None and known.present and known.hash == row.hash:
+            continue  # the last section, when the entry is its own section
+        changed.append(row._replace(rev=1 if known is None else known.rev + 1))
+    ws.store.put_sections(rel, changed)
+    ws.put_file(rel, FileState(state.file_rev + 1, new_hash), new)
+
+
+def _entry_template(ws: Workspace, rel: str) -> str | None:
+    """The rule's ``entry_template``; ``Refused`` unless ``rel`` is an append-only file.
+    Both from the verdicts' cache: no YAML parsed while the policy is unchanged."""
+    rule = ws.rule(rel)
+    if rule.file_class is None:
         raise Refused(
             f"{rel}: not managed by the policy (.memkeeper.yaml) — memkeeper only appends to "
             "append-only files; add a rule for it",
@@ -135,4 +187,4 @@ def _entry_template(ws: Workspace, rel: str) -> str | None:
             f"{rel}: is {rule.file_class}; append is only for append-only files{hint}",
             reason="class",
         )
-    return rule.entry_template
+    return ws.entry_template(rel)

@@ -103,17 +103,15 @@ class Indexing(WorkspaceShape):
                 if state.file_hash == file_hash:
                     return None
         from memkeeper.markdown import revisions
-        from memkeeper.markdown.sections import split
 
-        if doc is None or doc.data is not data:
-            doc = split(data, rel)
+        # Only the sections around the change are parsed again and only changed rows written
         previous = self.store.sections(rel, with_absent=True)
-        change = revisions.reindex(previous, doc)
+        change = revisions.reindex(previous, data, rel, doc)
         self.store.put_sections(rel, change.rows)
         self.put_file(rel, FileState(1 if state is None else state.file_rev + 1, file_hash), data)
         if external and state is not None:
             self._note_external(rel, previous, change, data, actor, detail or {})
-        return doc
+        return change.doc
 
     def put_file(self, rel: str, state: FileState, data: bytes) -> None:
         """Store the file's new state (its bytes are ``data``); with a shared store, also

@@ -255,7 +255,12 @@ def _apply(
     if ws.rule(rel).file_class == "generated":
         _check_regions(ws, rel, row.key, data, cut.data)
     heading, body = cut.heading, cut.body
-    if not patching.body_is_inert(row.body, body, row.heading, following):
+    if not patching.body_is_inert(row.body, body, row.heading, following) and not (
+        heading == row.heading
+        and patching.keeps_structure(
+            cut.data, cut.body_start, cut.body_end, row.body, following, preamble=not row.level
+        )
+    ):
         _check_structure(ws, rel, data, cut.data, row.key, cut.body_start, cut.body_end)
     if heading + body == row.heading + row.body:
         return PatchResult(

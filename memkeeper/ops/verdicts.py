@@ -71,6 +71,22 @@ class Verdicts(WorkspaceShape):
         if self.has_store:
             self._cache_many({key: json.dumps(v.to_json()) for key, v in found.items()})
 
+    def entry_template(self, rel: str) -> str | None:
+        """The ``entry_template`` of the rule that manages ``rel``, cached by the policy's
+        hash: an ``append`` then parses no YAML."""
+        policy_bytes, policy_hash = self._policy()
+        cache_key = f"entry:{policy_hash}:{rel}"
+        cached = self._cached(cache_key) if self.has_store else None
+        if cached is None:
+            from memkeeper.policy.loader import parse_policy
+
+            rule = parse_policy(policy_bytes).classify(rel)
+            cached = json.dumps(None if rule is None else rule.entry_template)
+            if self.has_store:
+                self._cache(cache_key, cached)
+        template = json.loads(cached)
+        return template if isinstance(template, str) else None
+
     def claim_ttls(self) -> tuple[int, int]:
         """The policy's ``leases:`` default and maximum TTL, cached by the policy's hash."""
         default_ttl, max_ttl, _, _ = self.lease_settings()

@@ -20,14 +20,31 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 
+# The policies this process parsed, by their bytes' hash and the source their errors name:
+# a ``Policy`` is frozen, so a daemon, a server or a test that asks again parses no YAML.
+_PARSED: dict[tuple[bytes, str], Policy] = {}
+_KEEP = 8  # distinct policies remembered (a policy edited while a daemon runs)
+
+
 def parse_policy(data: bytes | None, source: str = POLICY_FILE) -> Policy:
     """A policy file's bytes as a ``Policy`` (``None``: there is no file, nothing is managed);
-    ``PolicyInvalid`` naming ``source``:LINE:COL for anything but a valid policy."""
+    ``PolicyInvalid`` naming ``source``:LINE:COL for anything but a valid policy. Parsed once
+    per process for the same bytes (ruamel.yaml and pathspec are loaded only then)."""
     if data is None:
         return empty_policy()
+    from hashlib import sha256
+
+    key = (sha256(data).digest(), source)
+    found = _PARSED.get(key)
+    if found is not None:
+        return found
     from memkeeper.policy.parse import parse
 
-    return parse(data, source)
+    policy = parse(data, source)
+    if len(_PARSED) >= _KEEP:
+        _PARSED.pop(next(iter(_PARSED)))
+    _PARSED[key] = policy
+    return policy
 
 
 def read_policy_bytes(root: str | os.PathLike[str]) -> bytes | None:

@@ -18,6 +18,7 @@ from memkeeper.markdown.patchrules import (
     Splice,
     apply_dmp,
     body_is_inert,
+    keeps_structure,
     normalize_body,
     splice,
     structure_problem,
@@ -163,6 +164,59 @@ def test_the_fast_path_guard_agrees_with_a_full_parse(data: bytes, pick: int, bo
             structure_problem(doc, split(cut.data), target.key, cut.body_start, cut.body_end)
             is None
         )
+
+
+@PROPERTY
+@given(data=documents(), pick=st.integers(min_value=0), body=body_texts())
+def test_the_windowed_guard_agrees_with_a_full_parse(data: bytes, pick: int, body: str) -> None:
+    """Differential: whenever the parse of the body and the next heading alone says the
+    structure is kept, the two full parses say so too."""
+    doc = split(data)
+    assume(doc.sections)
+    index = pick % len(doc.sections)
+    target = doc.sections[index]
+    following = doc.sections[index + 1] if index + 1 < len(doc.sections) else None
+    cut = _splice(doc, index, body.encode())
+    assume(cut.heading == doc.heading(target))
+    kept = keeps_structure(
+        cut.data,
+        cut.body_start,
+        cut.body_end,
+        doc.body(target),
+        doc.heading(following) if following else None,
+        preamble=target.level == 0,
+    )
+    if kept:
+        problem = structure_problem(doc, split(cut.data), target.key, cut.body_start, cut.body_end)
+        assert problem is None
+
+
+@pytest.mark.parametrize(
+    ("body", "kept"),
+    [
+        (b"```python\n# not a heading\n```\n\n", True),
+        (b"<div>\n# inside\n</div>\n\n", True),
+        (b"```\nnever closed\n", False),
+        (b"<div>\nruns on\n", False),
+        (b"# a heading\n", False),
+        (b"text\n<!-- memkeeper:section id=x -->\n", False),
+        (b"[x]: /u\n\n", False),
+        (b"para\n", True),
+    ],
+)
+def test_keeps_structure_on_a_body_before_the_next_heading(body: bytes, kept: bool) -> None:
+    doc = split(b"# A\n\nold\n\n# B\n\nb\n\n# C\n")
+    cut = _splice(doc, 1, body)
+    following = doc.heading(doc.sections[2])
+    assert keeps_structure(cut.data, cut.body_start, cut.body_end, b"b\n", following) is kept
+
+
+def test_keeps_structure_refuses_an_emptied_preamble_and_open_front_matter() -> None:
+    doc = split(b"intro\n# A\n")
+    cut = _splice(doc, 0, b"")
+    assert not keeps_structure(cut.data, 0, 0, b"intro\n", b"# A\n", preamble=True)
+    fronted = b"---\ntitle: x\n# A\n\nbody\n"
+    assert not keeps_structure(fronted, 16, 22, b"body\n", None)
 
 
 @PROPERTY

@@ -154,3 +154,41 @@ def test_an_advisory_claim_warns_and_the_append_lands(sample: Path) -> None:
     done = Memory.open(sample, agent="agent-a").append(DECISIONS, "Mine.")
     assert len(done.warnings) == 1
     assert "agent-b" in done.warnings[0]
+
+
+def notes_log(count: int) -> str:
+    return "# Log\n\n" + "".join(f"## Entry {n}\n\nwe decided {n}\n\n" for n in range(count))
+
+
+def test_an_append_parses_and_indexes_only_the_logs_tail(
+    memory: Memory, sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (sample / "memory/risks.md").write_text(notes_log(200))
+    memory.append("memory/risks.md", "## Entry 1\n\nagain")  # the log indexed whole, once
+    written: list[list[str]] = []
+    put = memory.workspace.store.put_sections
+
+    def recording(path: str, rows: object) -> None:
+        listed = list(rows)  # type: ignore[call-overload]
+        written.append([row.key for row in listed])
+        put(path, listed)
+
+    monkeypatch.setattr(memory.workspace.store, "put_sections", recording)
+    monkeypatch.setattr("memkeeper.markdown.sections.split", lambda *a: pytest.fail("whole"))
+    memory.append("memory/risks.md", "## Entry 3\n\n```\nfenced\n```")
+    # the last entry (its body gains the blank line before the new one) and the new one
+    assert written == [["log/entry-1-2", "log/entry-3-2"]]
+    monkeypatch.undo()
+    keys = [s.key for s in memory.sections("memory/risks.md")]
+    assert keys[-3:] == ["log/entry-199", "log/entry-1-2", "log/entry-3-2"]
+
+
+def test_an_entry_that_opens_a_fence_is_refused_from_the_tail(
+    memory: Memory, sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (sample / "memory/risks.md").write_text(notes_log(50))
+    memory.append("memory/risks.md", "## Entry 1\n\nagain")
+    monkeypatch.setattr("memkeeper.markdown.sections.split", lambda *a: pytest.fail("whole"))
+    with pytest.raises(Refused) as refused:
+        memory.append("memory/risks.md", "## Open\n\n```\nnever closed")
+    assert refused.value.fields["reason"] == "structure"

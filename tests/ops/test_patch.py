@@ -401,3 +401,19 @@ def test_a_patch_by_last_segment_reports_the_full_key(memory: Memory) -> None:
     result = memory.patch("CLAUDE.md#conventions", "- cents\n\n", expect_rev=1)
     assert result.key == "inventory-service/conventions"
     assert result.path == "CLAUDE.md"
+
+
+def test_a_fenced_body_is_checked_without_parsing_the_file(
+    memory: Memory, sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    notes = "".join(f"## Note {n}\n\nfact {n}\n\n" for n in range(300))
+    (sample / "memory/notes.md").write_text(notes)
+    rev = memory.read("memory/notes.md#note-150").rev
+    monkeypatch.setattr("memkeeper.markdown.sections.split", lambda *a: pytest.fail("whole"))
+    body = "Text.\n\n```python\n# not a heading\n```\n"
+    done = memory.patch("memory/notes.md#note-150", body, expect_rev=rev)
+    assert done.rev == rev + 1
+    monkeypatch.undo()
+    assert [s.key for s in memory.sections("memory/notes.md")][149:152] == [
+        "note-149", "note-150", "note-151"
+    ]  # fmt: skip

@@ -109,3 +109,27 @@ def test_a_broken_staged_policy_is_invalid_though_the_tree_is_fine(tmp_path: Pat
     (tmp_path / POLICY_FILE).write_bytes(VALID)
     with pytest.raises(PolicyInvalid, match="`version` is missing"):
         load_policy(tmp_path, staged=Index({POLICY_FILE: b"files: []\n"}))
+
+
+def test_the_same_bytes_are_parsed_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memkeeper.policy import parse
+
+    calls: list[bytes] = []
+    real = parse.parse
+
+    def counting(data: bytes, source: str) -> Policy:
+        calls.append(data)
+        return real(data, source)
+
+    monkeypatch.setattr(parse, "parse", counting)
+    unique = VALID + b"# parsed once\n"
+    first = parse_policy(unique)
+    assert parse_policy(unique) is first
+    assert parse_policy(OTHER + b"# parsed once\n") is not first
+    assert calls == [unique, OTHER + b"# parsed once\n"]
+
+
+def test_an_invalid_policy_is_refused_every_time() -> None:
+    for _ in range(2):
+        with pytest.raises(PolicyInvalid):
+            parse_policy(b"version: 2\n")

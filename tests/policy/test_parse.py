@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memkeeper.errors import Invalid, PolicyInvalid
@@ -531,6 +531,9 @@ rules = st.lists(
 )
 
 
+# No deadline: a policy is parsed once per process (``loader.parse_policy``), so hypothesis's
+# second run of a slow first example is always fast — and time is not what this checks.
+@settings(deadline=None)
 @given(rules, st.integers(min_value=1, max_value=10_000), st.integers(min_value=0, max_value=99))
 def test_any_well_formed_policy_parses_to_its_rules_in_order(
     written: list[tuple[str, str, bool]], default_ttl: int, slack: int

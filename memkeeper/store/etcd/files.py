@@ -80,6 +80,10 @@ class FileKeys(EtcdCore):
         """``(key, base)`` of the file's present sections in document order."""
         return [(r.key, r.base) for r in self._present(path)]
 
+    def section_row(self, path: str, key: str) -> SectionRow | None:
+        """The row of ``key``, present or absent (an append's new key may be one that left)."""
+        return self._rows(path).get(key)
+
     def sections(self, path: str, *, with_absent: bool = False) -> list[SectionRow]:
         rows = [r for r in self._rows(path).values() if with_absent or r.present]
         return sorted(rows, key=lambda r: (not r.present, r.ord, r.key))

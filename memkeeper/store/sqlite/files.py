@@ -92,6 +92,13 @@ class FileRows(SqliteCore):
             "SELECT key, base FROM sections WHERE path = ? AND present ORDER BY ord", (path,)
         ).fetchall()
 
+    def section_row(self, path: str, key: str) -> SectionRow | None:
+        """The row of ``key``, present or absent (an append's new key may be one that left)."""
+        row = self._db.execute(
+            f"SELECT {_ROW_COLUMNS} FROM sections WHERE path = ? AND key = ?", (path, key)
+        ).fetchone()
+        return None if row is None else _row(row)
+
     def sections(self, path: str, *, with_absent: bool = False) -> list[SectionRow]:
         where = "" if with_absent else "AND present"
         rows = self._db.execute(

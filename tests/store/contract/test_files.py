@@ -42,6 +42,10 @@ def test_files_and_sections_read_back(store: StateStore) -> None:
     assert store.sections("CLAUDE.md") == ROWS[:5]
     assert store.sections("CLAUDE.md", with_absent=True) == ROWS
     assert store.section_keys("CLAUDE.md") == [(r.key, r.base) for r in ROWS[:5]]
+    assert store.section_row("CLAUDE.md", "project/build-2") == ROWS[3]
+    assert store.section_row("CLAUDE.md", "gone") == ROWS[5]  # absent rows too
+    assert store.section_row("CLAUDE.md", "nope") is None
+    assert store.section_row("README.md", "gone") is None
 
 
 def test_candidates_and_splice_context(store: StateStore) -> None:
