@@ -16,6 +16,7 @@ from memkeeper.store.sqlite.core import SqliteCore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
     from memkeeper.events import Sign
@@ -102,6 +103,32 @@ class EventRows(SqliteCore):
         ).fetchall()
         return [_event(r) for r in rows]
 
+    def recent_events(
+        self, types: Sequence[str], path: str | None, before: int | None, limit: int
+    ) -> list[Event]:
+        """At most ``limit`` events with ``id < before`` (None: up to the newest), of one of
+        ``types`` (none named: of any type) and about ``path`` or a file under it (None:
+        about anything), newest first. Named types are read through ``events_by_type``,
+        each from its newest back: ``limit`` rows a type, however long the log."""
+        if limit <= 0:
+            return []
+        where = "id < ?"
+        params: list[int | str] = [_NO_END if before is None else before]
+        if path is not None:  # (+path: walk the ids, never sort a path's every event)
+            where += " AND (+path = ? OR (+path >= ? AND +path < ?))"
+            params += [path.rstrip("/"), path.rstrip("/") + "/", path.rstrip("/") + "0"]
+        sql = f"SELECT {_EVENT_COLUMNS} FROM events WHERE {{}}{where} ORDER BY id DESC LIMIT ?"
+        if not types:
+            rows = self._db.execute(sql.format(""), (*params, limit)).fetchall()
+            return [_event(r) for r in rows]
+        found = [
+            row
+            for type_ in dict.fromkeys(types)
+            for row in self._db.execute(sql.format("type = ? AND "), (type_, *params, limit))
+        ]
+        found.sort(key=lambda row: -int(row[0]))
+        return [_event(r) for r in found[:limit]]
+
     def last_claim_event(self, claim_id: str) -> Event | None:
         """The latest event that ended claim ``claim_id`` (released, expired or aborted)."""
         row = self._db.execute(
@@ -132,6 +159,7 @@ class EventRows(SqliteCore):
 
 # An event's data as stored.
 _DATA = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
+_NO_END = 2**63 - 1  # above every id: SQLite's largest integer
 _EVENT_COLUMNS = "id, ts, actor, type, path, section, data, prev, hash, signer, sig"
 
 

@@ -13,8 +13,9 @@ if TYPE_CHECKING:
 # 3: + bodies, proposals; 4: + events_by_path; 5: + pending; 6: + events.signer, events.sig;
 # 7: + messages, deliveries; 8: + claim_records, claims.plan, waiters.plan; 9: + reads;
 # 10: + meetings; 11: + work; 12: a meeting's record carries a serialize's turns (state
-# serializing), which an older memkeeper cannot read.
-SCHEMA_VERSION = 12
+# serializing), which an older memkeeper cannot read; 15: + events_by_type_ts (the metrics'
+# counts of an hour read that hour's events of a type, not all of them).
+SCHEMA_VERSION = 15
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -53,6 +54,7 @@ CREATE TABLE IF NOT EXISTS events (
     sig TEXT
 );
 CREATE INDEX IF NOT EXISTS events_by_type ON events (type, id);
+CREATE INDEX IF NOT EXISTS events_by_type_ts ON events (type, ts);
 CREATE INDEX IF NOT EXISTS events_by_path ON events (path, section, id);
 CREATE TABLE IF NOT EXISTS cache (
     key TEXT PRIMARY KEY,
