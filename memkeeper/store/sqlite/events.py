@@ -98,7 +98,8 @@ class EventRows(SqliteCore):
         """Events of these types from ``since_ts`` on, oldest first."""
         marks = ", ".join("?" * len(types))
         rows = self._db.execute(
-            f"SELECT {_EVENT_COLUMNS} FROM events WHERE type IN ({marks}) AND ts >= ? ORDER BY id",
+            f"SELECT {_EVENT_COLUMNS} FROM events INDEXED BY events_by_type_ts "
+            f"WHERE type IN ({marks}) AND ts >= ? ORDER BY id",
             (*types, since_ts),
         ).fetchall()
         return [_event(r) for r in rows]
@@ -141,7 +142,7 @@ class EventRows(SqliteCore):
 
     def count_events(self, type: str, since_ts: str, reason: str | None = None) -> int:
         """Events of ``type`` at or after ``since_ts`` (and with ``data.reason``, if given)."""
-        sql = "SELECT COUNT(*) FROM events WHERE type = ? AND ts >= ?"
+        sql = "SELECT COUNT(*) FROM events INDEXED BY events_by_type_ts WHERE type = ? AND ts >= ?"
         if reason is None:
             return int(self._db.execute(sql, (type, since_ts)).fetchone()[0])
         sql += " AND json_extract(data, '$.reason') = ?"

@@ -100,6 +100,12 @@ def test_the_metrics_counts_read_the_window_of_their_type_through_an_index(store
     assert "USING INDEX events_by_type_ts (type=? AND ts>?)" in plan(store, sql)
     assert store.count_events("claim.aborted", ev.iso_utc(20), "deadlock") == 5
     assert store.count_events("claim.aborted", ev.iso_utc(20)) == 10
+    (sql,) = traced(store, lambda: store.events_typed(("claim.aborted", "x"), ev.iso_utc(25)))
+    assert "USING INDEX events_by_type_ts (type=? AND ts>?)" in plan(store, sql)
+    store._db.execute("ANALYZE")  # statistics that would favour a scan change nothing
+    (sql,) = traced(store, lambda: store.events_typed(("claim.aborted",), ev.iso_utc(0)))
+    assert "USING INDEX events_by_type_ts (type=? AND ts>?)" in plan(store, sql)
+    assert len(store.events_typed(("claim.aborted",), ev.iso_utc(0))) == 30
 
 
 def test_a_version_12_store_gets_the_index_by_type_and_time_on_open(home: Path) -> None:
