@@ -5,8 +5,10 @@ source checked before anything is written. Then, file by file under its lock: a 
 text no longer matches its checksum was edited by hand — it is left alone and gets a
 reconciliation (opened once; a later regen only refreshes its texts) — and the others are
 rendered. A file is written only when its bytes change, so a regen with nothing new leaves
-files and their mtimes alone. Private files never reach a region: neither their events nor
-claims on them are shown.
+files and their mtimes alone (and records no event). A region reads only the events it
+shows (``shown_events``: each query's newest matches, from the log's end, through its index
+by type), so a render costs the same at a thousand events and at a million. Private files
+never reach a region: neither their events nor claims on them are shown.
 """
 
 from __future__ import annotations

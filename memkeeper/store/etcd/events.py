@@ -15,7 +15,6 @@ import json
 import os
 
 from memkeeper import events as ev
-from memkeeper.regions.shown import under
 from memkeeper.store.etcd import codec, keys, typeindex
 from memkeeper.store.etcd import gateway as etcdgw
 from memkeeper.store.etcd.core import EtcdCore
@@ -180,6 +179,8 @@ class EventKeys(EtcdCore):
     ) -> list[int]:
         """The ids of the newest ``limit`` events of ``type`` about ``path`` in the index,
         above ``floor`` and below ``top``, newest first."""
+        from memkeeper.regions.shown import under
+
         start, end = (
             typeindex.key(self.prefix, type, floor + 1),
             typeindex.key(self.prefix, type, top),
@@ -198,6 +199,8 @@ class EventKeys(EtcdCore):
     ) -> list[Event]:
         """The newest ``limit`` events of ``types`` (none: any) about ``path`` below ``top``,
         read from the log itself, a page at a time from ``top`` back."""
+        from memkeeper.regions.shown import under
+
         start, end = self._key("ev", keys.number(1)), self._key("ev", keys.number(top))
         found: list[Event] = []
         while len(found) < limit and start < end:
