@@ -357,12 +357,12 @@ class Memory:
 
         return check_here(self.workspace, paths, staged=staged, push=push, remote=remote)
 
-    def verify(self) -> dict[str, Any]:
-        """Check the event chain and every indexed file against the index; ``Failed`` lists
-        the problems."""
+    def verify(self, *, full: bool = False) -> dict[str, Any]:
+        """Check the event chain (from its last checkpoint; ``full``: all of it) and every
+        indexed file against the index; ``Failed`` lists the problems."""
         from memkeeper.ops.verify import verify
 
-        return verify(self.workspace)
+        return verify(self.workspace, full=full)
 
 
 class Memories:

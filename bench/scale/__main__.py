@@ -18,6 +18,10 @@ if TYPE_CHECKING:
 
 # The areas in the order the issue lists them; each is bench/scale/<area>.py with a `run`.
 AREAS: list[str] = [
+    "index",
+    "chain",
+    "work",
+    "wake",
     "events",  # regions, metrics and the daemon against the event log
 ]
 

@@ -150,8 +150,14 @@ def blockers(live: Iterable[Claim], request: Request) -> tuple[Claim, ...]:
 
 def effective_priorities(live: tuple[Claim, ...], waiters: tuple[Request, ...]) -> dict[str, int]:
     """Request id -> priority, raised to that of any waiter its agent blocks (transitively)."""
-    holders = {w.id: {c.agent for c in blockers(live, w)} for w in waiters}
     best = {w.id: w.priority for w in waiters}
+    # Only an agent that holds a claim and waits itself passes a priority on: with none
+    # (most queues), nothing is raised, and no waiter's blockers need be found.
+    waiting = {w.agent for w in waiters}
+    passing = tuple(c for c in live if c.agent in waiting)
+    if not passing:
+        return best
+    holders = {w.id: {c.agent for c in blockers(passing, w)} for w in waiters}
     changed = True
     while changed:
         changed = False
@@ -187,6 +193,17 @@ def _ahead(order: tuple[Request, ...], request: Request) -> tuple[Request, ...]:
     return tuple(w for w in order[:place] if conflicts(w, request))
 
 
+def first_grantable(live: tuple[Claim, ...], waiters: tuple[Request, ...]) -> Request | None:
+    """The first of ``waiters`` in queue order that is ``grantable``, or None (the queue
+    ordered once, not once per waiter)."""
+    order = queue_order(live, waiters)
+    for place, request in enumerate(order):
+        ahead = any(conflicts(w, request) for w in order[:place])
+        if not ahead and not blockers(live, request):
+            return request
+    return None
+
+
 def grantable(live: tuple[Claim, ...], waiters: tuple[Request, ...], request: Request) -> bool:
     """No live claim blocks ``request`` and no conflicting waiter is ahead of it (with an
     empty queue, nobody is: the common case needs no queue order)."""
@@ -213,6 +230,12 @@ def deadlock_victim(live: tuple[Claim, ...], waiters: tuple[Request, ...]) -> st
     after every grant (a grant can close a cycle among earlier waiters); abort the victim and
     ask again, since one victim breaks one cycle.
     """
+    # A cycle goes through an agent that holds a claim in someone's way (the only edges
+    # into an agent) and waits itself (the only edges out of one): the edges between
+    # requests point ahead in the queue's order, which no cycle can.
+    holding = {c.agent for c in live}
+    if not any(w.agent in holding for w in waiters):
+        return None
     graph = _wait_for_graph(live, waiters)
     stuck = [w for w in waiters if _on_cycle(graph, ("request", w.id))]
     return min(stuck, key=lambda w: (w.priority, -w.arrival)).id if stuck else None

@@ -220,6 +220,8 @@ def cmd_events(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
         return follow_events(memory, args.since, args.json, path=rel, type=args.type, actor=actor)
     found = memory.events(since=args.since)
+    if not found or found[0].id > args.since + 1:
+        _compacted_notice(memory, args.since)
     if args.path or args.type or actor:
         from memkeeper.ops.views import select_events
 
@@ -227,8 +229,22 @@ def cmd_events(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
     return {"events": [e.to_json() for e in found]}
 
 
+def _compacted_notice(memory: Memory, since: int) -> None:
+    """On stderr, when events asked for were compacted away (reference §8 "Compaction")."""
+    if not memory.workspace.has_store:
+        return
+    from memkeeper.ops.compact import compacted_through
+
+    compacted = compacted_through(memory.workspace)
+    if compacted > since:
+        sys.stderr.write(
+            f"memkeeper: events up to {compacted} were compacted into a checkpoint; "
+            f"the log starts at event {compacted + 1}\n"
+        )
+
+
 def cmd_verify(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
-    return memory.verify()
+    return memory.verify(full=args.full)
 
 
 COMMANDS: dict[str, Callable[[Memory, argparse.Namespace], dict[str, Any]]] = {

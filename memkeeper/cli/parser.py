@@ -34,6 +34,7 @@ VERB_GROUPS = {
     "memkeeper.cli.servers": ("mcp", "serve"),
     "memkeeper.cli.proposals": ("proposals",),
     "memkeeper.cli.history": ("log", "revert"),
+    "memkeeper.cli.chain": ("compact",),
     "memkeeper.cli.doctor": ("doctor",),
     "memkeeper.cli.keys": ("keys",),
     "memkeeper.cli.mail": ("send", "inbox", "ack", "request-release", "answer"),
@@ -220,7 +221,12 @@ def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
     events.add_argument("--path", metavar="PATH", help="only events about this file")
     events.add_argument("--type", metavar="TYPE", help="only events of this type, e.g. claim.*")
     events.add_argument("--actor", metavar="ID", help="only events by this actor (agent id)")
-    verb("verify", "check the event log's hash chain and the index against the files")
+    verify = verb("verify", "check the event log's hash chain and the index against the files")
+    verify.add_argument(
+        "--full",
+        action="store_true",
+        help="walk the whole event chain, not only the events after its last checkpoint",
+    )
     for module in _groups_for(wanted):
         module.add_verbs(verb)
     return parser

@@ -4,7 +4,8 @@ A waiter makes ``wait/<id>.fifo``, opens its read end and blocks in ``select()``
 arrives or its timeout passes. It also holds a write end open itself, so the FIFO never reads
 as hung up (end of file) when a notifier closes its end. Whoever changes the claim table
 (a release, grant, abort or expiry) writes one byte into every waiter's FIFO after committing;
-a FIFO nobody reads any more (``ENXIO``) or that is gone is skipped.
+a FIFO nobody reads any more (``ENXIO``) or that is gone is skipped. A watch of the shared
+store (another thread) wakes its waiter through the waiter's own write end (``Inbox.poke``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import errno
 import os
 import select
 import stat
+import threading
 from typing import TYPE_CHECKING
 
 from memkeeper.names import WAIT_DIR
@@ -29,7 +31,7 @@ def fifo_path(home: str, request_id: str) -> str:
 class Inbox:
     """The FIFO one waiter blocks on; close it when the wait is over."""
 
-    __slots__ = ("_read", "_write", "path")
+    __slots__ = ("_lock", "_read", "_write", "path")
 
     def __init__(self, home: str, request_id: str) -> None:
         os.makedirs(os.path.join(home, WAIT_DIR), exist_ok=True)
@@ -39,6 +41,7 @@ class Inbox:
         flags = os.O_NONBLOCK | os.O_CLOEXEC
         self._read = os.open(self.path, os.O_RDONLY | flags)
         self._write = os.open(self.path, os.O_WRONLY | flags)
+        self._lock = threading.Lock()  # a poke from another thread never outlives a close
 
     def block(self, timeout: float) -> bool:
         """Sleep until a notification or ``timeout`` seconds; True when woken by a byte."""
@@ -50,9 +53,21 @@ class Inbox:
                 pass
         return True
 
+    def poke(self) -> None:
+        """Wake the waiter from this process (another thread); nothing once it is closed."""
+        with self._lock:
+            if self._write >= 0:
+                # Full: it has been poked already.
+                with contextlib.suppress(BlockingIOError):
+                    os.write(self._write, b"\0")
+
     def close(self) -> None:
-        os.close(self._read)
-        os.close(self._write)
+        with self._lock:
+            if self._read < 0:
+                return
+            os.close(self._read)
+            os.close(self._write)
+            self._read = self._write = -1
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.path)
 

@@ -150,9 +150,9 @@ class ClaimLife(ClaimTable):
         def make(arrival: int) -> rules.Request:
             return replace(ask, id=f"c{arrival}", arrival=arrival)
 
-        request, outcome, inbox = self.ws.again(lambda: self._begin(make, wait))
+        request, outcome, inbox, first = self.ws.again(lambda: self._begin(make, wait))
         if inbox is not None:
-            outcome = self._wait(request, inbox, None)
+            outcome = self._wait(request, inbox, None, first)
         if isinstance(outcome, Busy):
             raise outcome
         assert outcome is not None

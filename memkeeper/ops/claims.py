@@ -5,10 +5,11 @@ settles them — expired claims go, each leaving ``claim.expired``; waits whose 
 go too — then acts, then serves the queue again: it grants each waiter that has become
 grantable, in queue order, and aborts deadlock victims (``claim.aborted``, reason
 ``deadlock``) until neither is left. Every change goes to the store and to the transaction's
-copy of the table alike, so no step reads the table twice. When anything changed it pokes
-every waiter's FIFO after the commit (``fs.wakeups``), a serializing meeting's turn handed
-over first (``ops.meetingturns``). Fencing tokens come from a counter in the grant's
-transaction: never repeated. Records: ``claims.lifecycle``; other verbs: ``ops.claimlife``."""
+copy of the table alike, so no step reads the table twice. It wakes only the waiters a change
+concerns (``claims.wakeups``): a wake key each in the transaction (etcd), a byte into each
+one's FIFO after the commit (``fs.wakeups``), a serializing meeting's turn handed over first
+(``ops.meetingturns``). Fencing tokens come from a counter in the grant's transaction: never
+repeated. Records: ``claims.lifecycle``; other verbs: ``ops.claimlife``."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from memkeeper.claims import decisions as rules
 from memkeeper.claims import lifecycle as life
+from memkeeper.claims import wakeups
 from memkeeper.claims.plan import Plan
 from memkeeper.claims.waiters import WaiterRow
 from memkeeper.claims.wording import claim_data, ended_error, ttl_warnings
@@ -31,7 +33,6 @@ from memkeeper.ops import claimwaits as waits
 from memkeeper.ops import meetingturns as handing
 from memkeeper.ops.claimsimilar import overlap_warnings
 from memkeeper.ops.claimwrites import resolve_target
-from memkeeper.ops.posting import overlaps
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -64,20 +65,18 @@ class ClaimTable:
         self.store = ws.store
         self.changed = self.freed = False  # freed: a claim left the live set, or shrank
         self.swept: list[Claim] = []
+        self.start: tuple[list[Claim], list[WaiterRow]] = ([], [])  # the table as read
         # the transaction's copy of the table, read once at its start (nobody else writes
         # until it commits): the live claims in token order, the queue's rows in arrival order
         self.held: list[Claim] = []
         self.rows: list[WaiterRow] = []
         self.me: str | None = None  # the request this process waits on: it needs no poke
-        self._ttls: tuple[int, int] | None = None
 
-    @property
+    @functools.cached_property
     def ttls(self) -> tuple[int, int]:
         """The policy's default and maximum TTL, read once an operation needs one (a release
         that lets nobody in never does)."""
-        if self._ttls is None:
-            self._ttls = self.ws.claim_ttls()
-        return self._ttls
+        return self.ws.claim_ttls()
 
     @property
     def default_ttl(self) -> int:
@@ -99,17 +98,16 @@ class ClaimTable:
             now = self.ws.claim_now()
             self._sweep(now)
             if self.changed:  # else the queue is as the last transaction's serve left it
-                self._serve(now)
+                self._serve(now, now)
             try:
                 yield now
             except (Invalid, Refused) as exc:
                 failure = exc
             if self.freed:  # targets were let go: a serializing meeting's turn may be due
                 handing.hand_over(self, now)
-            left = self._serve(now) if self.changed else []
-            pokes = [w.request.id for w in left if w.request.id != self.me]
-        if pokes:
-            waiting.notify(self.ws.home, pokes)
+            pokes = self._serve(now, waits.horizon(now, self.ws.shared)) if self.changed else []
+            self.store.wake_waiters(pokes)
+        waiting.notify(self.ws.home, pokes)
         if failure is not None:
             raise failure
 
@@ -139,10 +137,10 @@ class ClaimTable:
                 objective=objective, arrival=arrival, plan=plan,
             )  # fmt: skip
 
-        request, outcome, inbox = self.ws.again(lambda: self._begin(make, wait))
+        request, outcome, inbox, first = self.ws.again(lambda: self._begin(make, wait))
         crash.crashpoint("claim.after_commit")
         if inbox is not None:
-            outcome = self._wait(request, inbox, cancel)
+            outcome = self._wait(request, inbox, cancel, first)
         if isinstance(outcome, Busy):
             raise outcome
         assert outcome is not None
@@ -152,9 +150,10 @@ class ClaimTable:
 
     def _begin(
         self, make: Callable[[int], Request], wait: float | None
-    ) -> tuple[Request, Claim | Busy | None, waiting.Inbox | None]:
+    ) -> tuple[Request, Claim | Busy | None, waiting.Inbox | None, float]:
         """The claim's first transaction: its request (``make`` of its arrival number),
-        granted, busy, or queued (with its inbox)."""
+        granted, busy, or queued (with its inbox, and how long it sleeps before its next
+        look: this one was its first)."""
         inbox: waiting.Inbox | None = None
         try:
             with self.transaction() as now:
@@ -164,7 +163,7 @@ class ClaimTable:
                     inbox = waiting.Inbox(self.ws.home, request.id)  # before the row shows
                     self._enqueue(WaiterRow(request, os.getpid(), now + wait, "waiting", None))
                     waits.waits_until(request.id, wait, self.ws.clock)
-                    self._queued(request, wait)
+                    waits.queued(self.ws, request, wait, self.held)
                     self.changed = True  # a new wait may close a cycle: serve the queue
                 elif outcome is None:
                     outcome = self._busy(request, now, "held")
@@ -173,7 +172,8 @@ class ClaimTable:
             if inbox is not None:
                 inbox.close()
             raise
-        return request, outcome, inbox
+        first = self._sleep(request.id, now, wait or 0.0) if inbox is not None else 0.0
+        return request, outcome, inbox, first  # (first: as the transaction left the table)
 
     @_again
     def renew(self, claim_id: str, ttl: float | None) -> Claim:
@@ -183,6 +183,7 @@ class ClaimTable:
             claim = rules.renew(held, self.ws.agent, ttl, now, self.max_ttl)
             self.store.put_claim(claim)
             self.held = [claim if c.id == claim.id else c for c in self.held]
+            self.changed = True  # its expiry moved: a waiter may time its look by it
             self._event("claim.renewed", claim, {"previous_expires_at": iso_utc(held.expires_at)})
         return replace(claim, warnings=ttl_warnings(ttl, self.max_ttl))
 
@@ -216,18 +217,21 @@ class ClaimTable:
         live, queued = self._table()
         return self._grant(request, now) if rules.grantable(live, queued, request) else None
 
-    def _wait(self, request: Request, inbox: waiting.Inbox, cancel: waits.Cancel | None) -> Claim:
+    def _wait(
+        self, request: Request, inbox: waiting.Inbox, cancel: waits.Cancel | None, first: float
+    ) -> Claim | Busy:
         self.me = request.id
+        step = functools.partial(self._step, request)
         try:
-            outcome = waits.wait_for(request.id, lambda: self._step(request), inbox, cancel)
+            with waits.watching(self.ws, inbox, request.id):
+                # a watch comes up after the queuing commit: it looks again once it is up
+                again = None if self.ws.shared else first
+                return waits.wait_for(request.id, step, inbox, cancel, first=again)
         except BaseException:
             self._forget(request.id)
             raise
         finally:
             inbox.close()
-        if isinstance(outcome, Busy):
-            raise outcome
-        return outcome
 
     @_again
     def _step(self, request: Request) -> Claim | Busy | float:
@@ -235,7 +239,7 @@ class ClaimTable:
         with self.transaction() as now:
             row = next((w for w in self.rows if w.request.id == request.id), None)
             if (left := waits.time_left(row, now, self.ws.clock)) > 0:
-                return waits.next_look(now + left, self.held, now, shared=self.ws.shared)
+                return self._sleep(request.id, now, left)
             if row is not None:
                 self._unqueue(request.id)
                 self.changed = True  # a request left the queue: others may move up
@@ -253,29 +257,34 @@ class ClaimTable:
                 if row.request.id == request_id:
                     self._abandon(row, now, "interrupted")
 
-    def _serve(self, now: float) -> list[WaiterRow]:
+    def _sleep(self, request_id: str, now: float, left: float) -> float:
+        """How long a waiter ``left`` seconds from its deadline sleeps (0: settled)."""
+        timed = wakeups.timed(self.held, self.rows, request_id)
+        waiting = any(w.request.id == request_id and w.state == "waiting" for w in self.rows)
+        return waits.next_look(now + left, timed, now, shared=self.ws.shared) if waiting else 0.0
+
+    def _serve(self, now: float, horizon: float) -> list[str]:
         """Grant what has become grantable and abort deadlock victims until neither is left;
-        the waiter rows that remain (whom to poke)."""
+        the other queued requests the transaction concerns (``wakeups.woken``)."""
         while True:
             queued = tuple(w.request for w in self.rows if w.state == "waiting")
-            if not queued:
-                return list(self.rows)  # nobody to grant, no cycle to break
+            if not queued:  # nobody to grant, no cycle to break
+                return wakeups.woken(self.start, self.held, self.rows, horizon, self.me)
             live = tuple(self.held)
-            order = rules.queue_order(live, queued)
-            ready = next((r for r in order if rules.grantable(live, queued, r)), None)
+            ready = rules.first_grantable(live, queued)
             if ready is not None:
                 self._grant(ready, now)
                 self._settle(ready.id, "granted")
                 continue
             victim = rules.deadlock_victim(live, queued)
             if victim is None:
-                return list(self.rows)
+                return wakeups.woken(self.start, self.held, self.rows, horizon, self.me)
             self._abort(next(r for r in queued if r.id == victim), "deadlock")
 
     def _sweep(self, now: float) -> None:
         """Read the table (one statement) into this transaction's copy and settle it: expired
         claims go (``swept``), then the waits nobody is left to collect."""
-        stored, self.rows = self.store.claim_table()
+        self.start = (stored, self.rows) = self.store.claim_table()
         self.held = [c for c in stored if c.is_live(now)]
         self.swept = [c for c in stored if not c.is_live(now)]
         for claim in self.swept:
@@ -341,16 +350,6 @@ class ClaimTable:
         self.ws.record("claim.aborted", None, None, {"id": request.id, **data}, request.agent)
         self.changed = True
 
-    def _queued(self, request: Request, wait: float) -> None:
-        """``claim.queued``: who now waits on whom (paired with ``claim.granted`` or
-        ``.aborted`` of the same id by the contention audit)."""
-        data: dict[str, Any] = {"id": request.id, "mode": request.mode}
-        data |= {"targets": list(request.targets), "priority": request.priority, "wait_s": wait}
-        blocking = rules.blockers(self.held, request)
-        data["waiting_on"] = [{"id": c.id, "agent": c.agent} for c in blocking]
-        self.ws.record("claim.queued", None, None, data, request.agent)
-        overlaps(self.ws, request, blocking)  # each holder told who waits behind it
-
     def _event(self, type: str, claim: Claim, extra: dict[str, Any]) -> None:
         self.ws.record(type, None, None, {**claim_data(claim), **extra}, claim.agent)
 
@@ -358,7 +357,7 @@ class ClaimTable:
 
     def _enqueue(self, row: WaiterRow) -> None:
         self.store.put_waiter(row)
-        self.rows.append(row)  # the latest arrival yet: the copy stays in arrival order
+        self.rows = [*self.rows, row]  # the latest arrival yet: still in arrival order
 
     def _settle(self, request_id: str, state: str, reason: str | None = None) -> None:
         self.store.settle_waiter(request_id, state, reason)
@@ -384,8 +383,7 @@ class ClaimTable:
 
     def _find(self, claim_id: str) -> Claim:
         """A stored claim, or one this transaction's sweep just expired; else ``Invalid``."""
-        found = self._held(claim_id)
-        found = found or next((c for c in self.swept if c.id == claim_id), None)
+        found = self._held(claim_id) or next((c for c in self.swept if c.id == claim_id), None)
         if found is not None:
             return found
         record = self.store.claim_record(claim_id)

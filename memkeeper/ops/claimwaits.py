@@ -1,33 +1,38 @@
 """Waiting for a claim: the wait itself and its timing.
 
 A request that cannot be granted and may wait is queued (``ClaimTable``), and its process
-blocks on its FIFO (``fs.wakeups.Inbox``) between looks at the table: a poke wakes it when
-the table changes, else it looks again at the soonest of its deadline, the next expiry and
-a cap (a poke can be lost, and with a shared store none crosses machines). A wait whose
-process is gone, or that is far past its deadline, is dropped by whoever looks next.
+blocks on its FIFO (``fs.wakeups.Inbox``) between looks at the table: a poke wakes it when a
+change concerns it (``claims.wakeups``) — from another machine, through a watch on its wake
+key (``store.etcd.wakewatch``) — else it looks again at the soonest of its deadline, the
+expiry of what stops it and a cap (a backstop: a poke can be lost, a watch re-opened). A
+wait whose process is gone, or that is far past its deadline, is dropped by whoever looks
+next.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memkeeper.claims import decisions as rules
 from memkeeper.claims.waiters import ABANDON_GRACE_S
 from memkeeper.claims.wording import busy_message, holder_json
 from memkeeper.errors import Busy
 from memkeeper.fs import processes
+from memkeeper.ops.posting import overlaps
 
 __all__ = ["ABANDON_GRACE_S"]  # (and the functions below)
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Iterator
 
     from memkeeper.claims.decisions import Claim, Request
     from memkeeper.claims.waiters import WaiterRow
     from memkeeper.clock import Clock
     from memkeeper.errors import BusyReason
     from memkeeper.fs.wakeups import Inbox
+    from memkeeper.ops.workspace import Workspace
 
 
 class Cancel(Protocol):
@@ -42,7 +47,8 @@ class WaitCancelled(Exception):
 
 CANCEL_POLL_S = 0.05  # a cancellable wait looks at its cancel flag this often
 WAKE_CAP_S = 5.0  # a waiter re-checks at least this often, in case a poke was lost
-SHARED_POLL_S = 0.1  # … and this often with a shared store (pokes reach one machine only)
+SHARED_CAP_S = 1.0  # … and this often with etcd, whose watch wakes it from any machine
+SHARED_POLL_S = 0.1  # … or this often while etcd has not yet ended a claim past its expiry
 _SLACK_S = 0.005  # wake just after an expiry, not just before it
 
 
@@ -51,27 +57,72 @@ def wait_for(
     step: Callable[[], Claim | Busy | float],
     inbox: Inbox,
     cancel: Cancel | None,
+    *,
+    first: float | None = None,
 ) -> Claim | Busy:
     """Look at the table (``step``: the outcome, or how long to sleep) until the wait has an
     outcome, blocking on ``inbox`` between looks; ``WaitCancelled`` once ``cancel`` is set
-    (looked at every ``CANCEL_POLL_S``)."""
-    while isinstance(outcome := step(), float):
-        if cancel is None:
-            inbox.block(outcome)
-            continue
-        if cancel.is_set():
+    (looked at every ``CANCEL_POLL_S``). ``first``: how long to sleep before the first look
+    (the one that queued the request looked already)."""
+    outcome: Claim | Busy | float = step() if first is None else first
+    while isinstance(outcome, float):
+        if cancel is not None and cancel.is_set():
             raise WaitCancelled(f"{request_id}: the wait was cancelled")
-        inbox.block(min(outcome, CANCEL_POLL_S))
+        inbox.block(outcome if cancel is None else min(outcome, CANCEL_POLL_S))
+        outcome = step()
     return outcome
 
 
 def next_look(deadline: float, held: Iterable[Claim], now: float, *, shared: bool) -> float:
     """How long a waiter sleeps before looking again: until its deadline, the soonest expiry
     of the live claims ``held`` or the cap, whichever comes first (just after it). A claim
-    still live past its expiry (etcd's lease has not ended it yet) is left to the cap."""
+    still live past its expiry (etcd's lease has not ended it yet) is looked at again every
+    ``SHARED_POLL_S``."""
     soonest = min((c.expires_at for c in held if c.expires_at > now), default=float("inf"))
-    cap = SHARED_POLL_S if shared else WAKE_CAP_S
+    overdue = shared and any(c.expires_at <= now for c in held)
+    cap = SHARED_POLL_S if overdue else SHARED_CAP_S if shared else WAKE_CAP_S
     return min(deadline, soonest, now + cap) - now + _SLACK_S
+
+
+def horizon(now: float, shared: bool) -> float:
+    """By when every waiter looks again anyway, at the latest (``next_look``'s cap): a
+    change need not wake one for an expiry after it. With a shared store, none: another
+    machine's waiter counts from its own clock."""
+    return now if shared else now + WAKE_CAP_S
+
+
+@contextlib.contextmanager
+def watching(ws: Workspace, inbox: Inbox, request_id: str | None) -> Iterator[None]:
+    """With a shared store, wake ``inbox`` from any machine while the block runs: at a change
+    of request ``request_id``'s wake key, or (None: a work waiter) of the work items or the
+    live claims (``store.etcd.wakewatch``). Made before the block's first look."""
+    if not ws.shared:
+        yield
+        return
+    from memkeeper.store.etcd import EtcdStore, wakewatch
+
+    store = ws.store
+    assert isinstance(store, EtcdStore)
+    if request_id is None:
+        watch = wakewatch.work_wait(store, inbox.poke)
+    else:
+        watch = wakewatch.claim_wait(store, request_id, inbox.poke)
+    try:
+        yield
+    finally:
+        watch.close()
+
+
+def queued(ws: Workspace, request: Request, wait: float, held: Iterable[Claim]) -> None:
+    """Record ``claim.queued`` (inside the queuing transaction): who now waits on whom of the
+    ``held`` claims, paired with ``claim.granted`` or ``.aborted`` of the same id by the
+    contention audit; and tell each holder who waits behind it."""
+    data: dict[str, Any] = {"id": request.id, "mode": request.mode}
+    data |= {"targets": list(request.targets), "priority": request.priority, "wait_s": wait}
+    blocking = rules.blockers(held, request)
+    data["waiting_on"] = [{"id": c.id, "agent": c.agent} for c in blocking]
+    ws.record("claim.queued", None, None, data, request.agent)
+    overlaps(ws, request, blocking)
 
 
 def busy(

@@ -114,7 +114,8 @@ def file(ws: Workspace, rel: str) -> dict[str, Any] | None:
 
 def history(ws: Workspace, ref: str, limit: int = HISTORY_LIMIT) -> dict[str, Any]:
     """A section (``PATH#KEY``) as ``read`` gives it, with ``history``: its events, newest
-    first. ``Refused`` (reason ``class``) for a private file, whose text is never shown."""
+    first, and ``compacted``: the id up to which the log was compacted (0: never), the events
+    before it gone. ``Refused`` (reason ``class``) for a private file, whose text is never shown."""
     from memkeeper.markdown.refs import split_ref
     from memkeeper.ops.read import read
 
@@ -126,7 +127,14 @@ def history(ws: Workspace, ref: str, limit: int = HISTORY_LIMIT) -> dict[str, An
         )
     found = read(ws, ref)
     events = ws.store.events_of(rel, found.key, limit) if ws.has_store else []
-    return {**found.to_json(), "history": [e.to_json() for e in events]}
+    # The events up to a compaction are gone (reference §8 "Compaction"): said, not hidden.
+    compacted = 0
+    if ws.has_store:
+        from memkeeper.ops.compact import compacted_through
+
+        compacted = compacted_through(ws)
+    history = [e.to_json() for e in events]
+    return {**found.to_json(), "history": history, "compacted": compacted}
 
 
 def select_events(

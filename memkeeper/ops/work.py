@@ -19,10 +19,13 @@ both get one item, nor overlapping paths: the second transaction sees the first'
 ``done``, ``fail`` and ``give_back`` (``work return``) require the caller to hold the item's
 live claim (``rules.check_holder``): ``done`` completes it with evidence exactly as ``memkeeper
 complete`` does (the ``--verify`` commands run before the transaction), ``fail`` and
-``give_back`` release it. Waiting (``next --wait``, ``wait``) blocks on a FIFO of the waiter's
+``give_back`` release it. Every ``work.keeping.TRIM_EVERY``-th ``add`` also drops, in its
+transaction, the ended items beyond the policy's ``work:`` bound (``_trim``); editing and
+retrying are ``ops.workedits``. Waiting (``next --wait``, ``wait``) blocks on a FIFO of the waiter's
 own (``fs.wakeups``) that every work change pokes, and every claim ended by other means
-(``ops.wakes``), once its command commits; else they look at the soonest expiry, at least
-every ``WAKE_CAP_S``.
+(``ops.wakes``), once its command commits — with a shared store also through a watch on the
+items and the claims (``store.etcd.wakewatch``), which a change on any machine moves; else
+they look at the soonest expiry, at least every ``WAKE_CAP_S`` (``SHARED_CAP_S``).
 """
 
 from __future__ import annotations
@@ -40,9 +43,9 @@ from memkeeper.errors import Busy, Invalid
 from memkeeper.events import iso_utc
 from memkeeper.fs import wakeups as waiting
 from memkeeper.ops.claimlife import ClaimLife, plan_of
-from memkeeper.ops.claimwaits import CANCEL_POLL_S, next_look
+from memkeeper.ops.claimwaits import CANCEL_POLL_S, next_look, watching
 from memkeeper.ops.wakes import poke_work
-from memkeeper.work import rules
+from memkeeper.work import keeping, rules
 from memkeeper.work.items import ENDED
 
 if TYPE_CHECKING:
@@ -128,6 +131,8 @@ class WorkQueue(ClaimLife):
                 )  # fmt: skip
                 item = self.store.add_work(draft)
                 self._log("work.added", item, {"after": list(item.after)})
+                if keeping.due(item.id):
+                    self._trim([*self.items, item], now)
                 return item
 
         return self.ws.again(once)
@@ -146,19 +151,26 @@ class WorkQueue(ClaimLife):
             watcher = WATCHER.format(pid=os.getpid(), n=id(self))
             inbox = waiting.Inbox(self.ws.home, watcher)  # before the first look: no lost poke
         try:
-            start: float | None = None
-            while True:
-                outcome, now = self.ws.again(lambda: self._take(ttl, plan))
-                if not isinstance(outcome, Busy):
-                    return outcome
-                start = now if start is None else start
-                if inbox is None or now >= start + (wait or 0) or (cancel and cancel.is_set()):
-                    raise outcome
-                sleep = next_look(start + (wait or 0), self.held, now, shared=self.ws.shared)
-                inbox.block(min(sleep, CANCEL_POLL_S) if cancel else sleep)
+            with watching(self.ws, inbox, None) if inbox else contextlib.nullcontext():
+                return self._taking(ttl, plan, inbox, wait or 0, cancel)
         finally:
             if inbox is not None:
                 inbox.close()
+
+    def _taking(
+        self, ttl: float, plan: Any, inbox: waiting.Inbox | None, wait: float, cancel: Cancel | None
+    ) -> tuple[Item, Claim]:
+        """``take``'s looks, blocking on ``inbox`` between them for up to ``wait`` seconds."""
+        start: float | None = None
+        while True:
+            outcome, now = self.ws.again(lambda: self._take(ttl, plan))
+            if not isinstance(outcome, Busy):
+                return outcome
+            start = now if start is None else start
+            if inbox is None or now >= start + wait or (cancel and cancel.is_set()):
+                raise outcome
+            sleep = next_look(start + wait, self.held, now, shared=self.ws.shared)
+            inbox.block(min(sleep, CANCEL_POLL_S) if cancel else sleep)
 
     def _take(self, ttl: float, plan: Any) -> tuple[tuple[Item, Claim] | Busy, float]:
         with self.round() as now:
@@ -229,7 +241,14 @@ class WorkQueue(ClaimLife):
 
     def give_back(self, item_id: int, claim_id: str | None = None) -> Item:
         """Back to the pool (``work return``); its claim is released."""
-        cid = rules.check_holder(self._peek(item_id), self.ws.agent, claim_id, "return")
+        item = self._peek(item_id)
+        if item.state == "failed":
+            raise Invalid(
+                f"work item {item_id} failed — work return gives back a claimed item; to put "
+                f"a failed one back in the pool run: memkeeper work retry {item_id}",
+                reason="failed",
+            )
+        cid = rules.check_holder(item, self.ws.agent, claim_id, "return")
         return self.ws.again(lambda: self._close(item_id, cid, None, "open", {}, why="returned"))
 
     def _close(
@@ -269,23 +288,27 @@ class WorkQueue(ClaimLife):
             raise Invalid(f"--timeout must be a number of seconds, not {timeout}")
         inbox = waiting.Inbox(self.ws.home, WATCHER.format(pid=os.getpid(), n=id(self)))
         try:
-            start: float | None = None
-            while True:
-                item, now = self.ws.again(lambda: self._look(item_id))
-                if item.state in ENDED:
-                    return item
-                start = now if start is None else start
-                deadline = float("inf") if timeout is None else start + timeout
-                if now >= deadline:
-                    raise Busy(
-                        f"work item {item_id} is still {item.state} after {timeout} s — wait "
-                        "longer with --timeout, or look with: memkeeper work show "
-                        f"{item_id}",
-                        reason="timeout", holders=[], item=item.to_json(),
-                    )  # fmt: skip
-                inbox.block(next_look(deadline, self.held, now, shared=self.ws.shared))
+            with watching(self.ws, inbox, None):
+                return self._awaiting(item_id, inbox, timeout)
         finally:
             inbox.close()
+
+    def _awaiting(self, item_id: int, inbox: waiting.Inbox, timeout: float | None) -> Item:
+        """``wait``'s looks, blocking on ``inbox`` between them."""
+        start: float | None = None
+        while True:
+            item, now = self.ws.again(lambda: self._look(item_id))
+            if item.state in ENDED:
+                return item
+            start = now if start is None else start
+            deadline = float("inf") if timeout is None else start + timeout
+            if now >= deadline:
+                raise Busy(
+                    f"work item {item_id} is still {item.state} after {timeout} s — wait "
+                    f"longer with --timeout, or look with: memkeeper work show {item_id}",
+                    reason="timeout", holders=[], item=item.to_json(),
+                )  # fmt: skip
+            inbox.block(next_look(deadline, self.held, now, shared=self.ws.shared))
 
     def _look(self, item_id: int) -> tuple[Item, float]:
         with self.round() as now:
@@ -305,6 +328,15 @@ class WorkQueue(ClaimLife):
             else:
                 moved = self._put(rules.returned(item, how))
                 self._log("work.returned", moved, {"reason": how})
+
+    def _trim(self, unfinished: list[Item], now: float) -> None:
+        """Keep the ended items within the policy's ``work:`` bound (``work.keeping``)."""
+        keep_days, keep = self.ws.work_settings()
+        failed = [(i.id, i.ended_at) for i in unfinished if i.state == "failed"]
+        drop = keeping.to_trim([*self.store.done_work(), *failed], unfinished, now, keep_days, keep)
+        if drop:
+            self.store.drop_work(drop)
+            self.items = [i for i in self.items if i.id not in set(drop)]
 
     def _put(self, item: Item) -> Item:
         self.store.put_work(item)
@@ -328,12 +360,12 @@ class WorkQueue(ClaimLife):
             )
         return found
 
-    def _log(self, type: str, item: Item, extra: dict[str, Any]) -> None:
+    def _log(self, type: str, item: Item, extra: dict[str, Any], actor: str | None = None) -> None:
         data: dict[str, Any] = {"id": item.id, "title": item.title, "paths": list(item.paths)}
         data |= {"priority": item.priority, "state": item.state, "rev": item.rev}
         if item.claim is not None:
             data["claim"] = item.claim
-        self.ws.record(type, None, None, {**data, **extra}, item.agent or self.ws.agent)
+        self.ws.record(type, None, None, {**data, **extra}, actor or item.agent or self.ws.agent)
         self.moved = True
 
 

@@ -15,7 +15,9 @@ After every step, read straight from the store: no two agents hold live conflict
 grant tokens only increase and a claim keeps its grant's token; a claim leaves the table only
 with a ``claim.released`` or ``claim.expired`` event, and expires only when due; the claims
 agents hold last until released or expired; the queue is settled (nobody grantable, no
-wait-for cycle) and holds only requests someone waits on; the event chain is intact.
+wait-for cycle) and holds only requests someone waits on; no waiting process sleeps on a
+view of the table a change made stale without poking it (``claims.wakeups``); the event
+chain is intact.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import atexit
 import functools
 import itertools
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -42,20 +45,25 @@ from hypothesis.stateful import (
 
 from memkeeper.claims import decisions as rules
 from memkeeper.claims import lifecycle as life
+from memkeeper.claims import wakeups
 from memkeeper.claims.decisions import Claim, Mode, Request
 from memkeeper.claims.plan import Plan
 from memkeeper.claims.targets import covers, targets_overlap
 from memkeeper.clock import FakeClock
 from memkeeper.errors import Busy, Invalid, Refused
 from memkeeper.events import chain_breaks, parse_utc
+from memkeeper.fs import wakeups as fifos
 from memkeeper.ops import claimviews
 from memkeeper.ops.claimlife import ClaimLife
+from memkeeper.ops.claimwaits import _SLACK_S as SLACK_S
 from memkeeper.ops.claimwaits import ABANDON_GRACE_S, Cancel
 from memkeeper.ops.claimwrites import check_write
 from memkeeper.ops.workspace import Workspace
 from memkeeper.store.sqlite import Store
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from memkeeper.claims.lifecycle import ClaimRecord
     from memkeeper.claims.waiters import WaiterRow
     from memkeeper.fs.wakeups import Inbox
@@ -136,17 +144,17 @@ def warmed_root() -> Path:
 class Queued(Exception):
     """What ``SteppedTable.claim`` raises once the request waits in the queue."""
 
-    def __init__(self, request: Request) -> None:
+    def __init__(self, request: Request, first: float) -> None:
         super().__init__(request.id)
-        self.request = request
+        self.request, self.first = request, first
 
 
 class SteppedTable(ClaimLife):
     """The real lease table, except that a waiting claim hands its wait back to the caller."""
 
-    def _wait(self, request: Request, inbox: Inbox, cancel: Cancel | None) -> Claim:
+    def _wait(self, request: Request, inbox: Inbox, cancel: Cancel | None, first: float) -> Claim:
         inbox.close()
-        raise Queued(request)
+        raise Queued(request, first)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,8 +197,19 @@ class TableMachine(RuleBasedStateMachine):
         self.rows: dict[str, Claim] = {}  # the stored claims as the last step left them
         self.final: dict[str, ClaimRecord] = {}  # records seen in a terminal state
         self.checked = 0  # events up to this one were checked by the last step
+        # each waiting process's view of the table at its last look and when it will look
+        # again at the latest, and whom the tables poked since (``fs.wakeups.notify``,
+        # replaced while the machine runs)
+        self.seen: dict[str, tuple[wakeups.View, float]] = {}
+        self.poked: set[str] = set()
+        self._notify = fifos.notify
+        fifos.notify = self.notified
+
+    def notified(self, home: str, request_ids: Iterable[str]) -> None:
+        self.poked.update(request_ids)
 
     def teardown(self) -> None:
+        fifos.notify = self._notify
         for ws in self.spaces.values():
             ws.close()
         shutil.rmtree(self.root.parent, ignore_errors=True)
@@ -211,6 +230,10 @@ class TableMachine(RuleBasedStateMachine):
 
     def live_rows(self) -> list[Claim]:
         return [c for c in self.store.claim_rows() if c.is_live(self.now())]
+
+    def views(self) -> dict[str, wakeups.View]:
+        """Each queued request's view of the table as stored (``wakeups.views``)."""
+        return wakeups.views(self.store.claim_rows(), self.store.waiter_rows())
 
     def waiter(self, request_id: str) -> WaiterRow | None:
         return next((w for w in self.store.waiter_rows() if w.request.id == request_id), None)
@@ -310,7 +333,7 @@ class TableMachine(RuleBasedStateMachine):
                 objective="machine",
             )  # fmt: skip
         except Queued as queued:
-            self.enqueue(agent, wait, queued.request)
+            self.enqueue(agent, wait, queued.request, queued.first)
             assert not quiet or not could, "a grantable request was queued"
             return
         except Busy as busy:
@@ -324,11 +347,16 @@ class TableMachine(RuleBasedStateMachine):
         self.take(agent, claim)
         event("claim: granted at once")
 
-    def enqueue(self, agent: str, wait: float | None, request: Request) -> None:
-        """The request waits in the queue (or has just been granted or aborted there)."""
+    def enqueue(self, agent: str, wait: float | None, request: Request, first: float) -> None:
+        """The request waits in the queue (or has just been granted or aborted there: then
+        its process looks again at once); the transaction that queued it was its first look."""
         assert wait is not None
-        assert self.waiter(request.id) is not None
+        row = self.waiter(request.id)
+        assert row is not None
+        assert (first == 0) == (row.state != "waiting")
         self.pending[request.id] = Wait(agent, request, self.now() + wait)
+        if first:
+            self.seen[request.id] = (self.views()[request.id], self.now() + first)
         event("claim: queued")
 
     def refused(self, agent: str, wait: float | None, busy: Busy) -> None:
@@ -357,7 +385,10 @@ class TableMachine(RuleBasedStateMachine):
         """Still waiting (and rightly), granted, or busy for a reason the table recorded."""
         outcome = self.tables[wait.agent]._step(wait.request)
         now, request_id = self.now(), wait.request.id
+        self.poked.discard(request_id)
+        self.seen.pop(request_id, None)
         if isinstance(outcome, float):
+            self.seen[request_id] = (self.views()[request_id], now + outcome)
             row = self.waiter(request_id)
             assert row is not None
             assert (row.state, now < row.deadline, outcome > 0) == ("waiting", True, True)
@@ -389,6 +420,7 @@ class TableMachine(RuleBasedStateMachine):
         wait = list(self.pending.values())[index % len(self.pending)]
         self.tables[wait.agent]._forget(wait.request.id)
         del self.pending[wait.request.id]
+        self.seen.pop(wait.request.id, None)
         assert self.waiter(wait.request.id) is None
         assert self.store.claim_row(wait.request.id) is None
 
@@ -670,6 +702,20 @@ class TableMachine(RuleBasedStateMachine):
         assert rows <= set(self.pending), f"orphan waiter rows: {sorted(rows - set(self.pending))}"
 
     @invariant()
+    def no_waiter_sleeps_on_a_stale_view(self) -> None:
+        """A waiting process that was not poked since its last look, and whose next look has
+        not come (its own timer wakes it then), would find its row as it was then, and
+        nothing that stops it at the front of the queue expires before that next look."""
+        views, now = self.views(), self.now()
+        for request_id, (seen, next_look) in self.seen.items():
+            if request_id in self.poked or now >= next_look:
+                continue
+            state, _, soonest = views[request_id]
+            assert state == seen[0], f"{request_id} sleeps on a stale view: {state}"
+            late = next_look - soonest - SLACK_S  # (it wakes just after an expiry it timed)
+            assert late <= 1e-6, f"{request_id} sleeps on a stale view: {late} s past an expiry"
+
+    @invariant()
     def the_event_chain_is_intact(self) -> None:
         assert chain_breaks(self.events()) == []
 
@@ -713,8 +759,20 @@ class StuckTable(SteppedTable):
         return claim
 
 
+class DeafTable(SteppedTable):
+    """Serves the queue but pokes nobody."""
+
+    def _serve(self, now: float, horizon: float) -> list[str]:
+        super()._serve(now, horizon)
+        return []
+
+
 class Greedy(TableMachine):
     table = GreedyTable
+
+
+class Deaf(TableMachine):
+    table = DeafTable
 
 
 class Stuck(TableMachine):
@@ -757,3 +815,19 @@ def test_the_machine_can_fail(broken: type[TableMachine], caught_by: str) -> Non
     )
     with pytest.raises(AssertionError, match=caught_by):
         run_state_machine_as_test(broken, settings=quick)
+
+
+def test_the_machine_catches_a_table_that_pokes_nobody(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table that serves the queue but wakes nobody leaves a granted waiter asleep."""
+    monkeypatch.setattr(sys.modules[__name__], "event", lambda _: None)  # (outside hypothesis)
+    machine = Deaf()
+    try:
+        machine.claim_at_once("a", ["src/"], "write", 600.0, 0, False)
+        machine.wait_for_another("b", 0, 0, 60.0)
+        machine.wake(None)  # b looks: still waiting, behind a's claim
+        machine.no_waiter_sleeps_on_a_stale_view()
+        machine.release(0, None)  # a's release grants b, and pokes nobody
+        with pytest.raises(AssertionError, match="sleeps on a stale view: granted"):
+            machine.no_waiter_sleeps_on_a_stale_view()
+    finally:
+        machine.teardown()

@@ -177,3 +177,24 @@ def test_a_poke_that_fails_for_one_waiter_still_pokes_the_others(
     assert not first.block(0.01)
     first.close()
     second.close()
+
+
+def test_a_poke_from_a_thread_of_the_waiters_own_process_wakes_it(inbox: Inbox) -> None:
+    """A watch of the shared store (another thread) wakes its waiter through its own end."""
+    threading.Timer(SHORT, inbox.poke).start()
+    started = time.monotonic()
+    assert inbox.block(10) is True
+    assert time.monotonic() - started < 5
+    inbox.poke()
+    inbox.poke()  # two pokes before a look: one wake-up
+    assert inbox.block(0) is True
+    assert inbox.block(SHORT) is False
+
+
+def test_a_poke_after_the_close_writes_nowhere(home: str) -> None:
+    """The watch may poke once more while its waiter closes: no descriptor is reused."""
+    inbox = Inbox(home, "r2")
+    inbox.close()
+    inbox.poke()
+    inbox.close()  # twice: nothing
+    assert not os.path.exists(fifo_path(home, "r2"))

@@ -7,9 +7,12 @@ Waits run in threads; a test knows a waiter is queued when it blocks on its FIFO
 
 from __future__ import annotations
 
+import functools
 import os
+import shutil
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,7 +23,9 @@ from memkeeper.claims.decisions import make_request
 from memkeeper.claims.waiters import WaiterRow
 from memkeeper.clock import FakeClock
 from memkeeper.fs import wakeups as waiting_module
+from memkeeper.names import WAIT_DIR
 from memkeeper.ops import claimwaits
+from memkeeper.ops.claims import ClaimTable
 from tests.ops.conftest import EXE, START, WHY, kinds
 
 if TYPE_CHECKING:
@@ -130,7 +135,7 @@ def test_a_wait_that_runs_out_is_busy_with_the_holders(
     waiter = Background(lambda: b.claim("src/", wait=10))
     blocked.wait_for(1)
     clock.advance(11)
-    c.claim("elsewhere")  # any change of the table wakes the waiters
+    poke_everyone(c)  # as the waiter's own timer does at its deadline
     with pytest.raises(Busy) as caught:
         waiter.result()
     assert caught.value.reason == "timeout"
@@ -192,6 +197,85 @@ def test_a_new_request_that_closes_a_cycle_is_itself_the_victim_when_lower(
     assert high_waits.result().agent == "high"
 
 
+def poke_everyone(memory: Memory) -> None:
+    """A byte into every waiter's FIFO (no change of the table wakes a waiter it does not
+    concern: this is its timer going off, on a clock the test moves)."""
+    home = memory.workspace.home
+    names = os.listdir(os.path.join(home, WAIT_DIR))
+    waiting_module.notify(home, [n.removesuffix(".fifo") for n in names])
+
+
+class Pokes:
+    """The request ids each ``fs.wakeups.notify`` of this thread was given, in order."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls: list[list[str]] = []
+        self.thread = threading.get_ident()
+        notify = waiting_module.notify
+
+        def spy(home: str, request_ids: Iterable[str]) -> None:
+            ids = list(request_ids)
+            if ids and threading.get_ident() == self.thread:
+                self.calls.append(ids)
+            notify(home, ids)
+
+        monkeypatch.setattr(waiting_module, "notify", spy)
+
+
+def test_a_release_wakes_the_waiter_it_grants_not_the_rest_of_the_queue(
+    agents: Callable[[str], Memory], blocked: Blocked, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 26: a change woke every waiter, and each ran a transaction to find it had
+    nothing to do; now the one granted (and one that must time a sooner expiry) only."""
+    a = agents("a")
+    held = a.claim("src/", ttl=600)
+    waiters = []
+    for n in range(4):  # queued in this order
+        agent = agents(f"w{n}")
+        waiters.append(Background(functools.partial(agent.claim, "src/", wait=30, ttl=600)))
+        blocked.wait_for(n + 1)
+    queue = [w.request.id for w in ClaimTable(a.workspace).live()[1]]
+    pokes = Pokes(monkeypatch)
+    a.release(held.id)
+    # w0 granted; w1 is at the front now, behind w0's claim of ten minutes: it looks again
+    # by its cap anyway, and waking it (or w2, w3) would find nothing to do
+    assert pokes.calls == [queue[:1]]
+    assert all(w.thread.is_alive() for w in waiters[1:])
+    for n, waiter in enumerate(waiters[:-1]):  # each release lets in the next, in order
+        claim = waiter.result()
+        agents(f"w{n}").release(claim.id)
+    assert waiters[-1].result().id == queue[-1]
+
+
+def test_a_release_between_a_waiters_look_and_its_sleep_is_not_missed(
+    agents: Callable[[str], Memory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No lost wake-up: the waiter has looked (still held) and is about to block when the
+    holder releases; its FIFO, made before its first look, keeps the poke for the block,
+    which returns at once instead of at the cap (a minute here)."""
+    monkeypatch.setattr(claimwaits, "WAKE_CAP_S", 60.0)
+    a, b = agents("a"), agents("b")
+    held = a.claim("src/", ttl=600)
+    looked, released = threading.Event(), threading.Event()
+    woken: list[bool] = []
+    real_block = waiting_module.Inbox.block
+
+    def block(inbox: waiting_module.Inbox, timeout: float) -> bool:
+        if not looked.is_set():
+            looked.set()  # between the look and the sleep: the holder releases now
+            assert released.wait(10)
+        woken.append(real_block(inbox, timeout))
+        return woken[-1]
+
+    monkeypatch.setattr(waiting_module.Inbox, "block", block)
+    waiter = Background(lambda: b.claim("src/", wait=30))
+    assert looked.wait(10)
+    a.release(held.id)
+    released.set()
+    assert waiter.result().agent == "b"
+    assert woken == [True]  # woken by the byte already there, not by the cap
+
+
 def gone_pid() -> int:
     """A process id no process has: one past the kernel's largest."""
     with open("/proc/sys/kernel/pid_max", encoding="ascii") as handle:
@@ -227,8 +311,17 @@ def test_a_waiter_looks_again_at_its_deadline_the_next_expiry_or_the_cap() -> No
     assert claimwaits.next_look(now + 2, held, now, shared=False) == pytest.approx(1 + slack)
     cap = claimwaits.WAKE_CAP_S
     assert claimwaits.next_look(now + 60, [], now, shared=False) == pytest.approx(cap + slack)
-    shared = claimwaits.SHARED_POLL_S
+    shared = claimwaits.SHARED_CAP_S  # etcd: its watch wakes the waiter, the cap a backstop
     assert claimwaits.next_look(now + 60, [], now, shared=True) == pytest.approx(shared + slack)
+
+
+def test_on_etcd_a_claim_past_its_expiry_but_not_yet_ended_by_etcd_is_looked_at_often() -> None:
+    slack, now = claimwaits._SLACK_S, START + 5
+    overdue = [claim_expiring(START + 4), claim_expiring(START + 60)]
+    poll = claimwaits.SHARED_POLL_S
+    assert claimwaits.next_look(now + 60, overdue, now, shared=True) == pytest.approx(poll + slack)
+    cap = claimwaits.WAKE_CAP_S  # the local store ended it at its expiry: nothing to poll
+    assert claimwaits.next_look(now + 60, overdue, now, shared=False) == pytest.approx(cap + slack)
 
 
 def test_a_wait_not_granted_was_a_deadlock_only_when_the_queue_says_so() -> None:
@@ -265,6 +358,17 @@ def test_a_wait_blocks_between_looks_until_it_has_an_outcome() -> None:
     got = claimwaits.wait_for("c1", lambda: outcomes.pop(0), inbox, None)  # type: ignore[arg-type]
     assert isinstance(got, Claim)
     assert inbox.blocked == [2.0, 0.5]
+
+
+def test_the_look_that_queued_the_request_is_the_waits_first() -> None:
+    """The transaction that queued the request saw the table as it left it: the wait sleeps
+    first, then looks (one transaction fewer per queued claim)."""
+    outcomes: list[Claim | float] = [0.5, claim_expiring(START + 60)]
+    inbox = Inbox()
+    step = lambda: outcomes.pop(0)  # noqa: E731
+    got = claimwaits.wait_for("c1", step, inbox, None, first=3.0)  # type: ignore[arg-type]
+    assert isinstance(got, Claim)
+    assert inbox.blocked == [3.0, 0.5]
 
 
 def test_a_cancellable_wait_looks_at_its_flag_often_and_leaves_once_it_is_set() -> None:
@@ -317,3 +421,32 @@ def test_a_wait_on_etcd_lasts_its_length_whatever_the_wall_clock_does_meanwhile(
         assert caught.value.reason == "timeout"
     a.close()
     b.close()
+
+
+@pytest.mark.skipif(EXE is None, reason=WHY)
+def test_on_etcd_a_release_on_another_machine_wakes_the_waiter_through_its_watch(
+    sample: Path,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    blocked: Blocked,
+) -> None:
+    """Issue 25's leftover: a waiter saw a release made on another machine only at its
+    0.1 s poll. Two roots with their own state directories (no FIFO crosses) on one etcd
+    prefix; the backstop a minute long: only the watch on the wake key can wake it."""
+    monkeypatch.setattr(claimwaits, "SHARED_CAP_S", 60.0)
+    cluster: Cluster = request.getfixturevalue("cluster")
+    for name, value in cluster.store_env("wakes-across").items():
+        monkeypatch.setenv(name, value)
+    there = tmp_path / "there"
+    shutil.copytree(sample, there, symlinks=True)
+    holder, waiting = Memory.open(there, agent="a"), Memory.open(sample, agent="b")
+    held = holder.claim("src/", ttl=600)
+    waiter = Background(lambda: waiting.claim("src/", wait=30))
+    blocked.wait_for(1)
+    released = time.monotonic()
+    holder.release(held.id)
+    assert waiter.result().agent == "b"
+    assert time.monotonic() - released < 5.0  # not the minute's backstop
+    holder.close()
+    waiting.close()

@@ -222,6 +222,22 @@ class ClaimKeys(EtcdCore):
             self._after_commit.append(codec.waiter_lease(raw))
         self._drop_lease_row(WAITERS, request_id)
 
+    def wake_waiters(self, request_ids: Sequence[str]) -> None:
+        """Put a wake key for each of those queued requests (``P/wake/<id>``, a fresh random
+        value) in this block, held by the lease of the request's row, so that it goes with
+        the row: the waiter's watch on its key (``wakewatch``), on whatever machine it runs,
+        sees the change once the block commits. Outside the lease range: a wake-up never
+        fails another lease operation's comparison."""
+        for request_id in request_ids:
+            self._alone(self._wake_waiter, request_id)
+
+    def _wake_waiter(self, request_id: str) -> None:
+        raw = self._get(self._key("lease", WAITERS, request_id))  # read with the table
+        if raw is not None:
+            assert self._txn is not None
+            wake = self._key("wake", request_id)
+            self._txn.put(wake, os.urandom(8).hex().encode(), codec.waiter_lease(raw))
+
     def put_claim_record(self, r: ClaimRecord) -> None:
         """Insert or replace the record of claim ``r.id`` (``P/crec/<id>``, outside the lease
         range: the records never weigh on a lease operation's first read), and its entry in

@@ -22,6 +22,11 @@ order is numeric order; values are compact JSON (``codec``):
   from the end of its range (``typeindex``, format 6); ``P/evyfrom``: the last event id
   of a prefix marked 6 over an older one's log (events up to it are not in the index);
 - ``P/evc/<claim id>\\0<id>`` (empty): claim.released / expired / aborted events by claim;
+- ``P/chk/<kind>``: the event chain's checkpoint of that kind (``verified``, ``compacted``),
+  its record as JSON (``checkpoints.encode``); once ``compacted`` is there, the events up to
+  its id (and their ``evt``/``evp``/``evc`` keys) are gone, and an ``evl`` key may name one
+  of them (keys an older memkeeper never reads; its ``verify`` would report the missing
+  events as a broken chain);
 - ``P/tally/<kind>\\0<at>\\0<random>``: ``at`` (``%020.6f`` in the key, exact in the value);
 - ``P/rec/<id>``: a reconciliation; ``P/reco/<path>\\0<region>``: the id of the open one;
 - ``P/prop/<id>``: a proposal;
@@ -57,6 +62,9 @@ order is numeric order; values are compact JSON (``codec``):
 - ``P/meetser/<id>``: while meeting ``id`` is ``serializing`` (format 5);
 - ``P/lease/claim\\0`` and ``P/lease/wait\\0`` (the empty id: claim and request ids are
   never empty): a random value, changed by every drop of a claim / a waiter;
+- ``P/wake/<request id>``: a random value, put by a lease operation that changed what that
+  queued request waits for (``claims.wakeups``), held by the lease of its row: the waiter's
+  watch on it wakes it from any machine (a key an older memkeeper never reads or writes);
 - ``P/ctr/<name>``: a counter of ``bump`` (``token``: the highest fencing token ever issued;
   ``request``: the last arrival number).
 

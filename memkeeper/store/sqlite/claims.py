@@ -8,6 +8,7 @@ about claims lives here. Call the writing methods inside ``Store.writing()``.
 
 from __future__ import annotations
 
+import functools
 import json
 
 from memkeeper.store.sqlite.core import SqliteCore
@@ -118,6 +119,9 @@ class ClaimRows(SqliteCore):
     def drop_waiter(self, request_id: str) -> None:
         self._db.execute("DELETE FROM waiters WHERE id = ?", (request_id,))
 
+    def wake_waiters(self, request_ids: Sequence[str]) -> None:
+        """Nothing to store: the local waiters' FIFOs are poked after the commit."""
+
     def put_claim_record(self, r: ClaimRecord) -> None:
         """Insert or replace the record of claim ``r.id`` (the caller checked its revision in
         the same transaction)."""
@@ -170,6 +174,7 @@ def _marks(count: int) -> str:
     return ", ".join("?" * count)
 
 
+@functools.lru_cache(maxsize=1024)
 def _claim(row: tuple[Any, ...]) -> Claim:
     from memkeeper.claims.decisions import Claim  # not on the read/patch path
 
@@ -180,6 +185,9 @@ def _claim(row: tuple[Any, ...]) -> Claim:
     )  # fmt: skip
 
 
+# A row as read, to what it decodes to: every claim operation reads the whole queue, and
+# most of its rows are as the last operation read them.
+@functools.lru_cache(maxsize=1024)
 def _waiter(row: tuple[Any, ...]) -> WaiterRow:
     from memkeeper.claims.decisions import Request
     from memkeeper.claims.waiters import WaiterRow  # not on the read/patch path

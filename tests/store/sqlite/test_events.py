@@ -108,7 +108,7 @@ def test_the_metrics_counts_read_the_window_of_their_type_through_an_index(store
     assert len(store.events_typed(("claim.aborted",), ev.iso_utc(0))) == 30
 
 
-def test_a_version_12_store_gets_the_index_by_type_and_time_on_open(home: Path) -> None:
+def test_a_version_16_store_gets_the_index_by_type_and_time_on_open(home: Path) -> None:
     from memkeeper.store.sqlite import Store as SqliteStore
     from memkeeper.store.sqlite.schema import SCHEMA_VERSION
 
@@ -118,10 +118,10 @@ def test_a_version_12_store_gets_the_index_by_type_and_time_on_open(home: Path) 
             store.append_event(ev.iso_utc(n), "a", "claim.granted", None, None, {"n": n})
     store.close()
     raw_sql(home, "DROP INDEX events_by_type_ts")
-    raw_sql(home, "PRAGMA user_version=12")
+    raw_sql(home, "PRAGMA user_version=16")
     upgraded = SqliteStore.open(str(home))
     try:
-        assert pragma(upgraded, "user_version") == SCHEMA_VERSION == 15
+        assert pragma(upgraded, "user_version") == SCHEMA_VERSION == 17
         (sql,) = traced(upgraded, lambda: upgraded.count_events("claim.granted", ev.iso_utc(4)))
         assert "events_by_type_ts" in plan(upgraded, sql)
         assert upgraded.count_events("claim.granted", ev.iso_utc(4)) == 6
