@@ -23,6 +23,7 @@ AREAS: list[str] = [
     "parse",
     "work",
     "wake",
+    "events",  # regions, metrics and the daemon against the event log
 ]
 
 

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 DAY_S = 24 * 3600.0
 LOCAL_BATCH = 5_000  # events removed by one SQLite transaction
-SHARED_BATCH = 30  # by one etcd transaction: a few operations an event, 128 at most
+SHARED_BATCH = 30  # by one etcd transaction: up to four operations an event, 128 at most
 
 
 def compact(ws: Workspace) -> dict[str, Any]:

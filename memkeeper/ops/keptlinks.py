@@ -82,6 +82,9 @@ class KeptLinks(WorkspaceShape):
         entries = home.kept_links(self.home)
         if entries is None:
             return []
+        if rel is None:  # links another process removed are forgotten: a daemon's memory
+            listed = set(entries)  # does not grow with the replaces it has seen
+            self._kept_seen = {k: v for k, v in self._kept_seen.items() if k in listed}
         kept_dir = os.path.join(self.home, names.KEPT_DIR)
         wanted = None if rel is None else names.kept_tag(rel)
         moment = time.time() if now is None else now
@@ -120,6 +123,7 @@ class KeptLinks(WorkspaceShape):
                 return None  # read before and unchanged since
             held = home.read_bytes(link)
         except FileNotFoundError:
+            self._kept_seen.pop(name, None)
             return None  # another process settled it
         quiet = now - info.st_mtime >= QUIET_S
         if digest(held).removeprefix("sha256:")[:16] == parsed[2]:  # nobody wrote into it

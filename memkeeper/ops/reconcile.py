@@ -174,7 +174,7 @@ def _rewrite(
         new = keep_above(data, region)
         region = _region(row, new)
         assert region is not None
-    text = compile_region(region, policy.templates, row.path)(context(ws, policy, claims))
+    text = compile_region(region, policy.templates, row.path)(context(ws, policy, claims, [region]))
     new = regions.fill(new, [region], {region.id: text})
     if new != data:
         ws.replace_file(row.path, data, new)

@@ -5,8 +5,10 @@ source checked before anything is written. Then, file by file under its lock: a 
 text no longer matches its checksum was edited by hand — it is left alone and gets a
 reconciliation (opened once; a later regen only refreshes its texts) — and the others are
 rendered. A file is written only when its bytes change, so a regen with nothing new leaves
-files and their mtimes alone. Private files never reach a region: neither their events nor
-claims on them are shown.
+files and their mtimes alone (and records no event). A region reads only the events it
+shows (``shown_events``: each query's newest matches, from the log's end, through its index
+by type), so a render costs the same at a thousand events and at a million. Private files
+never reach a region: neither their events nor claims on them are shown.
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ from memkeeper.policy.loader import load_policy
 from memkeeper.regions import gitform
 from memkeeper.regions import markers as regions
 from memkeeper.regions.render import Context, RuleView, compile_region
+from memkeeper.regions.shown import event_matches, event_queries, shown_limit
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping
+    from collections.abc import Callable, Iterator, Mapping, Sequence
     from typing import Any
 
     from memkeeper.ops.workspace import Workspace
@@ -36,10 +39,12 @@ if TYPE_CHECKING:
     from memkeeper.records import Event
     from memkeeper.regions.markers import Region
     from memkeeper.regions.render import Renderer
+    from memkeeper.regions.templates import Query
     from memkeeper.work.items import Item
 
 
 UNDONE = "undone"  # the resolution of a reconciliation whose hand edit was undone
+PAGE = 64  # events read back at a time for a query's newest matches
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +164,7 @@ def _visit(
             data = read
             found, renderers = _compiled(rel, data, policy)
             changed = [r for r in found if r.edited(data)]
-            before = context(ws, policy, claims) if changed else None
+            before = context(ws, policy, claims, changed) if changed else None
             wanted = {} if before is None else {r.id: renderers[r.id](before) for r in changed}
             edited = [r for r in changed if not _holds(r, data, wanted[r.id])]
             for region in edited:
@@ -167,8 +172,9 @@ def _visit(
             close_undone(ws, rel, found, edited)
             if not write:
                 return RegenResult(rel, (), (), tuple(r.id for r in edited), False)
-            now = context(ws, policy, claims)
-            texts = {r.id: renderers[r.id](now) for r in found if r not in edited}
+            rendered = [r for r in found if r not in edited]
+            now = context(ws, policy, claims, rendered)
+            texts = {r.id: renderers[r.id](now) for r in rendered}
             done = _write(ws, rel, data, found, texts, edited)
             crash.crashpoint("regen.before_commit")  # file and index written, not committed
         crash.crashpoint("regen.after_commit")  # committed, lock still held
@@ -263,13 +269,42 @@ def close_undone(ws: Workspace, rel: str, found: tuple[Region, ...], edited: lis
 # -- what regions are rendered from ----------------------------------------------------------
 
 
-def context(ws: Workspace, policy: Policy, claims: tuple[ClaimView, ...]) -> Context:
-    """Events and open reconciliations from the store, without anything about private files,
-    and the policy's rules."""
-    events = tuple(e for e in ws.store.events() if not _about_private(policy, e))
+def context(
+    ws: Workspace, policy: Policy, claims: tuple[ClaimView, ...], shown: Sequence[Region]
+) -> Context:
+    """What the regions ``shown`` are rendered from: the events they show
+    (``shown_events``), the open reconciliations, nothing about private files; the
+    policy's rules."""
+    queries = [query for region in shown for query in event_queries(region, policy.templates)]
+    events = shown_events(ws, policy, queries)
     open_ = ws.store.reconciliations()
     found = tuple(r for r in open_ if not is_private(policy, r.path))
     return Context(events, claims, found, rule_views(policy), _work(ws, claims))
+
+
+def shown_events(ws: Workspace, policy: Policy, queries: Sequence[Query]) -> tuple[Event, ...]:
+    """The events ``queries`` show, oldest first: for each, its newest matches, none about a
+    private file — all a render needs of the log (``regions.shown``), read from its end."""
+    found: dict[int, Event] = {}
+    for query in queries:
+        found.update((event.id, event) for event in _newest(ws, policy, query))
+    return tuple(found[i] for i in sorted(found))
+
+
+def _newest(ws: Workspace, policy: Policy, query: Query) -> list[Event]:
+    """The newest events ``query`` shows, read back a page at a time from the log's end
+    (through the index by type, when it names types) until it has them all."""
+    wanted = shown_limit(query)
+    page = max(wanted, PAGE)
+    found: list[Event] = []
+    before = None
+    while len(found) < wanted:
+        batch = ws.store.recent_events(query.types, query.path, before, page)
+        found += [e for e in batch if event_matches(query, e) and not about_private(policy, e)]
+        if len(batch) < page:
+            break
+        before = batch[-1].id
+    return found[:wanted]
 
 
 def _work(ws: Workspace, claims: tuple[ClaimView, ...]) -> tuple[Item, ...]:
@@ -327,7 +362,7 @@ def live_claims(ws: Workspace, policy: Policy) -> tuple[ClaimView, ...]:
     return tuple(out)
 
 
-def _about_private(policy: Policy, event: Event) -> bool:
+def about_private(policy: Policy, event: Event) -> bool:
     """An event about a private file, or a claim event naming one: never rendered."""
     targets = event.data.get("targets")
     named = [t for t in targets if isinstance(t, str)] if isinstance(targets, list) else []

@@ -24,7 +24,8 @@ from memkeeper.ops.regen import rule_views
 from memkeeper.policy.loader import load_policy, parse_policy
 from memkeeper.policy.presets import preset_bytes
 from memkeeper.regions import markers
-from memkeeper.regions.render import HOWTO, howto
+from memkeeper.regions.render import howto
+from memkeeper.regions.shown import HOWTO
 
 if TYPE_CHECKING:
     from typing import Any

@@ -1,7 +1,8 @@
 """Rendering generated regions: built-in sources and policy templates over a frozen ``Context``.
 
-Pure. The shell (``regen``) gathers the events, live claims and open reconciliations, leaves
-out everything about private files, adds the policy's file rules (for ``howto``), and hands
+Pure. The shell (``regen``) gathers the events the regions show (``shown``: each query's
+newest matches, not the whole log), live claims and open reconciliations, leaves out
+everything about private files, adds the policy's file rules (for ``howto``), and hands
 them over; rendering the same context twice gives the same text. ``region.regenerated``
 events are never shown: a regen that showed its own event would change the page again on
 every run. Every value is flattened to one line, stripped of hidden characters, with ``<``
@@ -20,6 +21,7 @@ from memkeeper.errors import Invalid
 from memkeeper.events import iso_utc
 from memkeeper.markdown.hiddentext import strip_hidden
 from memkeeper.regions.markers import looks_like_marker
+from memkeeper.regions.shown import HOWTO, event_matches, shown_limit, under
 from memkeeper.regions.templates import SOURCES, TemplateError, parse_template, query_from
 
 if TYPE_CHECKING:
@@ -29,9 +31,6 @@ if TYPE_CHECKING:
     from memkeeper.regions.templates import Part, Query
     from memkeeper.work.items import Item
 
-HOWTO = "howto"  # the built-in source that tells agents how to change each memory file
-NEVER_SHOWN = frozenset({"region.regenerated"})
-DEFAULT_EVENT_LIMIT = 10
 MAX_VALUE = 200
 _BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]+")
 _EMPTY = {
@@ -134,15 +133,15 @@ def _lines(query: Query, context: Context) -> list[str]:
 def select(query: Query, context: Context) -> list[dict[str, Any]]:
     """The items a query shows, newest first for events, as field dictionaries."""
     if query.source == "events":
-        events = [e for e in reversed(context.events) if _event_matches(query, e)]
-        return [event_fields(e) for e in events[: query.limit or DEFAULT_EVENT_LIMIT]]
+        events = [e for e in reversed(context.events) if event_matches(query, e)]
+        return [event_fields(e) for e in events[: shown_limit(query)]]
     if query.source == "claims":
         claims = [claim_fields(c) for c in context.claims]
         found = [c for c in claims if _claim_matches(query, c)]
     elif query.source == "work":
         found = [w for w in work_fields(context.work) if _work_matches(query, w)]
     else:
-        found = [r.to_json() for r in context.reconciliations if _under(r.path, query.path)]
+        found = [r.to_json() for r in context.reconciliations if under(r.path, query.path)]
     return found[: query.limit] if query.limit else found
 
 
@@ -161,29 +160,12 @@ def work_fields(items: Sequence[Item]) -> list[dict[str, Any]]:
 
 def _work_matches(query: Query, item: dict[str, Any]) -> bool:
     paths = [p.partition("#")[0] for p in item["path_list"]] or [None]
-    return query.actor in (None, item["agent"]) and any(_under(p, query.path) for p in paths)
-
-
-def _event_matches(query: Query, event: Event) -> bool:
-    return (
-        event.type not in NEVER_SHOWN
-        and (not query.types or event.type in query.types)
-        and query.actor in (None, event.actor)
-        and _under(event.path, query.path)
-    )
+    return query.actor in (None, item["agent"]) and any(under(p, query.path) for p in paths)
 
 
 def _claim_matches(query: Query, claim: dict[str, Any]) -> bool:
     paths = [t.partition("#")[0] for t in claim["target_list"]]
-    return query.actor in (None, claim["agent"]) and any(_under(p, query.path) for p in paths)
-
-
-def _under(path: object, wanted: str | None) -> bool:
-    if wanted is None:
-        return True
-    if not isinstance(path, str):
-        return False
-    return path == wanted.rstrip("/") or path.startswith(wanted.rstrip("/") + "/")
+    return query.actor in (None, claim["agent"]) and any(under(p, query.path) for p in paths)
 
 
 def event_fields(event: Event) -> dict[str, Any]:

@@ -82,6 +82,25 @@ def test_a_quiet_tick_with_nothing_new_does_nothing(daemon: Daemon) -> None:
     ]
 
 
+def test_an_event_no_region_shows_rewrites_no_page_and_records_nothing(home: Memory) -> None:
+    page = home.root / "memory/status.md"
+    page.write_text(
+        "# Status\n\n<!-- memkeeper:generated source=events types=entry.appended -->\n"
+        "<!-- memkeeper:end -->\n"
+    )
+    fresh = Daemon(home.workspace, RESCAN_S, quiet_s=0)
+    fresh.caught_up(first=True)
+    before = (page.read_bytes(), page.stat().st_mtime_ns)
+    last = home.events()[-1].id
+    home.emit("task.done", {"n": 1})
+    assert fresh.step(set()) == []  # rendered again, the same text: nothing written
+    assert (page.read_bytes(), page.stat().st_mtime_ns) == before
+    assert [e.type for e in home.events(since=last)] == ["task.done"]
+    home.append("memory/decisions.md", "Use etcd.")
+    assert "regenerated" in actions(fresh.step(set()))
+    assert b"Use etcd." in page.read_bytes()
+
+
 # -- saves ---------------------------------------------------------------------------------------
 
 

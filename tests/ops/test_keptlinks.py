@@ -135,6 +135,27 @@ def test_a_kept_file_nobody_wrote_into_goes_once_it_is_old(memory: Memory, sampl
 
 
 @pytest.mark.usefixtures("editor_opens_after_the_check")
+def test_a_watcher_forgets_the_kept_files_another_process_removed(
+    memory: Memory, sample: Path
+) -> None:
+    from memkeeper import Memory
+
+    watcher = Memory.open(sample, agent="daemon").workspace  # as the daemon's, long-lived
+    try:
+        section = memory.read(REF)
+        with open(sample / "CLAUDE.md", "r+b"):  # kept: an editor has it open
+            memory.patch(REF, section.content + "- ours\n", expect_rev=section.rev)
+            (link,) = kept_links(sample)
+        watcher.settle_kept(now=time.time() + 1.5)  # quiet, unchanged, not old: looked at
+        assert list(watcher._kept_seen) == [link.name]
+        link.unlink()  # another process's settling removed it
+        watcher.settle_kept()
+        assert watcher._kept_seen == {}  # its memory does not grow with every replace
+    finally:
+        watcher.store.close()
+
+
+@pytest.mark.usefixtures("editor_opens_after_the_check")
 def test_a_save_still_in_progress_is_left_until_it_is_quiet(memory: Memory, sample: Path) -> None:
     section = memory.read("CLAUDE.md#build")
     with open(sample / "CLAUDE.md", "r+b") as editor:

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memkeeper import Invalid, Memory, Refused
 from memkeeper.clock import FakeClock
+from memkeeper.ops.regen import about_private, context, regen
+from memkeeper.policy.loader import load_policy
 from memkeeper.regions.gitform import PLACEHOLDER, stored
 from memkeeper.regions.markers import parse
+from memkeeper.regions.render import compile_region
+
+if TYPE_CHECKING:
+    from memkeeper.records import Event
 
 STATUS = "memory/status.md"
 
@@ -332,3 +342,70 @@ def test_a_page_git_also_changed_outside_its_regions_is_indexed_and_rendered(
     assert PLACEHOLDER not in text
     assert "| agent-a | write | src/api/ |" in text
     assert "section.external_edit" in types(memory)
+
+
+# -- a render reads only what it shows -------------------------------------------------------
+
+
+def test_a_regen_reads_only_the_events_its_regions_show_however_long_the_log(
+    memory: Memory, sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory.append("memory/decisions.md", "Use etcd.")  # the feed's entry, far back
+    ws = memory.workspace
+    for block in range(25):  # 500 events since, none of the feed's type (20 a transaction:
+        with ws.store.writing():  # etcd takes 128 operations in one)
+            for n in range(20):
+                ws.record("task.noted", None, None, {"n": block * 20 + n})
+    with ws.store.writing():  # the newest: about a private file, never shown
+        ws.record("claim.granted", None, None, {"id": "c9", "targets": ["memory/scratch/"]})
+    store = ws.store
+    read: list[int] = []
+    recent = store.recent_events
+
+    def counted(*args: Any) -> list[Event]:
+        found = recent(*args)
+        read.append(len(found))
+        return found
+
+    def whole(*args: Any) -> list[Event]:
+        raise AssertionError("a render read the whole log")
+
+    monkeypatch.setattr(store, "recent_events", counted)
+    monkeypatch.setattr(store, "events", whole)
+    monkeypatch.setattr(memory, "events", lambda *a: [])  # (the test's own reads, below)
+    (result,) = regen(ws, STATUS)
+    assert result.written
+    assert sum(read) <= 3 * 64  # a page or two of the events region's, one of the feed's
+    assert "agent-a: Use etcd." in region_text(sample, "decisions-feed")
+    shown = region_text(sample, "events").splitlines()
+    assert len(shown) == 10
+    assert all("task.noted" in line for line in shown)
+    assert "c9" not in region_text(sample, "events")
+
+
+KINDS = ("entry.appended", "section.patched", "task.noted", "region.regenerated", "claim.granted")
+PLACES = (None, "memory/decisions.md", "memory/scratch/x.md", "memory/scratch/", "CLAUDE.md")
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.tuples(st.sampled_from(KINDS), st.sampled_from(PLACES)), max_size=30))
+def test_a_regen_renders_what_the_whole_log_would(
+    memory: Memory, sample: Path, specs: list[tuple[str, str | None]]
+) -> None:
+    ws = memory.workspace
+    for number, (kind, place) in enumerate(specs):  # one a transaction: etcd's limits
+        data: dict[str, Any] = {"title": f"t{number}"}
+        if place is not None and place.endswith("/"):  # a claim's targets: private
+            data["targets"] = [place]
+            place = None
+        with ws.store.writing():
+            ws.record(kind, place, None, data)
+    policy = load_policy(ws.root)
+    found = parse((sample / STATUS).read_bytes(), STATUS)
+    everything = tuple(e for e in ws.store.events() if not about_private(policy, e))
+    for region in found:
+        renderer = compile_region(region, policy.templates, STATUS)
+        shown = context(ws, policy, (), [region])
+        assert renderer(shown) == renderer(dataclasses.replace(shown, events=everything))

@@ -47,7 +47,7 @@ import time
 from memkeeper.errors import EnvironmentFailure
 from memkeeper.store.errors import StoreRefused, StoreUnavailable
 from memkeeper.store.etcd import gateway as etcdgw
-from memkeeper.store.etcd import keys, recordindex
+from memkeeper.store.etcd import keys, recordindex, typeindex
 from memkeeper.store.etcd.gateway import Compare, Gateway
 from memkeeper.store.etcd.keys import EVENTS_HEAD, FORMAT_VERSION, UPGRADES
 from memkeeper.store.etcd.stm import ReadChanged, Txn
@@ -111,14 +111,15 @@ class EtcdCore:
         ours = str(FORMAT_VERSION).encode()
         for older in UPGRADES:  # a layout this one extends: mark the prefix as ours
             if found and found[0].value == older:
-                recordindex.backfill(self.gateway, self.prefix)  # before: 8 means indexed
-                self.gateway.txn([Compare(key, "VALUE", "EQUAL", older)], [etcdgw.put(key, ours)])
+                if older < b"5":  # claim records not indexed by state yet
+                    recordindex.backfill(self.gateway, self.prefix)
+                was = Compare(key, "VALUE", "EQUAL", older)
+                typeindex.mark(self.gateway, self.prefix, was, ours)
                 found = self.gateway.range(key)[1]
         if not found:
-            done = self.gateway.txn(
-                [Compare(key, "VERSION", "EQUAL", 0)], [etcdgw.put(key, ours)], [etcdgw.get(key)]
-            )
-            found = [] if done.succeeded else done.responses[0]
+            first = Compare(key, "VERSION", "EQUAL", 0)
+            marked = typeindex.mark(self.gateway, self.prefix, first, ours)
+            found = [] if marked else self.gateway.range(key)[1]
         if found and found[0].value != ours:
             text = found[0].value.decode("utf-8", "replace")
             raise EnvironmentFailure(

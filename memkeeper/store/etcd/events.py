@@ -15,13 +15,14 @@ import json
 import os
 
 from memkeeper import events as ev
-from memkeeper.store.etcd import codec, keys
+from memkeeper.store.etcd import codec, keys, typeindex
 from memkeeper.store.etcd import gateway as etcdgw
 from memkeeper.store.etcd.core import EtcdCore
 from memkeeper.store.etcd.keys import EVENTS_HEAD
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
     from memkeeper.checkpoints import Checkpoint
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from memkeeper.records import Event
 
 _CLAIM_ENDS = ("claim.released", "claim.expired", "claim.aborted")
+_PAGE = 64  # keys read back at a time for the newest events
 
 
 class EventKeys(EtcdCore):
@@ -69,6 +71,7 @@ class EventKeys(EtcdCore):
         self._put(head, f"{event.id} {event.hash}".encode())
         reason = data.get("reason")
         self._put(self._key("evt", type, ts, number), codec.encode(reason))
+        self._put(typeindex.key(self.prefix, type, event.id), codec.encode(path))
         if path is not None:
             about = keys.about(section)
             self._put(self._key("evp", path, about, number), b"")
@@ -147,6 +150,69 @@ class EventKeys(EtcdCore):
         end = etcdgw.prefix_end(self._key("evt", type, ""))
         return [(keys.number_of(k), v) for k, v in self._scan(start, end)]
 
+    def recent_events(
+        self, types: Sequence[str], path: str | None, before: int | None, limit: int
+    ) -> list[Event]:
+        """At most ``limit`` events with ``id < before`` (None: up to the newest), of one of
+        ``types`` (none named: of any type) and about ``path`` or a file under it (None:
+        about anything), newest first: each type's from the end of its range of the index
+        (``typeindex``), the log itself walked back only before ``P/evyfrom``."""
+        if limit <= 0:
+            return []
+        with self.reading():
+            raw = self._get(self.prefix + typeindex.FROM.encode(), track=False)
+            floor = 0 if raw is None else int(raw)
+            top = before if before is not None else keys.ID_END
+            if not types:
+                return self._walk_back((), path, top, limit)
+            ids = [
+                i
+                for t in dict.fromkeys(types)
+                for i in self._typed_back(t, path, top, floor, limit)
+            ]
+            found = self._events_by_id(sorted(ids, reverse=True)[:limit])
+            if len(found) < limit and floor > 0:
+                found += self._walk_back(types, path, min(top, floor + 1), limit - len(found))
+            return found
+
+    def _typed_back(
+        self, type: str, path: str | None, top: int, floor: int, limit: int
+    ) -> list[int]:
+        """The ids of the newest ``limit`` events of ``type`` about ``path`` in the index,
+        above ``floor`` and below ``top``, newest first."""
+        from memkeeper.regions.shown import under
+
+        start, end = (
+            typeindex.key(self.prefix, type, floor + 1),
+            typeindex.key(self.prefix, type, top),
+        )
+        found: list[int] = []
+        while len(found) < limit and start < end:
+            page = self._scan(start, end, limit=_PAGE, descending=True, track=False)
+            found += [keys.number_of(k) for k, v in page if under(json.loads(v), path)]
+            if len(page) < _PAGE:
+                break
+            end = page[-1][0]
+        return found[:limit]
+
+    def _walk_back(
+        self, types: Sequence[str], path: str | None, top: int, limit: int
+    ) -> list[Event]:
+        """The newest ``limit`` events of ``types`` (none: any) about ``path`` below ``top``,
+        read from the log itself, a page at a time from ``top`` back."""
+        from memkeeper.regions.shown import under
+
+        start, end = self._key("ev", keys.number(1)), self._key("ev", keys.number(top))
+        found: list[Event] = []
+        while len(found) < limit and start < end:
+            page = self._scan(start, end, limit=_PAGE, descending=True, track=False)
+            events = [codec.event(k, v) for k, v in page]
+            found += [e for e in events if (not types or e.type in types) and under(e.path, path)]
+            if len(page) < _PAGE:
+                break
+            end = page[-1][0]
+        return found[:limit]
+
     def count_events(self, type: str, since_ts: str, reason: str | None = None) -> int:
         """Events of ``type`` at or after ``since_ts`` (and with ``data.reason``, if given)."""
         found = self._typed(type, since_ts)
@@ -206,7 +272,8 @@ class EventKeys(EtcdCore):
 
     def compact_events(self, through: int) -> int:
         """Remove the events with ids up to ``through`` (one range of ``P/ev/``) and their
-        index keys by type, path and claim, a few operations an event: call it inside
+        index keys by type (``P/evt/``, ``P/evy/``), path and claim, up to four operations an
+        event: call it inside
         ``writing()`` on a few dozen events (``MAX_TXN_OPS``). How many were removed; the
         newest event is always kept. A path's last-event key (``P/evl/``) may then name a
         compacted event: readers skip an event that is not there."""
@@ -226,6 +293,7 @@ class EventKeys(EtcdCore):
             event = codec.event(key, raw)
             number = keys.number(event.id)
             self._delete(self._key("evt", event.type, event.ts, number))
+            self._delete(typeindex.key(self.prefix, event.type, event.id))
             if event.path is not None:
                 self._delete(self._key("evp", event.path, keys.about(event.section), number))
             claim = event.data.get("id")

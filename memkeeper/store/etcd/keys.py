@@ -18,6 +18,9 @@ order is numeric order; values are compact JSON (``codec``):
   the whole file and ``+KEY`` for a section; ``P/evl/<path>\\0<s>``: the id of the last one;
 - ``P/evt/<type>\\0<ts>\\0<id>``: ``data.reason`` as JSON — events by type from a time on,
   and their count by reason, without reading the events;
+- ``P/evy/<type>\\0<id>``: the event's path as JSON — the newest events of a type, read
+  from the end of its range (``typeindex``, format 6); ``P/evyfrom``: the last event id
+  of a prefix marked 6 over an older one's log (events up to it are not in the index);
 - ``P/evc/<claim id>\\0<id>`` (empty): claim.released / expired / aborted events by claim;
 - ``P/chk/<kind>``: the event chain's checkpoint of that kind (``verified``, ``compacted``),
   its record as JSON (``checkpoints.encode``); once ``compacted`` is there, the events up to
@@ -81,14 +84,16 @@ from __future__ import annotations
 # claims; a claim a release before 3 stored keeps its own lease, 2 s past its TTL, and leaves
 # no claim.expired); 4: a claim's and a waiter's value end with its plan, and claims have
 # records (``P/crec/``); 5: claim records indexed by state (``P/crecs/``), meetings that
-# serialize (``P/meetser/``, and a meeting's record its turns). A prefix of an older version
+# serialize (``P/meetser/``, and a meeting's record its turns); 6: events indexed by type and
+# id (``P/evy/``, ``P/evyfrom``: ``typeindex``). A prefix of an older version
 # this one only extends (``UPGRADES``) is marked as this one on first use, so that a memkeeper
 # too old to read it refuses the prefix instead of misreading it.
-FORMAT_VERSION = 5
-UPGRADES = (b"1", b"2", b"3", b"4")
+FORMAT_VERSION = 6
+UPGRADES = (b"1", b"2", b"3", b"4", b"5")
 EVENTS_HEAD = "events:head"  # as in SQLite's store: the cache key of the chain's head
 CLAIMS, GRANTS, WAITERS = "claim", "grant", "wait"  # the tables under P/lease/
 _N = "{:020d}"
+ID_END = 10**20 - 1  # above every id a key can spell
 
 
 def key(prefix: bytes, table: str, *parts: str) -> bytes:

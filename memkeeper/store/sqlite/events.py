@@ -17,6 +17,7 @@ from memkeeper.store.sqlite.core import SqliteCore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
     from memkeeper.checkpoints import Checkpoint
@@ -99,10 +100,37 @@ class EventRows(SqliteCore):
         """Events of these types from ``since_ts`` on, oldest first."""
         marks = ", ".join("?" * len(types))
         rows = self._db.execute(
-            f"SELECT {_EVENT_COLUMNS} FROM events WHERE type IN ({marks}) AND ts >= ? ORDER BY id",
+            f"SELECT {_EVENT_COLUMNS} FROM events INDEXED BY events_by_type_ts "
+            f"WHERE type IN ({marks}) AND ts >= ? ORDER BY id",
             (*types, since_ts),
         ).fetchall()
         return [_event(r) for r in rows]
+
+    def recent_events(
+        self, types: Sequence[str], path: str | None, before: int | None, limit: int
+    ) -> list[Event]:
+        """At most ``limit`` events with ``id < before`` (None: up to the newest), of one of
+        ``types`` (none named: of any type) and about ``path`` or a file under it (None:
+        about anything), newest first. Named types are read through ``events_by_type``,
+        each from its newest back: ``limit`` rows a type, however long the log."""
+        if limit <= 0:
+            return []
+        where = "id < ?"
+        params: list[int | str] = [_NO_END if before is None else before]
+        if path is not None:  # (+path: walk the ids, never sort a path's every event)
+            where += " AND (+path = ? OR (+path >= ? AND +path < ?))"
+            params += [path.rstrip("/"), path.rstrip("/") + "/", path.rstrip("/") + "0"]
+        sql = f"SELECT {_EVENT_COLUMNS} FROM events WHERE {{}}{where} ORDER BY id DESC LIMIT ?"
+        if not types:
+            rows = self._db.execute(sql.format(""), (*params, limit)).fetchall()
+            return [_event(r) for r in rows]
+        found = [
+            row
+            for type_ in dict.fromkeys(types)
+            for row in self._db.execute(sql.format("type = ? AND "), (type_, *params, limit))
+        ]
+        found.sort(key=lambda row: -int(row[0]))
+        return [_event(r) for r in found[:limit]]
 
     def last_claim_event(self, claim_id: str) -> Event | None:
         """The latest event that ended claim ``claim_id`` (released, expired or aborted)."""
@@ -116,7 +144,7 @@ class EventRows(SqliteCore):
 
     def count_events(self, type: str, since_ts: str, reason: str | None = None) -> int:
         """Events of ``type`` at or after ``since_ts`` (and with ``data.reason``, if given)."""
-        sql = "SELECT COUNT(*) FROM events WHERE type = ? AND ts >= ?"
+        sql = "SELECT COUNT(*) FROM events INDEXED BY events_by_type_ts WHERE type = ? AND ts >= ?"
         if reason is None:
             return int(self._db.execute(sql, (type, since_ts)).fetchone()[0])
         sql += " AND json_extract(data, '$.reason') = ?"
@@ -162,6 +190,7 @@ class EventRows(SqliteCore):
 
 # An event's data as stored.
 _DATA = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
+_NO_END = 2**63 - 1  # above every id: SQLite's largest integer
 _EVENT_COLUMNS = "id, ts, actor, type, path, section, data, prev, hash, signer, sig"
 
 

@@ -17,8 +17,9 @@ if TYPE_CHECKING:
 # section's current body is its row's alone), which an older memkeeper would miss, and a
 # section's hash as 32 bytes (rows written before stay text; both are read); 16: +
 # checkpoints (the event chain's verified head and compaction point; an older memkeeper would
-# judge a compacted log broken).
-SCHEMA_VERSION = 16
+# judge a compacted log broken); 17: + events_by_type_ts (the metrics' counts of an hour read
+# that hour's events of a type, not all of them; a store of 16 gets it on open).
+SCHEMA_VERSION = 17
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -57,6 +58,7 @@ CREATE TABLE IF NOT EXISTS events (
     sig TEXT
 );
 CREATE INDEX IF NOT EXISTS events_by_type ON events (type, id);
+CREATE INDEX IF NOT EXISTS events_by_type_ts ON events (type, ts);
 CREATE INDEX IF NOT EXISTS events_by_path ON events (path, section, id);
 CREATE TABLE IF NOT EXISTS cache (
     key TEXT PRIMARY KEY,

@@ -86,6 +86,55 @@ def test_events_filtered_and_counted(store: StateStore) -> None:
     assert store.last_claim_event("c2") is None
 
 
+# -- the newest events a region shows ------------------------------------------------------
+
+
+def _append_many(store: StateStore, count: int) -> None:
+    """``count`` events cycling through three types and three paths (a directory's two)."""
+    types = ("entry.appended", "section.patched", "region.regenerated")
+    paths = ("memory/decisions.md", "memory/sub/notes.md", None)
+    for n in range(count):  # one at a time: etcd takes 128 operations a transaction
+        path = paths[(n // 3) % 3]
+        store.append_event(TS[n % 10], f"a{n % 2}", types[n % 3], path, None, {"n": n})
+
+
+def test_recent_events_are_the_newest_of_their_types_newest_first(store: StateStore) -> None:
+    _append_many(store, 90)
+    everything = store.events()
+    assert ids(store.recent_events((), None, None, 4)) == [90, 89, 88, 87]
+    assert ids(store.recent_events((), None, 88, 3)) == [87, 86, 85]
+    assert ids(store.recent_events(("entry.appended",), None, None, 3)) == [88, 85, 82]
+    both = ("section.patched", "entry.appended", "section.patched")  # a type named twice
+    assert ids(store.recent_events(both, None, 85, 4)) == [83, 82, 80, 79]
+    assert store.recent_events(("nothing",), None, None, 5) == []
+    assert store.recent_events(("entry.appended",), None, None, 0) == []
+    assert ids(store.recent_events(("entry.appended",), None, 2, 5)) == [1]
+    assert ids(store.recent_events((), None, None, 500)) == [e.id for e in reversed(everything)]
+    assert store.recent_events((), None, None, 1)[0] == everything[-1]  # whole events
+
+
+def test_recent_events_about_a_path_take_a_file_or_what_is_under_a_directory(
+    store: StateStore,
+) -> None:
+    _append_many(store, 90)
+    by_id = {e.id: e for e in store.events()}
+
+    def about(types: tuple[str, ...], path: str, limit: int) -> list[int]:
+        found = store.recent_events(types, path, None, limit)
+        assert all(e.type in types or not types for e in found)
+        return ids(found)
+
+    decisions = [i for i in sorted(by_id, reverse=True) if by_id[i].path == "memory/decisions.md"]
+    assert about((), "memory/decisions.md", 5) == decisions[:5]
+    assert about(("entry.appended",), "memory/sub/notes.md", 2) == [85, 76]
+    under_memory = [i for i in sorted(by_id, reverse=True) if by_id[i].path is not None]
+    assert about((), "memory/", 6) == under_memory[:6]
+    assert about((), "memory", 6) == under_memory[:6]
+    assert about((), "memory/sub", 2) == [87, 86]
+    assert about((), "memo", 5) == []  # a prefix of a name is not a directory
+    assert about((), "memory/decisions.md/x", 5) == []
+
+
 # -- tallies --------------------------------------------------------------------------------
 
 

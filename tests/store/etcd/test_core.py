@@ -237,7 +237,7 @@ def test_a_change_of_more_bytes_than_one_request_takes_is_refused_whole(
     assert caught.value.fields["reason"] == "store_too_large"
     assert "nothing was written" in caught.value.message
     assert [path for path, _ in sent(store)] == ["/v3/kv/range"]  # its rows' read: no commit
-    assert stored(store) == {b"format": b"5"}  # nothing but what its first request put
+    assert stored(store) == {b"format": b"6"}  # nothing but what its first request put
 
 
 # -- an endpoint nobody answers on ----------------------------------------------------------
@@ -311,8 +311,8 @@ def test_a_fresh_prefix_gets_the_format_version_with_the_first_request(
     try:
         fresh.gateway.delete(prefix, etcdgw.prefix_end(prefix))
         assert fresh.file_state("a.md") is None  # a read: the key is written all the same
-        assert fresh.gateway.range(prefix + b"format")[1][0].value == b"5"
-        assert str(keys.FORMAT_VERSION).encode() == b"5"
+        assert fresh.gateway.range(prefix + b"format")[1][0].value == b"6"
+        assert str(keys.FORMAT_VERSION).encode() == b"6"
     finally:
         fresh.close()
 
@@ -342,7 +342,8 @@ def test_a_prefix_an_older_memkeeper_wrote_is_adopted_and_nothing_else_changes(
     older = EtcdStore(cluster.gateway(), prefix)
     try:
         assert older.file_state("a.md") == STATE
-        assert stored(store) == {**before, b"format": b"5"}
+        # and the events not in the index by type, up to the one there was (typeindex)
+        assert stored(store) == {**before, b"format": b"6", b"evyfrom": b"1"}
         assert [e.id for e in older.events()] == [1]
     finally:
         older.close()
@@ -364,7 +365,7 @@ def test_a_prefix_of_an_older_format_this_one_reads_is_taken_over_and_nothing_el
     newer = EtcdStore(cluster.gateway(), prefix)
     try:
         assert newer.file_state("a.md") == STATE
-        assert stored(store) == {**before, b"format": b"5"}
+        assert stored(store) == {**before, b"format": b"6"}
         (claim_,) = newer.claim_rows()
         assert claim_.is_live(NOW + 3600) is True  # its key is there: etcd has not ended it
     finally:
@@ -381,13 +382,14 @@ def test_a_prefix_of_the_format_before_signatures_is_marked_as_this_one(
     newer = EtcdStore(cluster.gateway(), prefix)
     try:
         assert [e.id for e in newer.events()] == [1]  # read as they are
-        assert stored(store) == {**before, b"format": b"5"}  # an older client now refuses it
+        # an older client now refuses it; events up to 1 are not in the index by type
+        assert stored(store) == {**before, b"format": b"6", b"evyfrom": b"1"}
     finally:
         newer.close()
 
 
 @etcd_only
-@pytest.mark.parametrize("version", [b"6", b"seven"])
+@pytest.mark.parametrize("version", [b"7", b"seven"])
 def test_a_prefix_of_another_format_is_refused_saying_what_to_do(
     cluster: Cluster, store: EtcdStore, prefix: bytes, version: bytes
 ) -> None:
@@ -404,7 +406,7 @@ def test_a_prefix_of_another_format_is_refused_saying_what_to_do(
             where = cluster.url(prefix.decode().strip("/"))
             assert caught.value.message == (
                 f"the shared store {where} has format version {version.decode()}, this memkeeper "
-                "knows 5 — upgrade memkeeper, or name another prefix (MEMKEEPER_STORE, or the "
+                "knows 6 — upgrade memkeeper, or name another prefix (MEMKEEPER_STORE, or the "
                 "policy's store:)"
             )
         with pytest.raises(EnvironmentFailure, match="format version"):
@@ -444,7 +446,7 @@ def test_two_first_users_of_a_prefix_agree_on_its_format(cluster: Cluster, prefi
     try:
         two.check_format()  # read no key; one put it meanwhile: its put-if-absent lost
         _, found = gateway.range(prefix + b"format")
-        assert [(kv.value, kv.version) for kv in found] == [(b"5", 1)]  # written once
+        assert [(kv.value, kv.version) for kv in found] == [(b"6", 1)]  # written once
         two.put_file("a.md", STATE)
         assert one.file_state("a.md") == STATE
     finally:

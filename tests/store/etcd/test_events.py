@@ -49,6 +49,12 @@ def test_an_event_is_one_record_plus_its_index_keys(store: EtcdStore) -> None:
         key("evl/C.md", "-"): n20(2).encode(),
     }
     assert under(store, b"evc/") == {key("evc/c7", n20(3)): b""}  # claim ends by claim
+    assert under(store, b"evy/") == {  # by type and id: the path, for a region's newest
+        key("evy/section.patched", n20(1)): b'"C.md"',
+        key("evy/file.indexed", n20(2)): b'"C.md"',
+        key("evy/claim.released", n20(3)): b"null",
+        key("evy/claim.expired", n20(4)): b"null",
+    }
     assert store.last_claim_event("c7") == three
     assert store.last_events("C.md") == {"build": one, None: two}
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from memkeeper.claims import lifecycle as life
 from memkeeper.claims.plan import Plan
 from memkeeper.store.etcd import EtcdStore, recordindex
+from memkeeper.store.etcd.keys import FORMAT_VERSION
 from tests.store.etcd.conftest import NOW, claim, etcd_only, under
 
 if TYPE_CHECKING:
@@ -37,6 +38,6 @@ def test_a_format_4_prefix_gets_its_records_index_before_it_is_marked_8(
         assert [r.id for r in newer.claim_records(("abandoned",))] == ["c8"]
         assert len(newer.claim_records(("active",))) == 149
         assert len(under(newer, b"crecs/")) == 150
-        assert newer.gateway.range(prefix + b"format")[1][0].value == b"5"
+        assert newer.gateway.range(prefix + b"format")[1][0].value == b"%d" % FORMAT_VERSION
     finally:
         newer.close()
