@@ -17,7 +17,9 @@ if TYPE_CHECKING:
     from bench.scale.growth import Growth
 
 # The areas in the order the issue lists them; each is bench/scale/<area>.py with a `run`.
-AREAS: list[str] = []
+AREAS: list[str] = [
+    "stat",
+]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -177,7 +177,7 @@ def cmd_init(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_status(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
-    return memory.status()
+    return memory.status(full=args.full)
 
 
 def cmd_sections(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
@@ -228,7 +228,7 @@ def cmd_events(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_verify(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
-    return memory.verify()
+    return memory.verify(full=args.full)
 
 
 COMMANDS: dict[str, Callable[[Memory, argparse.Namespace], dict[str, Any]]] = {

@@ -170,7 +170,13 @@ def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
         help="add to CLAUDE.md, AGENTS.md and GEMINI.md a section telling agents how to "
         "change each memory file (or bring it up to date)",
     )
-    verb("status", "root, managed files, their classes and section counts")
+    status = verb("status", "root, managed files, their classes and section counts")
+    status.add_argument(
+        "--full",
+        action="store_true",
+        help="read every managed file (by default a file whose stat stamp has not moved since "
+        "memkeeper last read it is not read again)",
+    )
     verb("sections", "list a file's sections").add_argument("path")
     read = verb("read", "read a section (PATH#KEY) or a whole file (PATH)")
     read.add_argument("ref")
@@ -220,7 +226,13 @@ def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
     events.add_argument("--path", metavar="PATH", help="only events about this file")
     events.add_argument("--type", metavar="TYPE", help="only events of this type, e.g. claim.*")
     events.add_argument("--actor", metavar="ID", help="only events by this actor (agent id)")
-    verb("verify", "check the event log's hash chain and the index against the files")
+    verify = verb("verify", "check the event log's hash chain and the index against the files")
+    verify.add_argument(
+        "--full",
+        action="store_true",
+        help="read and compare every indexed file (by default a file whose stat stamp has not "
+        "moved since memkeeper last read it is not read again)",
+    )
     for module in _groups_for(wanted):
         module.add_verbs(verb)
     return parser

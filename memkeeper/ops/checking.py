@@ -36,13 +36,15 @@ def check_here(
     push: Sequence[Pushed] | None = None,
     remote: str | None = None,
     run: Runner = run_git,
+    full: bool = False,
 ) -> dict[str, Any]:
-    """Every violation of the files (and, committing or pushing, of the claims)."""
+    """Every violation of the files (and, committing or pushing, of the claims); ``full``:
+    every working-tree file read, trusting no stat stamp."""
     root, named = _where(ws, paths)
     if push is not None:
         return _pushed(judge(ws, root, run, pushed=push, remote=remote))
     if not staged:
-        return check(root, named)
+        return check(root, named, full=full)
     verdicts = judge(ws, root, run)
     try:
         result = check(root, named, staged=True)

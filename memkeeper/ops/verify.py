@@ -18,6 +18,7 @@ from memkeeper.errors import Failed, Invalid, PolicyInvalid
 from memkeeper.events import chain_breaks, digest
 from memkeeper.fs import files as fsio
 from memkeeper.fs.git import Git
+from memkeeper.ops.stamping import Stamping
 from memkeeper.policy.loader import load_policy
 from memkeeper.records import Violation
 
@@ -32,31 +33,34 @@ if TYPE_CHECKING:
 violation = Violation  # where a check or verify finds a problem: path, line, rule, message, fix
 
 
-def verify(ws: Workspace, git: Git | None = None) -> dict[str, Any]:
+def verify(ws: Workspace, git: Git | None = None, *, full: bool = False) -> dict[str, Any]:
     """Check the event chain and every indexed file against the index; raise ``Failed``.
-    ``files`` counts the indexed files judged (managed, and not deleted on purpose). An
-    invalid policy is ``PolicyInvalid`` (exit 2), as for every other command."""
+    ``files`` counts the indexed files judged (managed, and not deleted on purpose): those
+    whose stat stamp shows them as memkeeper last read them unread (``ops.stamping``), every
+    one read with ``full``. An invalid policy is ``PolicyInvalid`` (exit 2), as for every
+    other command."""
     from memkeeper.policy.loader import load_policy
 
     load_policy(ws.root)
-    found, judged = _problems(ws, git or Git(ws.root))
+    found, judged = _problems(ws, git or Git(ws.root), full)
     if found:
         raise Failed(f"verify found {len(found)} problem(s)", violations=found)
     return {"events": len(ws.store.events()), "files": judged}
 
 
-def problems(ws: Workspace, git: Git | None = None) -> list[Violation]:
+def problems(ws: Workspace, git: Git | None = None, *, full: bool = True) -> list[Violation]:
     """Every way the event log or the index disagrees with itself or with the files."""
-    return _problems(ws, git or Git(ws.root))[0]
+    return _problems(ws, git or Git(ws.root), full)[0]
 
 
-def _problems(ws: Workspace, git: Git) -> tuple[list[Violation], int]:
+def _problems(ws: Workspace, git: Git, full: bool) -> tuple[list[Violation], int]:
     """The problems, and how many indexed files were compared with their file."""
     store, judged = ws.store, 0
     managed, deleted = _managed(ws), _deleted_on_purpose(ws, git)
+    seen = Stamping(ws, full=full)
     if ws.shared:  # other roots' changes first come into this root's files (reference §12)
         for path in store.indexed_paths():
-            if managed(path) and os.path.lexists(os.path.join(ws.top, path)):
+            if managed(path) and seen.lstat(path) is not None and not seen.unchanged(path):
                 with ws.locked(path), contextlib.suppress(fsio.Raced):
                     ws.sync_file(path)
     with store.reading():
@@ -75,15 +79,21 @@ def _problems(ws: Workspace, git: Git) -> tuple[list[Violation], int]:
             for event_id, what in breaks
         ]
         found += _signature_problems(ws, events)
-        paths = store.indexed_paths()
+        paths = sorted(seen.hashes)  # every indexed file, in this snapshot
     for path in paths:
-        if not managed(path) or deleted(path):
+        if not managed(path):
+            continue
+        if seen.unchanged(path):  # as the index holds it: nothing to read
+            judged += 1
+            continue
+        if deleted(path):
             continue
         # Under the file's lock, which a writer holds from its commit to its rename: a file
         # the daemon is rendering right now is compared once its write has landed.
         with ws.locked(path):
-            found.extend(_file_problems(ws, path, git))
+            found.extend(_file_problems(ws, path, git, seen))
         judged += 1
+    seen.save()
     return found, judged
 
 
@@ -150,15 +160,16 @@ def tail_break(last: Event | None, head: tuple[int, str] | None) -> list[tuple[i
     return [(head_id, f"{what}: events were deleted from its end")]
 
 
-def _file_problems(ws: Workspace, path: str, git: Git) -> list[Violation]:
+def _file_problems(ws: Workspace, path: str, git: Git, seen: Stamping) -> list[Violation]:
     store = ws.store
     state = store.file_state(path)
     assert state is not None
     try:
-        data = fsio.read_bytes(ws.root, path)
+        data = seen.read(path)
     except Invalid:
         return [_missing(ws, path, git)]
-    if digest(data) != state.file_hash:
+    file_hash = digest(data)
+    if file_hash != state.file_hash:
         return [
             violation(
                 path,
@@ -190,6 +201,8 @@ def _file_problems(ws: Workspace, path: str, git: Git) -> list[Violation]:
                 "move .memkeeper/ aside and run memkeeper init",
             )
         )
+    if not found:  # as the index holds it: the next verify need not read it
+        seen.note(path, file_hash)
     return found
 
 

@@ -26,8 +26,8 @@ def public(backend: type[object]) -> set[str]:
 def test_the_state_store_is_what_both_backends_offer_but_their_opening() -> None:
     every = declared(protocol.StateStore).union(*map(declared, protocol.DOMAINS.values()))
     assert every == (public(Store) & public(EtcdStore)) - {"open"}
-    assert len(every) == 85  # + claim records (3), reads (6), meetings (7), add_claim_record,
-    # work items (4)
+    assert len(every) == 87  # + claim records (3), reads (6), meetings (7), add_claim_record,
+    # work items (4), every file's hash and section count (2)
 
 
 def test_each_method_belongs_to_one_domain_or_to_the_state_stores_own() -> None:

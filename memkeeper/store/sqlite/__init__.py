@@ -5,7 +5,7 @@ root's state, in SQLite under ``.memkeeper/`` — the only SQL in memkeeper.
 group commit, the cache) with one mixin per domain of ``store.protocol``: ``files`` (files,
 sections, bodies), ``events`` (the chain, tallies), ``claims`` (claims, waiters, counters),
 ``proposals``, ``reconciliations``, ``pending``, ``mail``, ``reads``, ``meetings`` and
-``work``; ``schema`` holds the
+``work``; and ``stamps``, this checkout's files' stat stamps (``StampStore``); ``schema`` holds the
 tables and their version.
 """
 
@@ -21,6 +21,7 @@ from memkeeper.store.sqlite.pending import PendingRows
 from memkeeper.store.sqlite.proposals import ProposalRows
 from memkeeper.store.sqlite.reads import ReadRows
 from memkeeper.store.sqlite.reconciliations import ReconciliationRows
+from memkeeper.store.sqlite.stamps import StampRows
 from memkeeper.store.sqlite.work import WorkRows
 
 __all__ = ["Store", "prepare_home"]
@@ -37,5 +38,6 @@ class Store(
     ReadRows,
     MeetingRows,
     WorkRows,
+    StampRows,
 ):
     """One connection to the memory home's database, with every domain's tables."""

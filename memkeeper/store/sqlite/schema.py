@@ -13,8 +13,8 @@ if TYPE_CHECKING:
 # 3: + bodies, proposals; 4: + events_by_path; 5: + pending; 6: + events.signer, events.sig;
 # 7: + messages, deliveries; 8: + claim_records, claims.plan, waiters.plan; 9: + reads;
 # 10: + meetings; 11: + work; 12: a meeting's record carries a serialize's turns (state
-# serializing), which an older memkeeper cannot read.
-SCHEMA_VERSION = 12
+# serializing), which an older memkeeper cannot read; 14: + stamps.
+SCHEMA_VERSION = 14
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -189,6 +189,17 @@ CREATE TABLE IF NOT EXISTS work (  -- work items, kept after they end
     record TEXT NOT NULL           -- the whole record as JSON (work.items.encode)
 );
 CREATE INDEX IF NOT EXISTS work_by_state ON work (state, id);
+CREATE TABLE IF NOT EXISTS stamps (  -- this checkout's files' stat stamps (memkeeper.stamps)
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL,
+    inode INTEGER NOT NULL,
+    device INTEGER NOT NULL,
+    hash TEXT NOT NULL,            -- of the bytes read at this stamp
+    taken_ns INTEGER NOT NULL,     -- wall clock, before the lstat: a racy stamp is not trusted
+    clean TEXT                     -- the key of the check that found those bytes clean
+) WITHOUT ROWID;
 """
 
 
