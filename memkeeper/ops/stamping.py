@@ -1,7 +1,7 @@
 """``Stamping``: one whole-repository look — ``check``, ``verify``, ``status``, the daemon's
 start-up and rescans — that reads only the files whose stat stamp moved.
 
-It loads every stamp this checkout recorded and every indexed file's state once (two
+It loads every stamp this checkout recorded and every indexed file's hash once (two
 statements), ``lstat``s each file it is asked about, and answers from the stamp when
 ``memkeeper.stamps`` says it can; a file it must read is read here, and when its bytes turn
 out to be what the index (or a clean check) holds, its new stamp is recorded at the end, in
@@ -57,7 +57,6 @@ class Stamping:
         self._hashes: dict[str, str] | None = None
         self.seen: dict[str, tuple[Stamp, int]] = {}  # this look's stamps, and when taken
         self.found: list[Stamped] = []
-        self.skipped = 0  # files answered from their stamp, unread
 
     @property
     def known(self) -> dict[str, Stamped]:
@@ -100,15 +99,11 @@ class Stamping:
 
     def unchanged(self, rel: str) -> bool:
         """Whether ``rel`` surely holds what the index holds, unread (never with ``full``)."""
-        answer = not self.full and unchanged(self.known.get(rel), self._now(rel), self.indexed(rel))
-        self.skipped += answer
-        return answer
+        return not self.full and unchanged(self.known.get(rel), self._now(rel), self.indexed(rel))
 
     def clean(self, rel: str, key: str) -> bool:
         """Whether ``rel`` surely holds bytes a check of ``key`` found clean, unread."""
-        answer = not self.full and judged_clean(self.known.get(rel), self._now(rel), key)
-        self.skipped += answer
-        return answer
+        return not self.full and judged_clean(self.known.get(rel), self._now(rel), key)
 
     def read(self, rel: str, *, whole: bool = False) -> bytes:
         """``rel``'s bytes (``fs.files.read_bytes``), its stamp taken just before."""

@@ -9,34 +9,40 @@ system's timestamps stay the kernel's): its stamps are old enough to be trusted 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
+from memkeeper.names import STAMP_FILE
 from tests.conftest import MEMKEEPER, Run, run_cli
+
+if TYPE_CHECKING:
+    from tests.etcd_cluster import Cluster
 
 FAKETIME = shutil.which("faketime")
 FILE = "memory/architecture.md"
 
 
-def later(root: Path, *args: str) -> Run:
+def later(root: Path, *args: str, env: dict[str, str] | None = None) -> Run:
     """``memkeeper ARGS --json`` a minute from now (libfaketime)."""
-    return shifted(root, "+60s", *args)
+    return shifted(root, "+60s", *args, env=env)
 
 
-def shifted(root: Path, shift: str, *args: str) -> Run:
-    """``memkeeper ARGS --json`` under ``faketime -f SHIFT``."""
+def shifted(root: Path, shift: str, *args: str, env: dict[str, str] | None = None) -> Run:
+    """``memkeeper ARGS --json`` under ``faketime -f SHIFT`` (with ``env`` added)."""
     if FAKETIME is None:
         pytest.skip("faketime (libfaketime) not installed")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMKEEPER_")}
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("MEMKEEPER_")}
     done = subprocess.run(
         [FAKETIME, "-f", shift, MEMKEEPER, *args, "--json"],
         cwd=root,
-        env={**env, "MEMKEEPER_AGENT": "agent-a"},
+        env={**clean, **(env or {}), "MEMKEEPER_AGENT": "agent-a"},
         capture_output=True,
         text=True,
         check=False,
@@ -130,3 +136,20 @@ def test_full_reads_what_a_stamp_cannot_see(repo: Path) -> None:
     status = later(repo, "status", "--full")  # reads it: the edit is indexed
     assert status.code == 0
     assert later(repo, "verify", "--full").code == 0
+
+
+def test_with_a_shared_store_the_stamps_stay_in_this_root_s_home(
+    sample: Path, cluster: Cluster
+) -> None:
+    """A stamp describes this machine's file: with etcd it is kept in ``.memkeeper/stamps.json``
+    and a change its stamp shows is read (verify brings this root's edits into the store)."""
+    host, port = cluster.endpoints[0]
+    env = {"MEMKEEPER_STORE": f"etcd://{host}:{port}/stamps{os.getpid()}"}
+    assert later(sample, "init", env=env).code == 0
+    assert later(sample, "verify", env=env).code == 0
+    saved = json.loads((sample / ".memkeeper" / STAMP_FILE).read_text())
+    assert FILE in saved["stamps"]
+    assert not (sample / ".memkeeper" / "state.db").exists()
+    hide_text(sample)
+    assert later(sample, "verify", env=env).code == 0  # the edit read, and pushed to the store
+    assert "\u200b" in later(sample, "read", FILE, env=env).json["content"]
