@@ -158,7 +158,7 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks, Signing):
         if not self.shared:
             local = self.store
             assert isinstance(local, Store)
-            return local
+            return local.stamp_table()
         from memkeeper.fs.stampfile import StampFile
 
         return StampFile(self.home)

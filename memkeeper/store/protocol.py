@@ -273,8 +273,9 @@ class StampStore(Protocol):
     """This checkout's files' stat stamps (``memkeeper.stamps``): what the files on this
     machine looked like when memkeeper last read them, so a look at the whole repository reads
     only those that moved. Not shared state and not a domain of ``StateStore``: SQLite's
-    ``Store`` keeps them in its ``stamps`` table; with a shared store, ``fs.stampfile`` keeps
-    them in the memory home, beside it. A cache: a stamp lost costs one read."""
+    ``Store.stamp_table()`` keeps them in its ``stamps`` table; with a shared store,
+    ``fs.stampfile`` keeps them in the memory home, beside it. A cache: a stamp lost costs one
+    read."""
 
     def stamps(self) -> dict[str, Stamped]: ...
 

@@ -20,6 +20,7 @@ from memkeeper.ops.stamping import Stamping
 from memkeeper.ops.verify import problems
 from memkeeper.stamps import Stamped, stamp_of
 from memkeeper.store.sqlite import Store
+from memkeeper.store.sqlite.stamps import StampTable
 
 FILE = "memory/architecture.md"
 
@@ -67,10 +68,10 @@ def same_size_edit(path: Path) -> None:
     assert os.stat(path).st_size == before.st_size
 
 
-def sqlite(memory: Memory) -> Store:
+def sqlite(memory: Memory) -> StampTable:
     store = memory.workspace.store
     assert isinstance(store, Store)
-    return store
+    return store.stamp_table()
 
 
 def test_a_second_look_reads_no_file_that_did_not_change(memory: Memory, reads: list[str]) -> None:
@@ -219,7 +220,7 @@ def test_a_busy_store_costs_the_stamps_not_the_look(
     def busy(rows: list[Stamped]) -> None:
         raise EnvironmentFailure("state store: busy")
 
-    monkeypatch.setattr(Store, "put_stamps", lambda self, rows: busy(rows))
+    monkeypatch.setattr(StampTable, "put_stamps", lambda self, rows: busy(rows))
     seen = Stamping(memory.workspace)
     for rel in seen.hashes:
         seen.holds(rel)

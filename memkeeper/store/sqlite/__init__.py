@@ -5,7 +5,8 @@ root's state, in SQLite under ``.memkeeper/`` — the only SQL in memkeeper.
 group commit, the cache) with one mixin per domain of ``store.protocol``: ``files`` (files,
 sections, bodies), ``events`` (the chain, tallies), ``claims`` (claims, waiters, counters),
 ``proposals``, ``reconciliations``, ``pending``, ``mail``, ``reads``, ``meetings`` and
-``work``; and ``stamps``, this checkout's files' stat stamps (``StampStore``); ``schema`` holds the
+``work``; ``stamps`` (``stamp_table``) keeps this checkout's files' stat stamps, a
+``StampStore`` on the same connection, loaded only by the looks that use it; ``schema`` holds the
 tables and their version.
 """
 
@@ -21,8 +22,11 @@ from memkeeper.store.sqlite.pending import PendingRows
 from memkeeper.store.sqlite.proposals import ProposalRows
 from memkeeper.store.sqlite.reads import ReadRows
 from memkeeper.store.sqlite.reconciliations import ReconciliationRows
-from memkeeper.store.sqlite.stamps import StampRows
 from memkeeper.store.sqlite.work import WorkRows
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memkeeper.store.sqlite.stamps import StampTable
 
 __all__ = ["Store", "prepare_home"]
 
@@ -38,6 +42,11 @@ class Store(
     ReadRows,
     MeetingRows,
     WorkRows,
-    StampRows,
 ):
     """One connection to the memory home's database, with every domain's tables."""
+
+    def stamp_table(self) -> StampTable:
+        """This checkout's files' stat stamps, on this connection (``stamps``)."""
+        from memkeeper.store.sqlite.stamps import StampTable
+
+        return StampTable(self._db, self._wal)

@@ -1,7 +1,8 @@
 """The stamps table of the SQLite store: this checkout's files' stat stamps
 (``memkeeper.stamps``), each with the hash of the bytes read at it and the key of the
 ``check`` that found them clean. A cache: a row lost (a power cut, a store rebuilt) only
-makes the next look read the file again. A mixin of ``Store``.
+makes the next look read the file again. Not a mixin of ``Store``: only the commands that
+look at every file load it (``Store.stamp_table``, on the store's connection).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 _COLUMNS = "path, size, mtime_ns, ctime_ns, inode, device, hash, taken_ns, clean"
 
 
-class StampRows(SqliteCore):
+class StampTable(SqliteCore):
     def stamps(self) -> dict[str, Stamped]:
         """Every file's last stamp, by path."""
         rows = self._db.execute(f"SELECT {_COLUMNS} FROM stamps").fetchall()

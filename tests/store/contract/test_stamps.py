@@ -24,7 +24,7 @@ def stamps(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StampStor
         yield StampFile(str(tmp_path))
         return
     store = Store.open(str(tmp_path))
-    yield store
+    yield store.stamp_table()
     store.close()
 
 

@@ -27,9 +27,10 @@ def test_a_store_of_the_version_before_gets_the_stamps_table_and_keeps_its_data(
     try:
         assert pragma(upgraded, "user_version") == SCHEMA_VERSION == 14
         assert upgraded.file_state("memory/a.md") == FileState(2, "sha256:a")
-        assert upgraded.stamps() == {}
-        upgraded.put_stamps([ROW])
-        assert upgraded.stamps() == {"memory/a.md": ROW}
+        stamps = upgraded.stamp_table()
+        assert stamps.stamps() == {}
+        stamps.put_stamps([ROW])
+        assert stamps.stamps() == {"memory/a.md": ROW}
     finally:
         upgraded.close()
 
@@ -39,10 +40,10 @@ def test_put_stamps_inside_a_transaction_is_part_of_it(home: Path) -> None:
     try:
         try:
             with store.writing():
-                store.put_stamps([ROW])
+                store.stamp_table().put_stamps([ROW])
                 raise RuntimeError("rolled back")
         except RuntimeError:
             pass
-        assert store.stamps() == {}
+        assert store.stamp_table().stamps() == {}
     finally:
         store.close()
