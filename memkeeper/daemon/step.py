@@ -341,7 +341,7 @@ class Daemon(Following, GitAware, Looking):
                     done += self._index_when_quiet(Index(rel, "generated", look.disk or ""))
         return done, frozenset(self.pending)
 
-    # -- looking -------------------------------------------------------------------------------
+    # -- events and the clock --------------------------------------------------------------------
 
     def _recorded(self, act: Callable[[], object], types: Set[str]) -> list[Outcome]:
         """Do ``act`` and describe the events of ``types`` recorded meanwhile."""
