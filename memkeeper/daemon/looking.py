@@ -79,6 +79,21 @@ class Looking:
         self._stamps = seen.known
         return seen
 
+    def _looks(self, paths: list[str]) -> list[Look]:
+        """What is at each of ``paths`` (a scan): the files whose stamp shows what the index
+        holds are taken as such from one pass of ``lstat``s; the others are looked at."""
+        seen = self._stamping()
+        same = seen.unchanged_among(paths)
+        looks = []
+        for rel in paths:
+            indexed, file_class = same.get(rel), self._class(rel)
+            if indexed is not None and file_class not in (None, "private"):
+                looks.append(Look(rel, "file", file_class, indexed, indexed))
+            else:
+                looks.append(self._look(rel, seen))
+        seen.save()
+        return looks
+
     def _look(self, rel: str, seen: Stamping | None = None) -> Look:
         """What is at ``rel`` now: a managed file's hash and the index's, or its kind (with
         ``seen``, a file whose stamp shows what the index holds is not read)."""

@@ -270,10 +270,7 @@ class Daemon(Following, GitAware, Looking):
         """List the managed files again: index changed ones, report vanished ones. A file
         whose stat stamp has not moved since memkeeper last read it is not read."""
         before = self.known.files
-        listed = self._list()
-        seen = self._stamping()
-        looks = [self._look(rel, seen) for rel in sorted(listed | before)]
-        seen.save()
+        looks = self._looks(sorted(self._list() | before))
         return [o for action in plan_files(looks, before) for o in self._run(action)]
 
     def _settle(self, *, force: bool) -> list[Outcome]:

@@ -24,6 +24,7 @@ from memkeeper.stamps import Stamped, judged_clean, kept_clean, racy, stamp_of, 
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Self
 
     from memkeeper.clock import Clock
@@ -100,6 +101,27 @@ class Stamping:
     def unchanged(self, rel: str) -> bool:
         """Whether ``rel`` surely holds what the index holds, unread (never with ``full``)."""
         return not self.full and unchanged(self.known.get(rel), self._now(rel), self.indexed(rel))
+
+    def unchanged_among(self, rels: Iterable[str]) -> dict[str, str]:
+        """The files among ``rels`` that surely hold what the index holds, with its hash: one
+        pass of ``lstat``s (the time read once, before them all), each regular file's stamp
+        remembered as ``lstat`` remembers it. None with ``full``."""
+        if self.full:
+            return {}
+        known, hashes, seen, top = self.known, self.hashes, self.seen, self.ws.top
+        taken_ns = int(self.ws.now() * 1e9)
+        found = {}
+        for rel in rels:
+            try:
+                info = os.lstat(os.path.join(top, rel))
+            except OSError:  # gone, or not to be looked at: the caller's own look says how
+                continue
+            if stat.S_ISREG(info.st_mode):
+                now, indexed = stamp_of(info), hashes.get(rel)
+                seen[rel] = (now, taken_ns)
+                if indexed is not None and unchanged(known.get(rel), now, indexed):
+                    found[rel] = indexed
+        return found
 
     def clean(self, rel: str, key: str) -> bool:
         """Whether ``rel`` surely holds bytes a check of ``key`` found clean, unread."""

@@ -226,3 +226,16 @@ def test_a_busy_store_costs_the_stamps_not_the_look(
         seen.holds(rel)
     seen.save()
     assert problems(memory.workspace, full=False) == []
+
+
+def test_one_pass_of_lstats_finds_the_files_as_the_index_holds_them(
+    memory: Memory, sample: Path
+) -> None:
+    assert problems(memory.workspace, full=False) == []  # every stamp recorded
+    (sample / FILE).write_bytes((sample / FILE).read_bytes() + b"\nmore\n")
+    seen = Stamping(memory.workspace)
+    paths = sorted(seen.hashes)
+    same = seen.unchanged_among([*paths, "memory/nope.md", "memory"])
+    assert sorted(same) == [rel for rel in paths if rel != FILE]
+    assert all(same[rel] == seen.indexed(rel) for rel in same)
+    assert Stamping(memory.workspace, full=True).unchanged_among(paths) == {}
