@@ -79,11 +79,10 @@ def _problems(ws: Workspace, git: Git, full: bool) -> tuple[list[Violation], int
             for event_id, what in breaks
         ]
         found += _signature_problems(ws, events)
-        paths = sorted(seen.hashes)  # every indexed file, in this snapshot
+        paths = [path for path in sorted(seen.hashes) if managed(path)]  # in this snapshot
+    same = seen.unchanged_among(paths)  # as the index holds them: nothing to read
     for path in paths:
-        if not managed(path):
-            continue
-        if seen.unchanged(path):  # as the index holds it: nothing to read
+        if path in same:
             judged += 1
             continue
         if deleted(path):

@@ -65,7 +65,9 @@ def described(ws: Workspace, policy: Policy, *, full: bool = False) -> list[dict
 
     seen = Stamping(ws, full=full)
     found = managed_files(policy, ws.top)
-    indexed = {rel for rel, rule in found if rule.file_class != "private" and seen.holds(rel)}
+    stored = [rel for rel, rule in found if rule.file_class != "private"] if seen.stored else []
+    same = seen.unchanged_among(stored)
+    indexed = {rel for rel in stored if rel in same or seen.holds(rel)}
     counts = ws.store.section_counts(indexed) if indexed else {}
     out: list[dict[str, Any]] = []
     for rel, rule in found:
