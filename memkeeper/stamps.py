@@ -29,7 +29,8 @@ RACY_MARGIN_NS = 3_000_000_000
 
 
 # Tuples rather than ``records.Record``s: a look at 10,000 files builds and compares 20,000 of
-# them, and a tuple's are C's (a Record's equality alone costs a look ~0.1 s there).
+# them, and a tuple's construction and equality are C's (a Record's equality alone cost such a
+# look 0.1 s on a loaded machine).
 class Stamp(tuple[int, int, int, int, int]):
     """What ``lstat`` tells of a regular file that changes when its bytes do."""
 
