@@ -359,7 +359,7 @@ class Memory:
         return check_here(self.workspace, paths, staged=staged, push=push, remote=remote, full=full)
 
     def verify(self, *, full: bool = False) -> dict[str, Any]:
-        """The event chain and every indexed file against the index; ``Failed`` if amiss."""
+        """The chain and the files against the index (``full``: every event and every file)."""
         from memkeeper.ops.verify import verify
 
         return verify(self.workspace, full=full)

@@ -85,6 +85,7 @@ class ClaimView(Record):
         "strict",
         "expires_at",
         "objective",
+        "idle_since",
     )
     id: str
     token: int
@@ -95,6 +96,7 @@ class ClaimView(Record):
     strict: bool
     expires_at: float
     objective: str
+    idle_since: str | None  # the watchdog's mark (``claim.idle``'s time, ISO UTC), or None
 
     def __init__(
         self,
@@ -107,8 +109,11 @@ class ClaimView(Record):
         strict: bool = False,
         expires_at: float = 0.0,
         objective: str = "",
+        idle_since: str | None = None,
     ) -> None:
-        self._fill(id, token, agent, mode, targets, priority, strict, expires_at, objective)
+        self._fill(
+            id, token, agent, mode, targets, priority, strict, expires_at, objective, idle_since
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {**self._asdict(), "targets": list(self.targets)}

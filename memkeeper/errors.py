@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from memkeeper.records import SectionText, Violation
 
-    ConflictReason = Literal["stale_revision", "stale_file_hash"]
+    ConflictReason = Literal["stale_revision", "stale_file_hash", "hook_changed"]
     RefusalReason = Literal[
         "unmanaged",
         "class",
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         "policy",
         "diverged",
         "identity",
+        "legacy_exists",
     ]
 
     class AsJson(Protocol):

@@ -116,10 +116,14 @@ def next_event(
     return Event(event_id, ts, actor, type, path, section, data, prev, hashed, signer, sig)
 
 
-def chain_breaks(events: Iterable[Event]) -> list[tuple[int, str]]:
-    """``(event id, what is wrong)`` for every link of the chain that does not hold."""
+def chain_breaks(
+    events: Iterable[Event], after: tuple[int, str] = (0, GENESIS)
+) -> list[tuple[int, str]]:
+    """``(event id, what is wrong)`` for every link of the chain that does not hold, the
+    first event coming after the one whose id and hash are ``after`` (a checkpoint's; by
+    default the start of the log)."""
     problems: list[tuple[int, str]] = []
-    expected_id, prev = 1, GENESIS
+    expected_id, prev = after[0] + 1, after[1]
     for event in events:
         if event.id != expected_id:
             problems.append(

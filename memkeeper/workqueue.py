@@ -11,7 +11,9 @@ if TYPE_CHECKING:
     from memkeeper.claims.decisions import Claim
     from memkeeper.ops.claimwaits import Cancel
     from memkeeper.ops.work import WorkQueue
+    from memkeeper.ops.workedits import WorkEdits
     from memkeeper.ops.workspace import Workspace
+    from memkeeper.work.blocked import Blocker
     from memkeeper.work.items import Item
 
     class Memory(Protocol):
@@ -78,6 +80,41 @@ class Work:
     def give_back(self, item_id: int, *, claim: str | None = None) -> Item:
         """``work return``: back to the pool, its claim released."""
         return self._queue().give_back(item_id, claim)
+
+    def _edits(self) -> WorkEdits:
+        from memkeeper.ops.workedits import WorkEdits
+
+        return WorkEdits(self._ws)
+
+    def edit(
+        self,
+        item_id: int,
+        *,
+        expect_rev: int,
+        title: str | None = None,
+        priority: int | None = None,
+        paths: Sequence[str] | None = None,
+        after: Sequence[int] | None = None,
+        body: str | None = None,
+    ) -> Item:
+        """Change an item whose ``rev`` is still ``expect_rev`` (``Conflict`` otherwise);
+        ``None``: leave as it is. A claimed item's paths and ``after`` are refused."""
+        from memkeeper.work.edits import Changes
+
+        changes = Changes(
+            title, priority, None if paths is None else tuple(paths),
+            None if after is None else tuple(after), body,
+        )  # fmt: skip
+        return self._edits().edit(item_id, expect_rev, changes)
+
+    def retry(self, item_id: int) -> Item:
+        """A failed item back in the pool; the items that wait on it follow."""
+        return self._edits().retry(item_id)
+
+    def blockers(self, item_id: int) -> tuple[Blocker, ...]:
+        """Why an open item is not ready: the failed items it waits on (none: it is not
+        blocked)."""
+        return self._edits().blockers(item_id)
 
     def board(self) -> dict[str, Any]:
         """Who works on what (idle marks), the ready list and counts: the dashboard's view."""

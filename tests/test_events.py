@@ -220,3 +220,19 @@ def test_digest_without_openssl_loaded_is_the_same_hash(monkeypatch: pytest.Monk
     monkeypatch.delitem(sys.modules, "hashlib")
     assert digest(b"abc") == expected
     assert "hashlib" not in sys.modules  # a small input loads nothing
+
+
+@given(st.data())
+def test_a_walk_from_a_checkpoint_finds_exactly_the_edits_after_it(data: st.DataObject) -> None:
+    """The property a routine verify rests on: walking on from event ``c`` (its id and hash)
+    finds an edit of event ``t`` whose stored hash was left as it was iff ``t > c``; a walk
+    from the start finds it wherever it is."""
+    events = chain(data.draw(st.integers(min_value=2, max_value=12)))
+    c = data.draw(st.integers(min_value=0, max_value=len(events) - 1))
+    t = data.draw(st.integers(min_value=1, max_value=len(events)))
+    edited = [e._replace(actor="mallory") if e.id == t else e for e in events]
+    after = (0, GENESIS) if c == 0 else (c, events[c - 1].hash)
+    routine = chain_breaks(edited[c:], after)
+    assert bool(routine) == (t > c)
+    assert [event_id for event_id, _ in chain_breaks(edited)] == [t]
+    assert chain_breaks(events[c:], after) == []

@@ -18,7 +18,10 @@ if TYPE_CHECKING:
 
 # The areas in the order the issue lists them; each is bench/scale/<area>.py with a `run`.
 AREAS: list[str] = [
+    "index",
     "stat",
+    "chain",
+    "work",
 ]
 
 

@@ -28,7 +28,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "memkeeper events --follow",
         "memkeeper events --path CLAUDE.md --type 'section.*' --actor codex:41",
     ),
-    "verify": ("memkeeper verify", "memkeeper verify --json"),
+    "verify": ("memkeeper verify", "memkeeper verify --full --json"),
+    "compact": ("memkeeper compact", "memkeeper compact --json"),
     "claim": (
         "memkeeper claim src/billing/ --ttl 600 --objective 'retry behaviour'",
         "memkeeper claim CLAUDE.md#build --strict --wait 30",

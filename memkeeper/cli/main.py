@@ -220,11 +220,27 @@ def cmd_events(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
         return follow_events(memory, args.since, args.json, path=rel, type=args.type, actor=actor)
     found = memory.events(since=args.since)
+    if not found or found[0].id > args.since + 1:
+        _compacted_notice(memory, args.since)
     if args.path or args.type or actor:
         from memkeeper.ops.views import select_events
 
         found = select_events(found, path=rel, type=args.type, actor=actor)
     return {"events": [e.to_json() for e in found]}
+
+
+def _compacted_notice(memory: Memory, since: int) -> None:
+    """On stderr, when events asked for were compacted away (reference §8 "Compaction")."""
+    if not memory.workspace.has_store:
+        return
+    from memkeeper.ops.compact import compacted_through
+
+    compacted = compacted_through(memory.workspace)
+    if compacted > since:
+        sys.stderr.write(
+            f"memkeeper: events up to {compacted} were compacted into a checkpoint; "
+            f"the log starts at event {compacted + 1}\n"
+        )
 
 
 def cmd_verify(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:

@@ -182,7 +182,21 @@ def _doctor(p: dict[str, Any]) -> str:
 
 
 def _verify(p: dict[str, Any]) -> str:
-    return f"ok: event chain of {p['events']} event(s) intact, {p['files']} indexed file(s) match\n"
+    line = f"ok: event chain of {p['events']} event(s) intact, {p['files']} indexed file(s) match"
+    if p["since"]:
+        line += f"\n  {p['checked']} event(s) checked after the checkpoint at event {p['since']}"
+    if p["compacted"]:
+        line += f"\n  events up to {p['compacted']} were compacted into a checkpoint"
+    if p["unsigned"]:
+        line += f"\n  no checkpoint was written: {p['unsigned']}"
+    return line + "\n"
+
+
+def _compact(p: dict[str, Any]) -> str:
+    if not p["removed"]:
+        return f"nothing to compact: the log starts after event {p['compacted']}\n"
+    more = " (more is due: run it again)" if p["more"] else ""
+    return f"compacted {p['removed']} event(s): the log starts after event {p['compacted']}{more}\n"
 
 
 def _claim_line(c: dict[str, Any]) -> str:
@@ -274,6 +288,10 @@ def _proposals(p: dict[str, Any]) -> str:
 
 def _log(p: dict[str, Any]) -> str:
     lines = [f"{p['path']}#{p['key']}: rev {p['rev']}, {len(p['revisions'])} revision(s) logged"]
+    if p.get("compacted"):
+        lines.append(
+            f"  (events up to {p['compacted']} were compacted: revisions before not listed)"
+        )
     for r in p["revisions"]:
         lines.append(f"  rev {r['rev']:<4} {r['ts']}  {r['actor']}  {r['type']}")
         if r.get("diff"):
@@ -324,6 +342,7 @@ _RENDERERS = {
     "init": _files,
     "status": _files,
     "verify": _verify,
+    "compact": _compact,
     "append": _append,
     "regen": _regen,
     "reconcile": _reconcile,

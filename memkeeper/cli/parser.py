@@ -34,6 +34,7 @@ VERB_GROUPS = {
     "memkeeper.cli.servers": ("mcp", "serve"),
     "memkeeper.cli.proposals": ("proposals",),
     "memkeeper.cli.history": ("log", "revert"),
+    "memkeeper.cli.chain": ("compact",),
     "memkeeper.cli.doctor": ("doctor",),
     "memkeeper.cli.keys": ("keys",),
     "memkeeper.cli.mail": ("send", "inbox", "ack", "request-release", "answer"),
@@ -230,8 +231,9 @@ def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
     verify.add_argument(
         "--full",
         action="store_true",
-        help="read and compare every indexed file (by default a file whose stat stamp has not "
-        "moved since memkeeper last read it is not read again)",
+        help="walk the whole event chain, not only the events after its last checkpoint, and "
+        "read every indexed file, not only those whose stat stamp moved since memkeeper last "
+        "read them",
     )
     for module in _groups_for(wanted):
         module.add_verbs(verb)

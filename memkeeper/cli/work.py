@@ -1,7 +1,9 @@
 """The ``work`` verb of the CLI (docs/reference.md §4.33): ``add``, ``list``, ``show``,
-``next``, ``done``, ``fail``, ``return`` and ``wait``. ``next`` with nothing to take is exit 5
-(busy), as a claim is; a ``done`` by a worker whose claim ended is refused as the claim verbs
-refuse (exit 2 for its own ended claim, exit 4 when another holds or ended the item)."""
+``next``, ``done``, ``fail``, ``return``, ``wait``, ``edit`` and ``retry``; ``list`` and
+``show`` say why an open item is blocked (it waits on a failed one). ``next`` with nothing
+to take is exit 5 (busy), as a claim is; a ``done`` by a worker whose claim ended is refused
+as the claim verbs refuse (exit 2 for its own ended claim, exit 4 when another holds or ended
+the item)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from memkeeper.api import Memory
+    from memkeeper.work.blocked import Blocker
+    from memkeeper.work.items import Item
 
     Verb = Callable[[str, str], argparse.ArgumentParser]
 
@@ -54,6 +58,15 @@ def add_verbs(verb: Verb) -> None:
     give.add_argument("id", type=whole_number)
     for sub in (done, fail, give):
         sub.add_argument("--claim", metavar="CID", help="the claim next gave you (fencing)")
+    edit = action("edit", help="change an item (compare-and-swap on its rev; exit 3: stale)")
+    edit.add_argument("id", type=whole_number)
+    edit.add_argument("--title", metavar="T")
+    edit.add_argument("--priority", type=signed_number, metavar="N")
+    edit.add_argument("--paths", nargs="*", metavar="T", help="what its claim covers (none: clear)")
+    edit.add_argument("--after", nargs="*", type=whole_number, metavar="ID", help="(none: clear)")
+    edit.add_argument("--body-file", metavar="F", help="its description ('-': stdin)")
+    edit.add_argument("--expect-rev", type=whole_number, required=True, metavar="N")
+    action("retry", help="put a failed item back in the pool").add_argument("id", type=whole_number)
     wait = action("wait", help="block until an item is done or failed (exit 5: timeout)")
     wait.add_argument("id", type=whole_number)
     wait.add_argument("--timeout", type=float, metavar="S")
@@ -62,16 +75,27 @@ def add_verbs(verb: Verb) -> None:
 def cmd_work(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
     work = memory.work
     if args.action == "list":
-        return {"action": "list", "items": [i.to_json() for i in work.list(ready=args.ready)]}
-    if args.action == "add":
-        body = ""
-        if args.body_file:
-            from memkeeper.cli.inputs import read_input
+        from memkeeper.work.blocked import blocked_map
 
-            body = read_input(args.body_file).decode("utf-8", "replace")
+        items = work.list(ready=args.ready)
+        found = blocked_map(items)
+        listed = [_with_blockers(i, found.get(i.id, ())) for i in items]
+        return {"action": "list", "items": listed}
+    if args.action == "show":
+        item = work.show(args.id)
+        return {"action": "show", "item": _with_blockers(item, work.blockers(args.id))}
+    if args.action == "add":
+        body = _body(args.body_file) or ""
         item = work.add(
             args.title, paths=args.paths, priority=args.priority, after=args.after, body=body
         )
+    elif args.action == "edit":
+        item = work.edit(
+            args.id, expect_rev=args.expect_rev, title=args.title, priority=args.priority,
+            paths=args.paths, after=args.after, body=_body(args.body_file),
+        )  # fmt: skip
+    elif args.action == "retry":
+        item = work.retry(args.id)
     elif args.action == "next":
         from memkeeper.claims.wording import claim_json
 
@@ -84,11 +108,21 @@ def cmd_work(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
         item = work.fail(args.id, args.reason, claim=args.claim)
     elif args.action == "return":
         item = work.give_back(args.id, claim=args.claim)
-    elif args.action == "wait":
-        item = work.wait(args.id, args.timeout)
     else:
-        item = work.show(args.id)
+        item = work.wait(args.id, args.timeout)
     return {"action": args.action, "item": item.to_json()}
+
+
+def _body(body_file: str | None) -> str | None:
+    if not body_file:
+        return None
+    from memkeeper.cli.inputs import read_input
+
+    return read_input(body_file).decode("utf-8", "replace")
+
+
+def _with_blockers(item: Item, found: tuple[Blocker, ...]) -> dict[str, Any]:
+    return {**item.to_json(), "blocked": [b.to_json() for b in found]}
 
 
 def render(p: dict[str, Any]) -> str:
@@ -111,7 +145,15 @@ def line(i: dict[str, Any]) -> str:
     where = f" on {', '.join(i['paths'])}" if i["paths"] else ""
     after = f" after {', '.join(f'#{d}' for d in i['after'])}" if i["after"] else ""
     why = f" — {i['reason']}" if i["state"] == "failed" and i["reason"] else ""
+    if i.get("blocked"):
+        why = " — blocked: " + "; ".join(_blocker_words(b) for b in i["blocked"])
     return f"#{i['id']} [{i['state']}{who}] p{i['priority']} {i['title']}{where}{after}{why}"
+
+
+def _blocker_words(b: dict[str, Any]) -> str:
+    from memkeeper.work.blocked import Blocker
+
+    return Blocker(b["id"], b["reason"], b["through"]).words()
 
 
 COMMANDS: dict[str, Callable[[Memory, argparse.Namespace], dict[str, Any]]] = {"work": cmd_work}

@@ -74,6 +74,7 @@ OutcomeKind = Literal[
     "idle",
     "active",
     "released",
+    "compacted",
 ]
 
 

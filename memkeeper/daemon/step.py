@@ -20,6 +20,7 @@ import os
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from memkeeper.daemon.compaction import Compaction
 from memkeeper.daemon.follow import OUTAGE_BACKOFF_MAX_S, Following, shared_store_watch
 from memkeeper.daemon.gitindex import GitAware
 from memkeeper.daemon.looking import Looking
@@ -50,6 +51,7 @@ from memkeeper.fs import files as fsio
 from memkeeper.fs.git import git_dir
 from memkeeper.fs.gitindex import LiveIndex
 from memkeeper.names import POLICY_FILE
+from memkeeper.ops.bulkindex import index_new
 from memkeeper.ops.claims import ClaimTable
 from memkeeper.ops.regen import regen, restore_live
 from memkeeper.policy.loader import load_policy
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
     from memkeeper.records import Event
 
 
+FIRST_SEEN = "first seen, indexed"
 REGEN_EVENTS = frozenset(
     {"region.regenerated", "reconcile.opened", "reconcile.resolved", "claim.expired"}
 )
@@ -73,7 +76,6 @@ class Daemon(Following, GitAware, Looking):
     """The daemon's state between batches and the actions that change the world."""
 
     def __init__(self, ws: Workspace, rescan_s: float, *, quiet_s: float = QUIET_S) -> None:
-
         self.ws = ws
         self.root = os.path.abspath(ws.root)
         self.policy = load_policy(self.root)
@@ -98,6 +100,7 @@ class Daemon(Following, GitAware, Looking):
         self.left: dict[str, int | None] = {}  # the mtime each file had after ``_follow``
         self.store_watch = shared_store_watch(ws)  # shared store: read its events only when moved
         self.watchdog = Watchdog(ws, self.root)  # idle claims (``daemon.watchdog``)
+        self.compaction = Compaction(ws)  # the event log's (``daemon.compaction``)
         self._list()
 
     # -- the daemon's life ---------------------------------------------------------------------
@@ -109,9 +112,13 @@ class Daemon(Following, GitAware, Looking):
         what = f"{files} managed file(s), {dirs} directories"
         head = Outcome("started", self.root, what) if first else Outcome("rewatched", None, what)
         try:
+            done: list[Outcome] = []
             if first:
                 self.last_event = self._head()  # what came before: the forced regen renders it
-            done = self._scan() + (self._run(Sweep()) if first else [])
+                # Files never indexed: in batches (``ops.bulkindex``), not one by one once quiet.
+                rels = sorted(r for r in self.known.files if self._class(r) != "generated")
+                done = [Outcome("indexed", r, FIRST_SEEN) for r in index_new(self.ws, rels)]
+            done += self._scan() + (self._run(Sweep()) if first else [])
             return [head, *done, *self._settle(force=first)]
         except StoreUnavailable as exc:  # a shared store down: caught up once it answers
             if first:
@@ -163,7 +170,8 @@ class Daemon(Following, GitAware, Looking):
         back = {k.path for k in looks if k.kind == "file" and k.file_class not in (None, "private")}
         self.known = replace(self.known, files=self.known.files | back)
         done += self._settle(force=any(o.action == "reloaded" for o in done))
-        return done + self.watchdog.step(batch.paths, batch.git or batch.store, self.policy)
+        done += self.watchdog.step(batch.paths, batch.git or batch.store, self.policy)
+        return done + self.compaction.step(self.policy)
 
     def watch_paths(self) -> list[str]:
         """The directories to watch now, absolute (git's directory too: a change there means
@@ -246,7 +254,7 @@ class Daemon(Following, GitAware, Looking):
         self.known = replace(self.known, files=self.known.files | {rel})
         if doc is None:
             return []
-        return [describe(e) for e in fresh] or [Outcome("indexed", rel, "first seen, indexed")]
+        return [describe(e) for e in fresh] or [Outcome("indexed", rel, FIRST_SEEN)]
 
     def _index_generated(self, rel: str) -> list[Outcome]:
         """A generated file: index it, open a reconciliation for a hand-edited region, render
@@ -260,7 +268,6 @@ class Daemon(Following, GitAware, Looking):
         return [o for o in done if o.path in (rel, None)]
 
     def _reload(self) -> list[Outcome]:
-
         self.policy = load_policy(self.root)  # a bad policy: an error, the old one stays
         found = self._scan()
         what = f"{len(self.known.files)} managed file(s), {len(self.known.dirs)} directories"

@@ -35,6 +35,22 @@ def file_lock(lock_path: str, what: str = "") -> Iterator[None]:
         os.close(fd)
 
 
+@contextlib.contextmanager
+def try_file_lock(lock_path: str) -> Iterator[bool]:
+    """``file_lock`` without the wait: the block runs holding the lock (True) or, another
+    process holding it, without it (False) — for work that can go elsewhere then."""
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+        else:
+            yield True
+    finally:
+        os.close(fd)
+
+
 def _take(fd: int, lock_path: str, what: str) -> None:
     deadline, pause = time.monotonic() + LOCK_WAIT_S, 0.0005
     while True:

@@ -4,7 +4,9 @@ input (the claims guard, ``ops.commitguard``).
 
 As pre-commit does, each keeps a hook that was there before as ``NAME.legacy`` and runs it
 first (a pre-push hook hands it the same input); re-installing rewrites only our own hook,
-so nothing nests. It names the
+so nothing nests, and never overwrites a ``NAME.legacy`` (a second foreign hook is refused).
+Each hook is replaced by a compare-and-swap on its bytes (``install.hookswap``): a save made
+by someone else meanwhile is kept, never overwritten. It names the
 interpreter memkeeper is installed in (found even when no virtualenv is active, from an IDE
 or a git GUI), falling back to ``memkeeper`` on PATH if that interpreter is gone. The hooks
 directory comes from ``git rev-parse --git-path hooks``: right in linked worktrees and with
@@ -19,8 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memkeeper.errors import Invalid
-from memkeeper.fs import atomic
 from memkeeper.fs.git import Runner, run_git
+from memkeeper.install import hookswap
 
 if TYPE_CHECKING:
     from typing import Any
@@ -92,8 +94,10 @@ def push_script(python: str) -> str:
 
 def install_git_hook(hooks: Path, python: str) -> dict[str, Any]:
     """Write our pre-commit and pre-push hooks, moving a foreign one to ``NAME.legacy``
-    first."""
+    first; each a compare-and-swap on the hook's bytes (``install.hookswap``). Refused, with
+    nothing written, when a foreign hook would have to replace an existing ``NAME.legacy``."""
     hooks.mkdir(parents=True, exist_ok=True)
+    check_git_hooks(hooks)
     hook, legacy, moved, changed = _install(hooks, "pre-commit", MARKER, hook_script(python))
     push = _install(hooks, "pre-push", PUSH_MARKER, push_script(python))
     return {
@@ -106,20 +110,38 @@ def install_git_hook(hooks: Path, python: str) -> dict[str, Any]:
 
 
 _PUSH_KEYS = ("push_hook", "push_legacy_hook", "push_moved_existing_hook", "push_hook_changed")
+_HOOKS = (("pre-commit", MARKER), ("pre-push", PUSH_MARKER))
+
+
+def check_git_hooks(hooks: Path) -> None:
+    """``Refused`` if installing would have to overwrite a ``NAME.legacy``, ``Invalid`` if a
+    hook's name is a directory (nothing written)."""
+    for name, marker in _HOOKS:
+        hook, legacy = hooks / name, hooks / f"{name}.legacy"
+        if hook.is_dir() and not hook.is_symlink():
+            raise Invalid(f"{hook} is a directory, not a hook — move it away, then run: "
+                          "memkeeper install-hooks")  # fmt: skip
+        if _foreign(hookswap.seen(hook), marker) and os.path.lexists(legacy):
+            raise hookswap.legacy_exists(hook, legacy)
+
+
+def _foreign(seen: hookswap.Seen, marker: str) -> bool:
+    exists, data = seen
+    return exists and (data is None or marker.encode() not in data)
 
 
 def _install(hooks: Path, name: str, marker: str, text: str) -> tuple[str, str | None, bool, bool]:
     """Our hook ``name`` written; (its path, the legacy hook's, moved one, changed)."""
     hook, legacy = hooks / name, hooks / f"{name}.legacy"
     script = text.encode()
-    old = hook.read_bytes() if hook.is_file() else None
-    moved = os.path.lexists(hook) and (old is None or marker.encode() not in old)
-    if moved:
-        os.replace(hook, legacy)
-    if old != script or moved:
-        atomic.atomic_write(hooks, name, script)
-    hook.chmod(0o755)
-    return str(hook), str(legacy) if legacy.exists() else None, moved, old != script or moved
+    old = hookswap.seen(hook)
+    moved = _foreign(old, marker)
+    changed = old[1] != script or moved
+    if changed:
+        hookswap.swap(hook, old, script, legacy if moved else None)
+    else:
+        hook.chmod(0o755)
+    return str(hook), str(legacy) if legacy.exists() else None, moved, changed
 
 
 def uninstall_git_hook(hooks: Path) -> dict[str, Any]:

@@ -28,7 +28,12 @@ from memkeeper.install import mcp as servers
 from memkeeper.install import served as served_gate
 from memkeeper.install.command import gate_command, missing
 from memkeeper.install.gitfilter import install_filter, uninstall_filter
-from memkeeper.install.githook import hooks_dir, install_git_hook, uninstall_git_hook
+from memkeeper.install.githook import (
+    check_git_hooks,
+    hooks_dir,
+    install_git_hook,
+    uninstall_git_hook,
+)
 from memkeeper.install.plan import Plan, report
 
 if TYPE_CHECKING:
@@ -74,6 +79,7 @@ def install(
     for agent in agents:
         _plan_install(plan, agent, mcp)
     config = served_gate.plan_install(plan) if served else None
+    check_git_hooks(hooks)  # a legacy hook in the way: refused before anything is written
     live = install_filter(root, python, run)  # (an invalid policy: refused, nothing written)
     payload: dict[str, Any] = {"root": str(root), **install_git_hook(hooks, python)}
     payload["git_filter"] = live

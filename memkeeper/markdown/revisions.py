@@ -53,10 +53,13 @@ def reindex(previous: list[SectionRow], doc: Document) -> Reindex:
     changed: list[str] = []
     for row in rows_for(doc):
         old = before.pop(row.key, None)
-        if old is not None and old.present and old.hash == row.hash:
+        if old is None:  # a new key: at rev 1 already
+            out.append(row)
+        elif old.present and old.hash == row.hash:
             out.append(row._replace(rev=old.rev))
             continue
-        out.append(row._replace(rev=1 if old is None else old.rev + 1))
+        else:
+            out.append(row._replace(rev=old.rev + 1))
         changed.append(row.key)
     for old in before.values():
         if old.present:

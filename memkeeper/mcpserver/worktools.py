@@ -22,10 +22,21 @@ Payload = dict[str, Any]
 
 
 def listing(memory: Memory, item_id: int | None, ready: bool) -> Payload:
-    """One item (``work show``), or the list (``work list [--ready]``)."""
+    """One item (``work show``), or the list (``work list [--ready]``), each with why it is
+    ``blocked`` (the failed items it waits on)."""
+    from memkeeper.work.blocked import blocked_map
+
     if item_id is not None:
-        return {"item": memory.work.show(item_id).to_json()}
-    return {"items": [i.to_json() for i in memory.work.list(ready=ready)]}
+        item = memory.work.show(item_id)
+        found = memory.work.blockers(item_id)
+        return {"item": item.to_json() | {"blocked": [b.to_json() for b in found]}}
+    items = memory.work.list(ready=ready)
+    blocked = blocked_map(items)
+    return {
+        "items": [
+            i.to_json() | {"blocked": [b.to_json() for b in blocked.get(i.id, ())]} for i in items
+        ]
+    }
 
 
 def add(
@@ -57,6 +68,15 @@ def fail(memory: Memory, item_id: int, reason: str, claim: str | None) -> Payloa
 
 def give_back(memory: Memory, item_id: int, claim: str | None) -> Payload:
     return {"item": memory.work.give_back(item_id, claim=claim).to_json()}
+
+
+def edit(memory: Memory, item_id: int, expect_rev: int, changes: dict[str, Any]) -> Payload:
+    """``work edit``: only the fields given (not None) change."""
+    return {"item": memory.work.edit(item_id, expect_rev=expect_rev, **changes).to_json()}
+
+
+def retry(memory: Memory, item_id: int) -> Payload:
+    return {"item": memory.work.retry(item_id).to_json()}
 
 
 ItemId = Annotated[int, Field(description="a work item's id", ge=1, le=MAX_INT)]
@@ -122,3 +142,28 @@ def register_work(server: MCPServer, run: Callable[..., Payload]) -> None:
     def memory_work_return(id: ItemId, ctx: Context, claim: ClaimId = None) -> Payload:
         """Put your work item back in the queue for another; its claim is released."""
         return run(ctx, lambda m: give_back(m, id, claim))
+
+    @server.tool()
+    def memory_work_edit(
+        id: ItemId,
+        expect_rev: Annotated[int, Field(description="the item's rev you read", ge=1, le=MAX_INT)],
+        ctx: Context,
+        title: Annotated[str | None, Field(description="a new title")] = None,
+        priority: Annotated[
+            int | None, Field(description="higher first", ge=-MAX_INT, le=MAX_INT)
+        ] = None,
+        paths: Annotated[list[str] | None, Field(description="the new paths ([]: none)")] = None,
+        after: Annotated[
+            list[int] | None, Field(description="the new dependencies ([]: none)")
+        ] = None,
+        body: Annotated[str | None, Field(description="a new description")] = None,
+    ) -> Payload:
+        """Change a work item if it is still at expect_rev (status 'conflict' otherwise);
+        a claimed item's paths and dependencies cannot change."""
+        changes = {"title": title, "priority": priority, "paths": paths, "after": after}
+        return run(ctx, lambda m: edit(m, id, expect_rev, changes | {"body": body}))
+
+    @server.tool()
+    def memory_work_retry(id: ItemId, ctx: Context) -> Payload:
+        """Put a failed work item back in the queue; the items waiting on it follow."""
+        return run(ctx, lambda m: retry(m, id))

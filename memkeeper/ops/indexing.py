@@ -75,12 +75,14 @@ class Indexing(WorkspaceShape):
         actor: str | None = None,
         detail: dict[str, Any] | None = None,
         push: bool = False,
+        doc: Document | None = None,
     ) -> Document | None:
         """Index a change memkeeper did not make (``external=False``: one it just wrote, which
         records no event). Its ``section.external_edit`` events name ``actor`` when known (the
         Claude Code hook knows which agent's tool made it), else ``external``, and carry
         ``detail`` in their data. A replace the store committed but the file does not show
-        is settled first (``settle_pending``). Call under the file lock, inside writing()."""
+        is settled first (``settle_pending``). ``doc``: ``data`` already split, not split
+        again. Call under the file lock, inside writing()."""
         state = self.store.file_state(rel)
         file_hash = digest(data)
         if state is not None and state.file_hash == file_hash:
@@ -103,7 +105,8 @@ class Indexing(WorkspaceShape):
         from memkeeper.markdown import revisions
         from memkeeper.markdown.sections import split
 
-        doc = split(data, rel)
+        if doc is None or doc.data is not data:
+            doc = split(data, rel)
         previous = self.store.sections(rel, with_absent=True)
         change = revisions.reindex(previous, doc)
         self.store.put_sections(rel, change.rows)

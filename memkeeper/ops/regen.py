@@ -298,12 +298,17 @@ def rule_views(policy: Policy) -> tuple[RuleView, ...]:
 
 
 def live_claims(ws: Workspace, policy: Policy) -> tuple[ClaimView, ...]:
-    """The live claims as plain fields, without targets inside private files. Takes its own
-    transaction (it may expire claims), so call it outside ``writing()``."""
-    out = []
+    """The live claims as plain fields, without targets inside private files, each with the
+    watchdog's idle mark (``ops.idleclaims``). Takes its own transaction (it may expire
+    claims), so call it outside ``writing()``."""
+    from memkeeper.ops.idleclaims import idle_marks
 
-    for claim in ClaimTable(ws).live()[0]:
+    out = []
+    live = ClaimTable(ws).live()[0]
+    marks = idle_marks(ws, live)  # the watchdog's: shown as "(idle since HH:MM)"
+    for claim in live:
         targets = [t for t in claim.targets if not is_private(policy, t.partition("#")[0])]
+        idle = marks.get(claim.id)
         if targets:
             out.append(
                 ClaimView(
@@ -316,6 +321,7 @@ def live_claims(ws: Workspace, policy: Policy) -> tuple[ClaimView, ...]:
                     claim.strict,
                     claim.expires_at,
                     claim.objective,
+                    None if idle is None else idle.ts,
                 )
             )
     return tuple(out)

@@ -19,7 +19,7 @@ from memkeeper.fs import files as fsio
 from memkeeper.fs.walk import managed_files
 from memkeeper.markdown.lines import LINE_END, detect_newline
 from memkeeper.names import POLICY_FILE
-from memkeeper.ops import read
+from memkeeper.ops.bulkindex import index_files
 from memkeeper.ops.regen import rule_views
 from memkeeper.policy.loader import load_policy, parse_policy
 from memkeeper.policy.presets import preset_bytes
@@ -70,18 +70,20 @@ def init(ws: Workspace, preset: str | None, *, add_howto: bool = False) -> dict[
 
 
 def describe(ws: Workspace, policy: Policy) -> list[dict[str, Any]]:
-    """Managed files with class and section count, indexing any that changed (not private)."""
+    """Managed files with class and section count, indexing any that changed (not private),
+    in batches (``bulkindex``). One file that is not text (a binary the policy's glob
+    reaches) is reported on its line; the rest of the repository is still described."""
 
+    managed = list(managed_files(policy, ws.root))
+    indexed = index_files(ws, [rel for rel, rule in managed if rule.file_class != "private"])
     files = []
-    for rel, rule in managed_files(policy, ws.root):
+    for rel, rule in managed:
         entry: dict[str, Any] = {"path": rel, "class": rule.file_class}
-        if rule.file_class != "private":
-            # One file that is not text (a binary the policy's glob reaches) is reported
-            # on its line; the rest of the repository is still described.
-            try:
-                entry["sections"] = len(read.sections(ws, rel))
-            except Invalid as exc:
-                entry["error"] = exc.message
+        found = indexed.get(rel)
+        if isinstance(found, int):
+            entry["sections"] = found
+        elif found is not None:
+            entry["error"] = found
         files.append(entry)
     return files
 

@@ -97,6 +97,7 @@ class WorkspaceShape(Protocol):
         actor: str | None = None,
         detail: dict[str, Any] | None = None,
         push: bool = False,
+        doc: Document | None = None,
     ) -> Document | None: ...
 
     def committed(self, rel: str) -> bytes: ...

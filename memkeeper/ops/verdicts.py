@@ -52,6 +52,25 @@ class Verdicts(WorkspaceShape):
         self._verdicts[cache_key] = verdict
         return verdict
 
+    def remember_rules(self, rels: list[str]) -> None:
+        """Work out and cache the file verdicts of ``rels`` that no cache holds yet, as
+        ``rule`` does one by one — but parsing the policy once for them all (and, with a
+        shared store, writing this root's cache file once)."""
+        policy_bytes, policy_hash = self._policy()
+        keys = {rel: f"rule:{policy_hash}:{rel}#" for rel in rels}
+        missing = [rel for rel, key in keys.items() if key not in self._verdicts]
+        if self.has_store:
+            missing = [rel for rel in missing if self._cached(keys[rel]) is None]
+        if not missing:
+            return
+        from memkeeper.policy.loader import parse_policy
+
+        policy = parse_policy(policy_bytes)
+        found = {keys[rel]: policy.verdict(rel, None) for rel in missing}
+        self._verdicts.update(found)
+        if self.has_store:
+            self._cache_many({key: json.dumps(v.to_json()) for key, v in found.items()})
+
     def claim_ttls(self) -> tuple[int, int]:
         """The policy's ``leases:`` default and maximum TTL, cached by the policy's hash."""
         default_ttl, max_ttl, _, _ = self.lease_settings()
@@ -106,6 +125,20 @@ class Verdicts(WorkspaceShape):
         meet, deadline, keep_days, keep = json.loads(cached)
         return bool(meet), int(deadline), int(keep_days), int(keep)
 
+    def work_settings(self) -> tuple[int, int]:
+        """The policy's ``work:`` keep_days and keep, cached by the policy's hash."""
+        policy_bytes, policy_hash = self._policy()
+        cache_key = f"work:{policy_hash}"
+        cached = self._cached(cache_key)
+        if cached is None:
+            from memkeeper.policy.loader import parse_policy
+
+            p = parse_policy(policy_bytes)
+            cached = json.dumps([p.work_keep_days, p.work_keep])
+            self._cache(cache_key, cached)
+        keep_days, keep = json.loads(cached)
+        return int(keep_days), int(keep)
+
     def _cached(self, key: str) -> str | None:
         """What the policy's cache holds for ``key``: the store's, or with a shared store
         this root's ``policy-cache.json``."""
@@ -119,17 +152,25 @@ class Verdicts(WorkspaceShape):
         return found if isinstance(found, str) else None
 
     def _cache(self, key: str, value: str) -> None:
-        if not self.shared:
-            self.store.cache(key, value)
+        self._cache_many({key: value})
+
+    def _cache_many(self, values: dict[str, str]) -> None:
+        if not self.shared and len(values) == 1:  # in the open transaction, or its own
+            self.store.cache(*next(iter(values.items())))
             return
-        if self._cached(key) == value:
+        if not self.shared:
+            with self.writing():  # one transaction for them all
+                for key, value in values.items():
+                    self.store.cache(key, value)
+            return
+        if all(self._cached(key) == value for key, value in values.items()):
             return
         from memkeeper.fs import home
         from memkeeper.store.sqlite import prepare_home
 
         prepare_home(self.home)
         assert self._local_cache is not None
-        self._local_cache[key] = value
+        self._local_cache.update(values)
         home.write_policy_cache(self.home, self._local_cache)
 
     def _policy(self) -> tuple[bytes | None, str]:

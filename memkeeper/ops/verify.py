@@ -13,9 +13,8 @@ import contextlib
 import os
 from typing import TYPE_CHECKING
 
-from memkeeper import names
 from memkeeper.errors import Failed, Invalid, PolicyInvalid
-from memkeeper.events import chain_breaks, digest
+from memkeeper.events import digest
 from memkeeper.fs import files as fsio
 from memkeeper.fs.git import Git
 from memkeeper.ops.stamping import Stamping
@@ -27,34 +26,41 @@ if TYPE_CHECKING:
     from typing import Any
 
     from memkeeper.ops.workspace import Workspace
-    from memkeeper.records import Event
 
 
 violation = Violation  # where a check or verify finds a problem: path, line, rule, message, fix
 
 
 def verify(ws: Workspace, git: Git | None = None, *, full: bool = False) -> dict[str, Any]:
-    """Check the event chain and every indexed file against the index; raise ``Failed``.
-    ``files`` counts the indexed files judged (managed, and not deleted on purpose): those
-    whose stat stamp shows them as memkeeper last read them unread (``ops.stamping``), every
-    one read with ``full``. An invalid policy is ``PolicyInvalid`` (exit 2), as for every
-    other command."""
+    """Check the event chain (from its last checkpoint; ``full``: from its start,
+    ``ops.chain``) and every indexed file against the index; raise ``Failed``. ``files``
+    counts the indexed files judged (managed, and not deleted on purpose): those whose stat
+    stamp shows them as memkeeper last read them unread (``ops.stamping``), every one read
+    with ``full``. An invalid policy is ``PolicyInvalid`` (exit 2), as for every other
+    command."""
+    from memkeeper.ops.chain import verify_chain
     from memkeeper.policy.loader import load_policy
 
     load_policy(ws.root)
+    chain = verify_chain(ws, full=full)
     found, judged = _problems(ws, git or Git(ws.root), full)
+    found = chain.violations + found
     if found:
         raise Failed(f"verify found {len(found)} problem(s)", violations=found)
-    return {"events": len(ws.store.events()), "files": judged}
+    return {"events": chain.length, "files": judged, **chain.to_json()}
 
 
 def problems(ws: Workspace, git: Git | None = None, *, full: bool = True) -> list[Violation]:
-    """Every way the event log or the index disagrees with itself or with the files."""
-    return _problems(ws, git or Git(ws.root), full)[0]
+    """Every way the event log or the index disagrees with itself or with the files (the
+    whole chain walked, no checkpoint left; ``full``: every file read, no stamp trusted)."""
+    from memkeeper.ops.chain import verify_chain
+
+    chain = verify_chain(ws, full=True, record=False)
+    return chain.violations + _problems(ws, git or Git(ws.root), full)[0]
 
 
 def _problems(ws: Workspace, git: Git, full: bool) -> tuple[list[Violation], int]:
-    """The problems, and how many indexed files were compared with their file."""
+    """The indexed files' problems, and how many were compared with their file."""
     store, judged = ws.store, 0
     managed, deleted = _managed(ws), _deleted_on_purpose(ws, git)
     seen = Stamping(ws, full=full)
@@ -63,23 +69,8 @@ def _problems(ws: Workspace, git: Git, full: bool) -> tuple[list[Violation], int
             if managed(path) and seen.lstat(path) is not None and not seen.unchanged(path):
                 with ws.locked(path), contextlib.suppress(fsio.Raced):
                     ws.sync_file(path)
-    with store.reading():
-        events = store.events()
-        breaks = chain_breaks(events)
-        breaks += tail_break(events[-1] if events else None, store.events_head())
-        found = [
-            violation(
-                None,
-                None,
-                "event-chain",
-                f"event {event_id}: {what}",
-                "history was altered outside memkeeper; restore .memkeeper/ from a "
-                "backup, or move it aside to start a new log",
-            )
-            for event_id, what in breaks
-        ]
-        found += _signature_problems(ws, events)
-        paths = [path for path in sorted(seen.hashes) if managed(path)]  # in this snapshot
+    found: list[Violation] = []
+    paths = [path for path in sorted(seen.hashes) if managed(path)]  # every indexed file
     same = seen.unchanged_among(paths)  # as the index holds them: nothing to read
     for path in paths:
         if path in same:
@@ -94,27 +85,6 @@ def _problems(ws: Workspace, git: Git, full: bool) -> tuple[list[Violation], int
         judged += 1
     seen.save()
     return found, judged
-
-
-def _signature_problems(ws: Workspace, events: list[Event]) -> list[Violation]:
-    """Events not signed by a key the signers file trusts for their actor — judged once the
-    repository has a signers file (before that, nobody is trusted and nothing is asked)."""
-    trusted = ws.trusted_signers()
-    if not trusted:
-        return []
-    from memkeeper.identity import attest
-
-    return [
-        violation(
-            names.SIGNERS_FILE,
-            None,
-            "signature",
-            f"event {event.id} ({event.type} by {event.actor}): {what}",
-            "find who wrote it (memkeeper events --json); trust its key with memkeeper keys "
-            "trust, or treat the event as not written by its actor",
-        )
-        for event, what in attest.problems(events, trusted)
-    ]
 
 
 def _managed(ws: Workspace) -> Callable[[str], bool]:
@@ -141,22 +111,6 @@ def _deleted_on_purpose(ws: Workspace, git: Git) -> Callable[[str], bool]:
         return committed[0] and _in_head(git, path) is None
 
     return deleted
-
-
-def tail_break(last: Event | None, head: tuple[int, str] | None) -> list[tuple[int, str]]:
-    """The log must end at the head the store recorded with its last append: a chain that
-    holds but ends early lost its newest events. (A store from before heads were recorded
-    has none, and is judged by its chain alone.)"""
-    if head is None or (last is not None and (last.id, last.hash) == head):
-        return []
-    head_id = head[0]
-    if last is not None and last.id == head_id:
-        return [(head_id, "it is not the last event memkeeper wrote: its hash differs")]
-    if last is not None and last.id > head_id:
-        return [(last.id, f"the log goes on past event {head_id}, the last one memkeeper wrote")]
-    ends = f"ends at event {last.id}" if last is not None else "is empty"
-    what = f"the log {ends}, but event {head_id} was the last one written"
-    return [(head_id, f"{what}: events were deleted from its end")]
 
 
 def _file_problems(ws: Workspace, path: str, git: Git, seen: Stamping) -> list[Violation]:

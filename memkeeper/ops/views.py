@@ -19,7 +19,7 @@ import os
 from typing import TYPE_CHECKING
 
 from memkeeper import names
-from memkeeper.errors import Invalid, Refused
+from memkeeper.errors import Refused
 from memkeeper.events import iso_utc
 from memkeeper.fs.walk import managed_files
 from memkeeper.names import POLICY_FILE, temp_pid
@@ -59,26 +59,25 @@ def status(ws: Workspace, *, full: bool = False) -> dict[str, Any]:
 
 def described(ws: Workspace, policy: Policy, *, full: bool = False) -> list[dict[str, Any]]:
     """Managed files as ``setup.describe`` gives them: a file that holds what the index holds
-    — by its stat stamp, else read — is counted from the index; any other is indexed first."""
-    from memkeeper.ops import read
+    — by its stat stamp, else read — is counted from the index; the others are indexed first,
+    in batches (``bulkindex``)."""
+    from memkeeper.ops.bulkindex import index_files
     from memkeeper.ops.stamping import Stamping
 
     seen = Stamping(ws, full=full)
     found = managed_files(policy, ws.top)
-    stored = [rel for rel, rule in found if rule.file_class != "private"] if seen.stored else []
-    same = seen.unchanged_among(stored)
+    stored = [rel for rel, rule in found if rule.file_class != "private"]
+    same = seen.unchanged_among(stored) if seen.stored else {}
     indexed = {rel for rel in stored if rel in same or seen.holds(rel)}
     counts = ws.store.section_counts(indexed) if indexed else {}
+    others = index_files(ws, [rel for rel in stored if rel not in indexed])
     out: list[dict[str, Any]] = []
     for rel, rule in found:
         entry: dict[str, Any] = {"path": rel, "class": rule.file_class}
         if rel in indexed:
             entry["sections"] = counts.get(rel, 0)
-        elif rule.file_class != "private":
-            try:
-                entry["sections"] = len(read.sections(ws, rel))
-            except Invalid as exc:  # not text: said on its line, the rest still described
-                entry["error"] = exc.message
+        elif rel in others:  # its section count, or what is wrong with it (not text)
+            entry["sections" if isinstance(others[rel], int) else "error"] = others[rel]
         out.append(entry)
     seen.save()
     return out
@@ -140,7 +139,8 @@ def file(ws: Workspace, rel: str) -> dict[str, Any] | None:
 
 def history(ws: Workspace, ref: str, limit: int = HISTORY_LIMIT) -> dict[str, Any]:
     """A section (``PATH#KEY``) as ``read`` gives it, with ``history``: its events, newest
-    first. ``Refused`` (reason ``class``) for a private file, whose text is never shown."""
+    first, and ``compacted``: the id up to which the log was compacted (0: never), the events
+    before it gone. ``Refused`` (reason ``class``) for a private file, whose text is never shown."""
     from memkeeper.markdown.refs import split_ref
     from memkeeper.ops.read import read
 
@@ -152,7 +152,14 @@ def history(ws: Workspace, ref: str, limit: int = HISTORY_LIMIT) -> dict[str, An
         )
     found = read(ws, ref)
     events = ws.store.events_of(rel, found.key, limit) if ws.has_store else []
-    return {**found.to_json(), "history": [e.to_json() for e in events]}
+    # The events up to a compaction are gone (reference §8 "Compaction"): said, not hidden.
+    compacted = 0
+    if ws.has_store:
+        from memkeeper.ops.compact import compacted_through
+
+        compacted = compacted_through(ws)
+    history = [e.to_json() for e in events]
+    return {**found.to_json(), "history": history, "compacted": compacted}
 
 
 def select_events(

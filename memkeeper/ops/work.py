@@ -19,7 +19,9 @@ both get one item, nor overlapping paths: the second transaction sees the first'
 ``done``, ``fail`` and ``give_back`` (``work return``) require the caller to hold the item's
 live claim (``rules.check_holder``): ``done`` completes it with evidence exactly as ``memkeeper
 complete`` does (the ``--verify`` commands run before the transaction), ``fail`` and
-``give_back`` release it. Waiting (``next --wait``, ``wait``) blocks on a FIFO of the waiter's
+``give_back`` release it. Every ``work.keeping.TRIM_EVERY``-th ``add`` also drops, in its
+transaction, the ended items beyond the policy's ``work:`` bound (``_trim``); editing and
+retrying are ``ops.workedits``. Waiting (``next --wait``, ``wait``) blocks on a FIFO of the waiter's
 own (``fs.wakeups``) that every work change pokes, and every claim ended by other means
 (``ops.wakes``), once its command commits; else they look at the soonest expiry, at least
 every ``WAKE_CAP_S``.
@@ -42,7 +44,7 @@ from memkeeper.fs import wakeups as waiting
 from memkeeper.ops.claimlife import ClaimLife, plan_of
 from memkeeper.ops.claimwaits import CANCEL_POLL_S, next_look
 from memkeeper.ops.wakes import poke_work
-from memkeeper.work import rules
+from memkeeper.work import keeping, rules
 from memkeeper.work.items import ENDED
 
 if TYPE_CHECKING:
@@ -128,6 +130,8 @@ class WorkQueue(ClaimLife):
                 )  # fmt: skip
                 item = self.store.add_work(draft)
                 self._log("work.added", item, {"after": list(item.after)})
+                if keeping.due(item.id):
+                    self._trim([*self.items, item], now)
                 return item
 
         return self.ws.again(once)
@@ -229,7 +233,14 @@ class WorkQueue(ClaimLife):
 
     def give_back(self, item_id: int, claim_id: str | None = None) -> Item:
         """Back to the pool (``work return``); its claim is released."""
-        cid = rules.check_holder(self._peek(item_id), self.ws.agent, claim_id, "return")
+        item = self._peek(item_id)
+        if item.state == "failed":
+            raise Invalid(
+                f"work item {item_id} failed — work return gives back a claimed item; to put "
+                f"a failed one back in the pool run: memkeeper work retry {item_id}",
+                reason="failed",
+            )
+        cid = rules.check_holder(item, self.ws.agent, claim_id, "return")
         return self.ws.again(lambda: self._close(item_id, cid, None, "open", {}, why="returned"))
 
     def _close(
@@ -306,6 +317,15 @@ class WorkQueue(ClaimLife):
                 moved = self._put(rules.returned(item, how))
                 self._log("work.returned", moved, {"reason": how})
 
+    def _trim(self, unfinished: list[Item], now: float) -> None:
+        """Keep the ended items within the policy's ``work:`` bound (``work.keeping``)."""
+        keep_days, keep = self.ws.work_settings()
+        failed = [(i.id, i.ended_at) for i in unfinished if i.state == "failed"]
+        drop = keeping.to_trim([*self.store.done_work(), *failed], unfinished, now, keep_days, keep)
+        if drop:
+            self.store.drop_work(drop)
+            self.items = [i for i in self.items if i.id not in set(drop)]
+
     def _put(self, item: Item) -> Item:
         self.store.put_work(item)
         self.items = [item if i.id == item.id else i for i in self.items]
@@ -328,12 +348,12 @@ class WorkQueue(ClaimLife):
             )
         return found
 
-    def _log(self, type: str, item: Item, extra: dict[str, Any]) -> None:
+    def _log(self, type: str, item: Item, extra: dict[str, Any], actor: str | None = None) -> None:
         data: dict[str, Any] = {"id": item.id, "title": item.title, "paths": list(item.paths)}
         data |= {"priority": item.priority, "state": item.state, "rev": item.rev}
         if item.claim is not None:
             data["claim"] = item.claim
-        self.ws.record(type, None, None, {**data, **extra}, item.agent or self.ws.agent)
+        self.ws.record(type, None, None, {**data, **extra}, actor or item.agent or self.ws.agent)
         self.moved = True
 
 

@@ -238,16 +238,27 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks, Signing):
 
     def locked(self, rel: str) -> Any:
         """The file's lock (a context manager); every writer of ``rel`` holds it."""
+        from memkeeper.fs import locks
+
+        return locks.file_lock(self._lock_path(rel), rel)
+
+    def try_locked(self, rel: str) -> Any:
+        """The file's lock if nobody holds it (a context manager yielding whether it was
+        taken): for work that holds several files' locks at once and leaves a busy file to
+        the one-file path, which waits for it."""
+        from memkeeper.fs import locks
+
+        return locks.try_file_lock(self._lock_path(rel))
+
+    def _lock_path(self, rel: str) -> str:
         if self.shared:
             if self._kept_dir is None:  # the lock directory; the state is elsewhere
                 prepare_home(self.home)
                 self.kept_dir()
         else:
             _ = self.store  # the home (and its lock directory) exists once the store is open
-        from memkeeper.fs import locks
-
         name = digest(rel.encode())[7:31] + names.LOCK_SUFFIX
-        return locks.file_lock(os.path.join(self.home, names.LOCKS_DIR, name), rel)
+        return os.path.join(self.home, names.LOCKS_DIR, name)
 
     def record(
         self,

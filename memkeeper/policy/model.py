@@ -28,6 +28,7 @@ DEFAULT_TTL = 120
 MAX_TTL = 3600
 MEETING_DEADLINE = 900
 MEETING_KEEP_DAYS, MEETING_KEEP = 30, 1000  # resolved meetings kept: days, and how many at most
+WORK_KEEP_DAYS, WORK_KEEP = 30, 1000  # ended work items kept: days, and how many at most
 # ``semantic.threshold``: the score from which two claims' objectives are called similar
 # (chosen on tests/data/objective_pairs.csv; docs/reference.md §4 "Similar objectives")
 SEMANTIC_THRESHOLD = 0.2
@@ -96,6 +97,12 @@ class Policy:
     idle_release_after: int = 0
     meeting_keep_days: int = MEETING_KEEP_DAYS  # a resolved meeting is dropped after (§4.32)
     meeting_keep: int = MEETING_KEEP  # and beyond the newest this many resolved ones
+    work_keep_days: int = WORK_KEEP_DAYS  # an ended work item is dropped after (§4.33)
+    work_keep: int = WORK_KEEP  # and beyond the newest this many ended ones
+    # reference §8 "Compaction": the log's events are compacted once older than this many
+    # days, or beyond the newest this many (None: not bounded that way; both: never compacted)
+    event_keep_days: int | None = None
+    event_keep: int | None = None
 
     def classify(self, relpath: str) -> FileRule | None:
         """The first rule matching a root-relative POSIX path; None means unmanaged.

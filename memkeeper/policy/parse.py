@@ -19,7 +19,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from memkeeper.errors import PolicyInvalid
-from memkeeper.policy import meetingkeys
+from memkeeper.policy import eventkeys, meetingkeys, workkeys
 from memkeeper.policy.idlekeys import idle_settings
 from memkeeper.policy.leases import lease_settings
 from memkeeper.policy.model import (
@@ -77,11 +77,13 @@ class _Parser:
     def policy(self, data: bytes) -> Policy:
         top = self.document(data)
         self.no_credentials(top)
-        self.known_keys(top, (*_TOP_KEYS, "meetings"), "at the top level")
+        self.known_keys(top, (*_TOP_KEYS, "meetings", "work", "events"), "at the top level")
         self.version(top)
         default_ttl, max_ttl, grace, timeout = lease_settings(top, self.fail, self.known_keys)
         meet, deadline, keep_days, keep = meetingkeys.meetings(top, self.fail, self.known_keys)
+        event_keep_days, event_keep = eventkeys.events(top, self.fail, self.known_keys)
         idle, idle_release = idle_settings(top, self.fail)
+        work_keep_days, work_keep = workkeys.work(top, self.fail, self.known_keys)
         store, threshold = self.store(top, data), semantic_threshold(top, self.fail)
         self.signatures(top)
         files, templates = self.files(top), self.templates(top)
@@ -90,6 +92,8 @@ class _Parser:
             verify_timeout=timeout, meet_on_overlap=meet, meeting_deadline=deadline,
             idle_after=idle, idle_release_after=idle_release,
             meeting_keep_days=keep_days, meeting_keep=keep,
+            work_keep_days=work_keep_days, work_keep=work_keep,
+            event_keep_days=event_keep_days, event_keep=event_keep,
         )  # fmt: skip
 
     def store(self, top: CommentedMap, data: bytes) -> str | None:

@@ -195,12 +195,15 @@ def event_fields(event: Event) -> dict[str, Any]:
 
 
 def claim_fields(claim: ClaimView) -> dict[str, Any]:
-    """A claim's fields for templates: ``targets`` joined, ``target_list``, ``expires``."""
+    """A claim's fields for templates: ``targets`` joined, ``target_list``, ``expires``,
+    ``idle`` (``HH:MM`` UTC of the watchdog's idle mark, or empty)."""
+    since = claim.idle_since or ""
     return {
         **claim.to_json(),
         "targets": ", ".join(claim.targets),
         "target_list": list(claim.targets),
         "expires": display_time(iso_utc(claim.expires_at)),
+        "idle": since[11:16] if len(since) >= 16 and since[10] == "T" else since,
     }
 
 
@@ -258,7 +261,8 @@ def _claims(items: list[dict[str, Any]]) -> list[str]:
     rows = ["| agent | mode | targets | expires (UTC) |", "| --- | --- | --- | --- |"]
     for c in items:
         mode = clean(c.get("mode")) + (" (strict)" if c.get("strict") else "")
-        cells = [clean(c["agent"]), mode, clean(c["targets"]), clean(c["expires"])]
+        agent = clean(c["agent"]) + (f" (idle since {clean(c['idle'])})" if c.get("idle") else "")
+        cells = [agent, mode, clean(c["targets"]), clean(c["expires"])]
         rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     return rows
 

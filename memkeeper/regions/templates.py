@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 SOURCES = ("claims", "events", "reconciliations", "work")
 FIELDS = {
     "events": ("id", "ts", "date", "time", "actor", "type", "path", "section", "where"),
-    "claims": ("id", "token", "agent", "mode", "targets", "priority", "strict", "expires"),
+    "claims": ("id", "token", "agent", "mode", "targets", "priority", "strict", "expires", "idle"),
     "reconciliations": ("id", "path", "region", "opened_by", "opened_at"),
     "work": ("id", "title", "state", "priority", "paths", "after", "agent", "claim", "who"),
 }

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from contextlib import AbstractContextManager
 
+    from memkeeper.checkpoints import Checkpoint
     from memkeeper.claims.decisions import Claim
     from memkeeper.claims.lifecycle import ClaimRecord
     from memkeeper.claims.waiters import WaiterRow
@@ -82,7 +83,7 @@ class FileStore(Protocol):
 
 
 class EventStore(Protocol):
-    """The hash-chained event log, and tallies."""
+    """The hash-chained event log, its checkpoints and compaction, and tallies."""
 
     def append_event(
         self,
@@ -114,6 +115,14 @@ class EventStore(Protocol):
     def tally(self, kind: str, at: float, keep_s: float = 3600.0) -> None: ...
 
     def tally_count(self, kind: str, since: float) -> int: ...
+
+    # The chain's checkpoints (``checkpoints``: one ``verified``, one ``compacted``), and the
+    # compaction of the log's oldest events.
+    def chain_checkpoint(self, kind: str) -> Checkpoint | None: ...
+
+    def put_chain_checkpoint(self, cp: Checkpoint) -> None: ...
+
+    def compact_events(self, through: int) -> int: ...
 
 
 class ClaimStore(Protocol):
@@ -268,6 +277,10 @@ class WorkStore(Protocol):
 
     def put_work(self, item: Item) -> None: ...
 
+    def done_work(self) -> list[tuple[int, float | None]]: ...
+
+    def drop_work(self, ids: Sequence[int]) -> None: ...
+
 
 class StampStore(Protocol):
     """This checkout's files' stat stamps (``memkeeper.stamps``): what the files on this
@@ -306,6 +319,8 @@ class StateStore(
     def trim_log(self, limit: int = ...) -> None: ...
 
     def prefetch_file(self, path: str) -> None: ...
+
+    def prefetch_files(self, paths: list[str]) -> None: ...
 
     def prefetch_claims(self) -> None: ...
 

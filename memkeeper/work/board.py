@@ -1,13 +1,15 @@
 """The work queue at a glance (docs/reference.md §4.24, §4.33): who works on what — each
 claimed item with its holder, its claim, since when, and the watchdog's idle mark of that
-claim — the ready list in the order ``work next`` hands it out, and how many items stand in
-each state. Pure: the dashboard's ``/api/work`` is this of what one work transaction read.
+claim — the ready list in the order ``work next`` hands it out, the blocked items (each
+waiting on a failed one) and how many items stand in each state. Pure: the dashboard's
+``/api/work`` is this of what one work transaction read.
 """
 
 from __future__ import annotations
 
 from memkeeper.events import iso_utc
 from memkeeper.work import rules
+from memkeeper.work.blocked import blocked_map
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,9 +31,16 @@ def board(
     counts = {state: sum(1 for i in items if i.state == state) for state in ("open", "claimed")}
     counts |= {"ready": len(ready), "done": done}
     counts["failed"] = sum(1 for i in items if i.state == "failed")
+    stuck = blocked_map(items)
+    counts["blocked"] = len(stuck)
     return {
         "working": [_working(i, idle.get(i.claim or "")) for i in claimed],
         "ready": [_row(i) | {"position": n} for n, i in enumerate(ready, 1)],
+        "blocked": [
+            _row(i) | {"blocked": [b.to_json() for b in stuck[i.id]]}
+            for i in items
+            if i.id in stuck
+        ],
         "counts": counts,
     }
 

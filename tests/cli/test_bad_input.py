@@ -645,6 +645,15 @@ CASES = [
         ]
     ),
     Case("a negative since", ("events", "--since", "-1"), 2, "-1 is not a whole number"),
+    Case("compact with no bound", ("compact",), 2, "the policy keeps every event"),
+    Case(
+        "a bound of no events",
+        ("compact",),
+        2,
+        "events.keep must be a whole number (1 or more), not 0",
+        _write(".memkeeper.yaml", b"version: 1\nfiles: []\nevents: {keep: 0}\n"),
+    ),
+    Case("verify --full with a value", ("verify", "--full=yes"), 2, "ignored explicit argument"),
     Case("a NUL in a path", ("read", "CLAUDE.md\x00x"), 2, "cannot contain a NUL"),
     Case("a NUL in a claim target", ("claim", "src/\x00x"), 2, "NUL character"),
     Case("a 2,000-character target", ("claim", "x" * 2000), 2, "is 2,000 characters"),

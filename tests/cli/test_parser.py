@@ -73,6 +73,7 @@ MINIMAL: dict[str, tuple[str, ...]] = {
     "answer": ("answer", "1", "--release"),
     "meeting": ("meeting", "list"),
     "work": ("work", "list"),
+    "compact": ("compact",),
 }
 EVERY_VERB = sorted([*BASE_VERBS, *(v for verbs in VERB_GROUPS.values() for v in verbs)])
 
@@ -304,6 +305,8 @@ LINES = [
     ["patch", "a.md#k", "--expect-rev", "1", "--dmp-file", "d", "--merge", "--claim", "c1"],
     ["events", "--since", "5", "--follow"],
     ["verify"],
+    ["verify", "--full", "--json"],
+    ["compact", "--json"],
     [
         *["claim", "CLAUDE.md", "src/", "--mode", "read", "--ttl", "30", "--priority", "2"],
         *["--strict", "--wait", "5", "--objective", "docs"],

@@ -63,3 +63,29 @@ def test_return_puts_the_item_back_and_bad_input_changes_nothing(sample: Path) -
     code, out, _ = as_(A, sample, "work", "list", "--json")
     assert [i["id"] for i in json.loads(out)["items"]] == [1]
     assert as_(A, sample, "work", "fail", "1", "--reason", "")[0] == 2
+
+
+def test_edit_and_retry_answer_with_the_item_and_bad_edits_change_nothing(
+    sample: Path, tmp_path: Path
+) -> None:
+    as_(A, sample, "work", "add", "x", "--paths", "src/")
+    as_(A, sample, "work", "add", "y", "--after", "1")
+    body = tmp_path / "body.md"
+    body.write_text("Longer.\n")
+    code, out, _ = as_(B, sample, "work", "edit", "2", "--title", "y2", "--priority", "3",
+                       "--paths", "docs/", "--body-file", str(body),
+                       "--expect-rev", "1")  # fmt: skip
+    assert (code, out) == (0, "#2 [open] p3 y2 on docs/ after #1\n")
+    code, out, _ = as_(B, sample, "work", "edit", "2", "--after", "--paths", "--expect-rev", "2")
+    assert (code, out) == (0, "#2 [open] p3 y2\n")  # both cleared
+    for bad in (["2", "--expect-rev", "3"], ["2", "--title", "z"], ["9", "--title", "z",
+                "--expect-rev", "1"], ["2", "--priority", "x", "--expect-rev", "3"]):  # fmt: skip
+        code, _, err = as_(A, sample, "work", "edit", *bad)
+        assert code == 2, err
+    assert as_(A, sample, "work", "show", "2", "--json")[1].count('"rev": 3') == 1
+    assert as_(A, sample, "work", "next")[1].startswith("#2 [claimed by w1")  # p3 now, no after
+    code, _, err = as_(A, sample, "work", "retry", "2")
+    assert (code, "is claimed, not failed" in err) == (2, True)
+    assert as_(A, sample, "work", "fail", "2", "--reason", "no")[0] == 0
+    code, out, err = as_(B, sample, "work", "retry", "2")
+    assert (code, out) == (0, "#2 [open] p3 y2\n"), err

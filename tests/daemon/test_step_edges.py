@@ -339,3 +339,29 @@ def test_a_policy_edit_making_a_file_generated_while_it_waits_waits_the_full_sec
     assert ticks(patient, clock, 0.5) == []  # a new generated page someone just wrote
     done = ticks(patient, clock, 1.0)
     assert "memory/notes.md" in [o.path for o in done if o.action in ("indexed", "regenerated")]
+
+
+def test_files_never_indexed_are_indexed_in_batches_at_the_start_not_once_quiet(
+    home: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (home.root / "memory/scale").mkdir()
+    new = [f"memory/scale/f{n:02d}.md" for n in range(40)]
+    for rel in new:
+        (home.root / rel).write_text(f"# {rel}\n\ntext\n\n## Two\n\nmore\n")
+    changed(home.root, "AGENTS.md", append_line)  # indexed before: an edit, once quiet
+    store = home.workspace.store
+    real, transactions = store.writing, []
+
+    def counted(**kwargs: bool) -> object:
+        transactions.append(1)
+        return real(**kwargs)
+
+    monkeypatch.setattr(store, "writing", counted)
+    outcomes = Daemon(home.workspace, RESCAN_S, quiet_s=QUIET_S).caught_up(first=True)
+    indexed = [o.path for o in outcomes if o.action == "indexed"]
+    assert indexed == new  # at once, with no quiet period: never seen, nothing to wait for
+    assert [o.detail for o in outcomes if o.action == "indexed"] == ["first seen, indexed"] * 40
+    assert all(store.file_state(rel) is not None for rel in new)
+    assert len(transactions) < 10  # one batch, the verdicts, the sweep, the regen…: not 40
+    assert home.read("memory/scale/f07.md#memory-scale-f07-md/two").rev == 1
+    assert ("AGENTS.md", "external") not in edits(home)  # waits for quiet, as before

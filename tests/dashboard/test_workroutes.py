@@ -51,7 +51,8 @@ def test_an_empty_queue(client: TestClient) -> None:
         "status": "ok",
         "working": [],
         "ready": [],
-        "counts": {"open": 0, "claimed": 0, "ready": 0, "done": 0, "failed": 0},
+        "blocked": [],
+        "counts": {"open": 0, "claimed": 0, "ready": 0, "done": 0, "failed": 0, "blocked": 0},
     }
 
 
@@ -75,7 +76,14 @@ def test_who_works_on_what_the_ready_list_in_order_and_the_counts(
     assert (working["claim"], working["paths"], working["idle"]) == (claim.id, ["src/"], None)
     assert working["since"].endswith("Z")
     assert [(r["position"], r["title"]) for r in got["ready"]] == [(1, "low"), (2, "gone")]
-    assert got["counts"] == {"open": 3, "claimed": 1, "ready": 2, "done": 1, "failed": 1}
+    assert got["counts"] == {
+        "open": 3,
+        "claimed": 1,
+        "ready": 2,
+        "done": 1,
+        "failed": 1,
+        "blocked": 0,
+    }
 
 
 def test_an_idle_claim_is_marked_on_its_item(client: TestClient, worker: Memory) -> None:

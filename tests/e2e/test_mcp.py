@@ -32,7 +32,7 @@ TOOLS = {
     *("memory_meeting_propose", "memory_meeting_accept", "memory_meeting_resolve"),
     *("memory_answer", "memory_send", "memory_inbox_wait"),
     *("memory_work_list", "memory_work_add", "memory_work_next", "memory_work_done"),
-    *("memory_work_fail", "memory_work_return"),
+    *("memory_work_fail", "memory_work_return", "memory_work_edit", "memory_work_retry"),
 }
 
 

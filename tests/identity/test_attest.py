@@ -1,7 +1,8 @@
-"""What the signers file says of each event's signature."""
+"""What the signers file says of each event's signature, and of a checkpoint's."""
 
 from __future__ import annotations
 
+from memkeeper import checkpoints
 from memkeeper.events import next_event
 from memkeeper.identity import attest, keys, signers
 
@@ -44,3 +45,43 @@ def test_every_way_a_signature_fails_is_named() -> None:
         "it is not signed",
         "it is signed by box, whose key may not sign as human",
     ]
+
+
+# -- checkpoints -------------------------------------------------------------------------------
+
+
+def checkpoint(signer: keys.Signer, actor: str = "human") -> checkpoints.Checkpoint:
+    return checkpoints.make(checkpoints.VERIFIED, (7, "sha256:h"), TS, actor, None, signer.sign)
+
+
+def test_a_checkpoint_signed_by_any_key_holds_before_there_is_a_signers_file() -> None:
+    stranger = keys.Signer("m", b"\7" * 32)
+    assert attest.judge_checkpoint(checkpoint(stranger), ()) is None
+
+
+def test_a_checkpoint_by_a_key_trusted_for_its_actor_holds() -> None:
+    assert attest.judge_checkpoint(checkpoint(ALICE), TRUSTED) is None
+    assert attest.judge_checkpoint(checkpoint(BOX, "claude-code:1"), TRUSTED) is None
+
+
+def test_every_way_a_checkpoints_signature_fails_is_named() -> None:
+    good = checkpoint(ALICE)
+    moved = good._replace(seq=9)  # pointed elsewhere after signing
+    assert attest.judge_checkpoint(good._replace(signer=None, sig=None), ()) == "it is not signed"
+    assert "does not verify: it was forged" in (attest.judge_checkpoint(moved, ()) or "")
+    stranger = checkpoint(keys.Signer("m", b"\7" * 32))
+    assert "does not list" in (attest.judge_checkpoint(stranger, TRUSTED) or "")
+    assert attest.judge_checkpoint(checkpoint(BOX), TRUSTED) == (
+        "it is signed by box, whose key may not sign as human"
+    )
+    revoked = signers.parse(f"@revoked alice human {ALICE.public}\n".encode(), "f")
+    assert attest.judge_checkpoint(good, revoked) == "it is signed by alice, whose key was revoked"
+
+
+def test_an_events_signature_does_not_stand_for_a_checkpoints() -> None:
+    event = next_event(None, TS, "human", "note", None, None, {}, ALICE.sign)
+    assert event.signer is not None
+    lifted = checkpoints.Checkpoint(
+        "verified", 1, event.hash, TS, "human", None, event.signer, event.sig
+    )
+    assert attest.judge_checkpoint(lifted, ()) is not None

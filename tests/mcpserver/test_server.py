@@ -123,6 +123,11 @@ SCHEMAS: dict[str, tuple[set[str], Json]] = {
     "memory_work_done": ({"id"}, {"verify": None, "claim": None}),
     "memory_work_fail": ({"id", "reason"}, {"claim": None}),
     "memory_work_return": ({"id"}, {"claim": None}),
+    "memory_work_edit": (
+        {"id", "expect_rev"},
+        {"title": None, "priority": None, "paths": None, "after": None, "body": None},
+    ),
+    "memory_work_retry": ({"id"}, {}),
 }
 
 

@@ -36,6 +36,16 @@ def test_a_work_item_through_the_tools(sample: Path) -> None:
         wt.take(a, None, None)
         assert wt.fail(a, 2, "no docs tool", None)["item"]["reason"] == "no docs tool"
         assert wt.listing(a, 2, False)["item"]["state"] == "failed"
+        wt.add(a, "After the docs", [], 0, [2], "")
+        blocked = {"id": 2, "reason": "no docs tool", "through": None}
+        assert wt.listing(b, 3, False)["item"]["blocked"] == [blocked]
+        assert [i["blocked"] for i in wt.listing(b, None, False)["items"]] == [[], [], [blocked]]
+        stale = tools.answer(lambda: wt.edit(b, 3, 9, {"title": "x"}))
+        assert (stale["status"], stale["reason"], stale["current"]["rev"]) == (
+            "conflict", "stale_revision", 1,
+        )  # fmt: skip
+        assert wt.edit(b, 3, 1, {"title": "x", "after": []})["item"]["after"] == []
+        assert wt.retry(b, 2)["item"]["state"] == "open"
     finally:
         a.close()
         b.close()

@@ -21,6 +21,7 @@ EXE, WHY = binary()
 BOTH = frozenset(
     {
         "test_append",
+        "test_bulkindex",
         "test_claims",
         "test_claimviews",
         "test_claimwaits",
@@ -36,6 +37,7 @@ BOTH = frozenset(
         "test_read",
         "test_reconcile",
         "test_regen",
+        "test_workedits",
     }
 )
 _prefixes = itertools.count(1)

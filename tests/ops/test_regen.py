@@ -40,6 +40,25 @@ def test_regen_renders_claims_and_events_between_the_markers(memory: Memory, sam
     assert types(memory)[-1] == "region.regenerated"
 
 
+def test_a_claim_marked_idle_shows_since_when_in_the_claims_region(
+    memory: Memory, sample: Path
+) -> None:
+    from memkeeper.ops import idleclaims
+
+    claim = memory.claim(["src/api/"], ttl=600)
+    memory.regen()
+    assert "idle since" not in region_text(sample, "claims")
+    mark = idleclaims.mark_idle(memory.workspace, claim, 1200.0, claim.granted_at)
+    assert mark is not None
+    memory.regen()
+    assert f"| agent-a (idle since {mark.ts[11:16]}) | write | src/api/ |" in region_text(
+        sample, "claims"
+    )
+    idleclaims.mark_active(memory.workspace, claim, 5.0)
+    memory.regen()
+    assert "idle since" not in region_text(sample, "claims")
+
+
 def test_a_second_regen_with_nothing_new_writes_nothing(memory: Memory, sample: Path) -> None:
     memory.regen()
     path = sample / STATUS

@@ -134,3 +134,21 @@ def test_claim_ttls_follow_the_policy_and_its_defaults(ws: Workspace, sample: Pa
     assert ws.claim_ttls() == (45, 3600)
     (sample / POLICY).unlink()
     assert ws.claim_ttls() == (120, 3600)
+
+
+def test_the_verdicts_of_many_files_cost_one_parse_and_are_cached_for_later_workspaces(
+    ws: Workspace, sample: Path, parses: list[bytes | None]
+) -> None:
+    rels = ["CLAUDE.md", DECISIONS, SCRATCH, "memory/status.md", "README.md"]
+    ws.rule("AGENTS.md")  # cached already: not asked for again
+    assert len(parses) == 1
+    ws.remember_rules(["AGENTS.md", *rels])
+    assert len(parses) == 2
+    ws.remember_rules(rels)  # all known now: no parse
+    later = Workspace(sample, "agent-b")
+    try:
+        found = [later.rule(rel).file_class for rel in rels]
+    finally:
+        later.close()
+    assert found == ["section-owned", "append-only", "private", "generated", None]
+    assert len(parses) == 2

@@ -27,4 +27,11 @@ def test_an_expired_claims_item_is_ready_again_and_done_ones_are_counted(
     got = work_board(a.workspace)
     assert got["working"] == []
     assert [r["id"] for r in got["ready"]] == [held.id, 3]
-    assert got["counts"] == {"open": 2, "claimed": 0, "ready": 2, "done": 1, "failed": 0}
+    assert got["counts"] == {
+        "open": 2,
+        "claimed": 0,
+        "ready": 2,
+        "done": 1,
+        "failed": 0,
+        "blocked": 0,
+    }

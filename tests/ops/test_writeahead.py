@@ -387,19 +387,34 @@ def test_a_writer_that_never_stops_makes_the_patch_fail_with_nothing_changed(
 
 
 def test_a_save_in_progress_makes_the_patch_wait_and_land_after_it(
-    memory: Memory, sample: Path
+    memory: Memory, sample: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import threading
+
+    from memkeeper.fs import files
 
     testing = memory.read("CLAUDE.md#testing")
     data = (sample / "CLAUDE.md").read_bytes().replace(b"## Build\n", b"## Build\n- mine\n")
     editor = open(sample / "CLAUDE.md", "r+b")  # noqa: SIM115 (closed by the thread)
     editor.truncate(0)
-    editor.write(data[:40])  # the first chunk; the rest follows after a pause
+    editor.write(data[:40])  # the first chunk; the rest follows once the patch has looked
     editor.flush()
+    # The rest of the save waits for the patch's first look at the file, however long the
+    # patch takes to get there (parsing the policy under load took longer than a fixed pause,
+    # and the patch then never saw the save half written).
+    looked = threading.Event()
+    real_read = files.read_bytes
+
+    def read_bytes(root: str, rel: str, *, whole: bool = False) -> bytes:
+        if whole:
+            looked.set()
+        return real_read(root, rel, whole=whole)
+
+    monkeypatch.setattr(files, "read_bytes", read_bytes)
 
     def finish() -> None:
-        time.sleep(0.15)
+        looked.wait(30)
+        time.sleep(0.05)
         editor.write(data[40:])
         editor.close()
 

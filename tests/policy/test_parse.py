@@ -395,7 +395,8 @@ def test_an_unknown_key_with_nothing_close_lists_the_valid_keys_only() -> None:
     error = mistake("version: 1\nzzz: 1\n")
     assert (error.line, error.column) == (2, 1)
     assert error.fix == (
-        "valid keys are version, files, leases, templates, store, signatures, semantic, meetings"
+        "valid keys are version, files, leases, templates, store, signatures, semantic, meetings, "
+        "work, events"
     )
 
 

@@ -76,6 +76,15 @@ def test_claims_render_as_a_table_with_absolute_expiry() -> None:
     ]
 
 
+def test_a_claim_the_watchdog_marked_idle_says_since_when() -> None:
+    idle = CLAIM._replace(idle_since="2026-11-29T13:27:07.120Z")
+    row = render("source=claims", Context(claims=(idle, CLAIM))).splitlines()[2:]
+    assert row[0].startswith("| agent-b (idle since 13:27) | write (strict) |")
+    assert row[1].startswith("| agent-b | write (strict) |")
+    each = {"t": '{{ claims | each="{id}:{idle}." }}'}
+    assert render("source=t", Context(claims=(idle, CLAIM)), each) == "c1:13:27.\nc1:.\n"
+
+
 def test_empty_sources_say_so() -> None:
     assert render("source=claims", Context()) == "_No live claims._\n"
     assert render("source=events", Context()) == "_No events yet._\n"

@@ -26,14 +26,17 @@ def public(backend: type[object]) -> set[str]:
 def test_the_state_store_is_what_both_backends_offer_but_their_opening() -> None:
     every = declared(protocol.StateStore).union(*map(declared, protocol.DOMAINS.values()))
     assert every == (public(Store) & public(EtcdStore)) - {"open"}
-    assert len(every) == 87  # + claim records (3), reads (6), meetings (7), add_claim_record,
-    # work items (4), every file's hash and section count (2)
+    assert len(every) == 93  # + claim records (3), reads (6), meetings (7), add_claim_record,
+    # work items (4), their trim (2), prefetch_files, the chain's checkpoints and compaction (3),
+    # every file's hash and section count (2)
 
 
 def test_each_method_belongs_to_one_domain_or_to_the_state_stores_own() -> None:
     parts = [declared(protocol.StateStore), *map(declared, protocol.DOMAINS.values())]
     assert sum(map(len, parts)) == len(set().union(*parts))  # none declared twice
-    assert {"writing", "reading", "cache", "prefetch_file"} <= declared(protocol.StateStore)
+    assert {"writing", "reading", "cache", "prefetch_file", "prefetch_files"} <= declared(
+        protocol.StateStore
+    )
     assert {"keep_bodies", "body_at", "version_rev"} <= declared(protocol.FileStore)
     assert {"tally", "tally_count"} <= declared(protocol.EventStore)
 

@@ -1,6 +1,6 @@
 """The work queue at a glance (``work.board``), pure: the claimed items longest-held first with
 their holder, claim and idle mark; the ready list in ``work next``'s order, an item after one
-not done left out; the count of each state."""
+not done left out; the items blocked by a failed one, with why; the count of each state."""
 
 from __future__ import annotations
 
@@ -32,12 +32,24 @@ def test_who_works_on_what_and_what_is_ready() -> None:
     assert got["working"][0]["since"] == "2023-11-14T22:13:30.000Z"
     assert got["working"][0]["paths"] == ["src/"]
     assert [(r["position"], r["id"]) for r in got["ready"]] == [(1, 4), (2, 3)]
-    assert got["counts"] == {"open": 3, "claimed": 2, "ready": 2, "done": 11, "failed": 1}
+    counts = {"open": 3, "claimed": 2, "ready": 2, "done": 11, "failed": 1, "blocked": 0}
+    assert got["counts"] == counts
+    assert got["blocked"] == []
+
+
+def test_an_item_waiting_on_a_failed_one_is_listed_as_blocked() -> None:
+    got = board([item(1, "failed", reason="red"), item(2, after=(1,)), item(3, after=(2,))], 0, {})
+    assert [(b["id"], b["blocked"]) for b in got["blocked"]] == [
+        (2, [{"id": 1, "reason": "red", "through": None}]),
+        (3, [{"id": 1, "reason": "red", "through": 2}]),
+    ]
+    assert (got["counts"]["blocked"], got["ready"]) == (2, [])
 
 
 def test_an_empty_queue() -> None:
     assert board([], 0, {}) == {
         "working": [],
         "ready": [],
-        "counts": {"open": 0, "claimed": 0, "ready": 0, "done": 0, "failed": 0},
+        "blocked": [],
+        "counts": {"open": 0, "claimed": 0, "ready": 0, "done": 0, "failed": 0, "blocked": 0},
     }

@@ -966,7 +966,8 @@
       () => emptyRow(5, "No item is ready."));
     $("count-work").textContent = `(${working.length}/${ready.length})`;
     $("work-counts").textContent = `${orDash(c.claimed)} claimed · ${orDash(c.ready)} ready · ` +
-      `${orDash(c.open)} open · ${orDash(c.done)} done · ${orDash(c.failed)} failed`;
+      `${orDash(c.open)} open · ${orDash(c.done)} done · ${orDash(c.failed)} failed` +
+      (c.blocked ? ` · ${c.blocked} blocked (waiting on a failed item: memkeeper work retry)` : "");
   });
 
   function workingRow(w) {

@@ -1,6 +1,6 @@
 """The event log of the etcd store (``keys``: ``P/ev/``, its indexes ``P/evp/``, ``P/evl/``,
-``P/evt/``, ``P/evc/``, the head ``P/cache/events:head``) and its tallies (``P/tally/``). A
-mixin of ``EtcdStore``.
+``P/evt/``, ``P/evc/``, the head ``P/cache/events:head``), its checkpoints (``P/chk/``) and
+compaction, and its tallies (``P/tally/``). A mixin of ``EtcdStore``.
 
 The chain: ``append_event`` reads the head key inside the transaction and writes it back, so
 two concurrent appends conflict on it and one of them retries: ids 1, 2, 3… without gap or
@@ -24,6 +24,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from memkeeper.checkpoints import Checkpoint
     from memkeeper.events import Sign
     from memkeeper.records import Event
 
@@ -184,3 +185,52 @@ class EventKeys(EtcdCore):
         )
         end = etcdgw.prefix_end(self._key("tally", kind, ""))
         return sum(1 for _, v in self._scan(start, end) if float(v) >= since)
+
+    # -- the chain's checkpoints, and compaction (docs/reference.md §8) -------------------
+
+    def chain_checkpoint(self, kind: str) -> Checkpoint | None:
+        """The checkpoint of ``kind`` (``P/chk/<kind>``; None: none written);
+        ``checkpoints.Unreadable`` for a value that is not one."""
+        raw = self._get(self._key("chk", kind))
+        if raw is None:
+            return None
+        from memkeeper.checkpoints import decode
+
+        return decode(raw)
+
+    def put_chain_checkpoint(self, cp: Checkpoint) -> None:
+        """Keep ``cp`` as the checkpoint of its kind, over the one before."""
+        from memkeeper.checkpoints import encode
+
+        self._alone(self._put, self._key("chk", cp.kind), encode(cp).encode())
+
+    def compact_events(self, through: int) -> int:
+        """Remove the events with ids up to ``through`` (one range of ``P/ev/``) and their
+        index keys by type, path and claim, a few operations an event: call it inside
+        ``writing()`` on a few dozen events (``MAX_TXN_OPS``). How many were removed; the
+        newest event is always kept. A path's last-event key (``P/evl/``) may then name a
+        compacted event: readers skip an event that is not there."""
+        result: int = self._alone(self._compact_events, through)
+        return result
+
+    def _compact_events(self, through: int) -> int:
+        # The head only moves on: left out of the comparisons, so appends never undo this.
+        head = self._get(self._key("cache", EVENTS_HEAD), track=False)
+        if head is not None:
+            through = min(through, int(head.split(b" ")[0]) - 1)
+        start, end = self._key("ev", ""), self._key("ev", keys.number(through + 1))
+        # Events never change once written: left out of the commit's comparisons.
+        found = self._scan(start, end, track=False)
+        assert self._txn is not None
+        for key, raw in found:
+            event = codec.event(key, raw)
+            number = keys.number(event.id)
+            self._delete(self._key("evt", event.type, event.ts, number))
+            if event.path is not None:
+                self._delete(self._key("evp", event.path, keys.about(event.section), number))
+            claim = event.data.get("id")
+            if event.type in _CLAIM_ENDS and isinstance(claim, str):
+                self._delete(self._key("evc", claim, number))
+        if found:
+            self._txn.delete_range(start, end)
+        return len(found)

@@ -19,6 +19,11 @@ order is numeric order; values are compact JSON (``codec``):
 - ``P/evt/<type>\\0<ts>\\0<id>``: ``data.reason`` as JSON — events by type from a time on,
   and their count by reason, without reading the events;
 - ``P/evc/<claim id>\\0<id>`` (empty): claim.released / expired / aborted events by claim;
+- ``P/chk/<kind>``: the event chain's checkpoint of that kind (``verified``, ``compacted``),
+  its record as JSON (``checkpoints.encode``); once ``compacted`` is there, the events up to
+  its id (and their ``evt``/``evp``/``evc`` keys) are gone, and an ``evl`` key may name one
+  of them (keys an older memkeeper never reads; its ``verify`` would report the missing
+  events as a broken chain);
 - ``P/tally/<kind>\\0<at>\\0<random>``: ``at`` (``%020.6f`` in the key, exact in the value);
 - ``P/rec/<id>``: a reconciliation; ``P/reco/<path>\\0<region>``: the id of the open one;
 - ``P/prop/<id>``: a proposal;

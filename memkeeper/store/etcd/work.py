@@ -67,3 +67,23 @@ class WorkKeys(EtcdCore):
         if table == DONE and self._get(self._key(LIVE, number)) is not None:
             self._delete(self._key(LIVE, number))
         self._put(self._key(table, number), encode(item).encode())
+
+    def done_work(self) -> list[tuple[int, float | None]]:
+        """The done items, oldest id first: each id, and when it ended (a done item never
+        changes again: nothing is compared at the commit)."""
+        from memkeeper.store.etcd.gateway import prefix_end
+
+        start = self._key(DONE, "")
+        stored = self._scan(start, prefix_end(start), track=False)
+        if not stored:
+            return []
+        from memkeeper.work.items import decode
+
+        found = (decode(raw) for _, raw in stored)
+        return sorted((i.id, i.ended_at) for i in found)
+
+    def drop_work(self, ids: Sequence[int]) -> None:
+        """Forget these items, done or not (call inside ``writing()``)."""
+        for item_id in ids:
+            for table in (LIVE, DONE):
+                self._alone(self._delete, self._key(table, keys.number(item_id)))

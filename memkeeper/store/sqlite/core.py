@@ -81,6 +81,9 @@ class SqliteCore:
         """A shared store's round-trip saver (``EtcdStore.prefetch_file``): nothing to do for
         a local one."""
 
+    def prefetch_files(self, paths: list[str]) -> None:
+        """As ``prefetch_file``, for many files at once: nothing to do here."""
+
     def prefetch_claims(self) -> None:
         """As ``prefetch_file``, for a claim operation: nothing to do here."""
 

@@ -1,6 +1,7 @@
 """The events table of the SQLite store — the hash-chained log, with its head recorded in the
-cache — and the tallies: counts of occurrences not worth an event (lost races), kept for the
-claims' metrics window.
+cache, its checkpoints (table ``checkpoints``: one row per kind, the record as JSON) and its
+compaction — and the tallies: counts of occurrences not worth an event (lost races), kept for
+the claims' metrics window.
 
 A mixin of ``Store`` (it shares the one connection and its transactions). Call the writing
 methods inside ``Store.writing()``.
@@ -18,6 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from memkeeper.checkpoints import Checkpoint
     from memkeeper.events import Sign
 
 EVENTS_HEAD = "events:head"  # cache key: "ID HASH" of the last event appended
@@ -128,6 +130,34 @@ class EventRows(SqliteCore):
     def tally_count(self, kind: str, since: float) -> int:
         sql = "SELECT COUNT(*) FROM tallies WHERE kind = ? AND at >= ?"
         return int(self._db.execute(sql, (kind, since)).fetchone()[0])
+
+    # -- the chain's checkpoints, and compaction (docs/reference.md §8) -------------------
+
+    def chain_checkpoint(self, kind: str) -> Checkpoint | None:
+        """The checkpoint of ``kind`` (None: none written); ``checkpoints.Unreadable`` for a
+        row that is not one."""
+        sql = "SELECT record FROM checkpoints WHERE kind = ?"
+        row = self._db.execute(sql, (kind,)).fetchone()
+        if row is None:
+            return None
+        from memkeeper.checkpoints import decode
+
+        return decode(row[0])
+
+    def put_chain_checkpoint(self, cp: Checkpoint) -> None:
+        """Keep ``cp`` as the checkpoint of its kind, over the one before."""
+        from memkeeper.checkpoints import encode
+
+        sql = "INSERT OR REPLACE INTO checkpoints (kind, record) VALUES (?, ?)"
+        self._db.execute(sql, (cp.kind, encode(cp)))
+
+    def compact_events(self, through: int) -> int:
+        """Remove the events with ids up to ``through`` (their indexes go with them); how many
+        were removed. The newest event is always kept: the next append chains after it."""
+        cursor = self._db.execute(
+            "DELETE FROM events WHERE id <= ? AND id < (SELECT MAX(id) FROM events)", (through,)
+        )
+        return cursor.rowcount
 
 
 # An event's data as stored.

@@ -2,6 +2,11 @@
 sections' rows, and each section's recent bodies (the bases of three-way merges, kept by
 ``put_sections`` in the same statements' transaction).
 
+Bodies are kept lazily, as the etcd store keeps them: a present section's current body is its
+row's, so ``put_sections`` archives a body in ``bodies`` only when the section moves on from it
+(a new rev, or gone) — indexing a new file writes the file's bytes once, into its rows; and
+``body_at`` answers from ``bodies``, else from the row. Pruning follows ``store.bodies``.
+
 A mixin of ``Store`` (it shares the one connection and its transactions). Call the writing
 methods inside ``Store.writing()``. Only managed files' sections reach these tables: a private
 file is never indexed, so its text is never kept.
@@ -22,10 +27,23 @@ _COLS = _ROW_COLUMNS.split(", ")
 
 
 def _row(values: tuple[Any, ...]) -> SectionRow:
-    key, ord_, rev, hash_, present, title, level, base, heading, body, lines = values
+    key, ord_, rev, cell, present, title, level, base, heading, body, lines = values
+    hash_ = "sha256:" + cell.hex() if isinstance(cell, bytes) else cell
     return SectionRow(
         key, ord_, rev, hash_, bool(present), title, level, base, bytes(heading), bytes(body), lines
     )
+
+
+def hash_cell(hash_: str | None) -> str | bytes | None:
+    """A section's hash as its row stores it: a ``sha256:`` digest as its 32 bytes (71 as
+    text, a third of a short section's row); anything else as given (``_row`` reads both)."""
+    if hash_ is None or len(hash_) != 71 or not hash_.startswith("sha256:"):
+        return hash_
+    try:
+        raw = bytes.fromhex(hash_[7:])
+    except ValueError:
+        return hash_
+    return raw if raw.hex() == hash_[7:] else hash_
 
 
 class FileRows(SqliteCore):
@@ -107,9 +125,16 @@ class FileRows(SqliteCore):
         )
 
     def put_sections(self, path: str, rows: Iterable[SectionRow]) -> None:
-        """Insert or replace these section rows of ``path`` (and keep their bodies)."""
+        """Insert or replace these section rows of ``path``, archiving the body each one moves
+        on from (and pruning the old ones when due)."""
         rows = list(rows)
-        self.keep_bodies(path, rows)
+        # A present row's body at its rev, replaced by another rev or by absence: archived.
+        self._db.executemany(
+            "INSERT OR IGNORE INTO bodies (path, key, rev, body) "
+            "SELECT path, key, rev, body FROM sections "
+            "WHERE path = ? AND key = ? AND present AND NOT (? AND rev = ?)",
+            [(path, r.key, int(r.present), r.rev) for r in rows],
+        )
         self._db.executemany(
             f"INSERT OR REPLACE INTO sections (path, {_ROW_COLUMNS}, size) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -119,7 +144,7 @@ class FileRows(SqliteCore):
                     r.key,
                     r.ord,
                     r.rev,
-                    r.hash,
+                    hash_cell(r.hash),
                     int(r.present),
                     r.title,
                     r.level,
@@ -132,27 +157,35 @@ class FileRows(SqliteCore):
                 for r in rows
             ],
         )
+        self._prune(path, rows)
 
     def keep_bodies(self, path: str, rows: Iterable[SectionRow]) -> None:
         """Remember the body of each present row at its rev, forgetting the older ones when a
         prune is due (``store.bodies``)."""
-        from memkeeper.store.bodies import prune_cut  # a read never keeps one
-
+        rows = list(rows)
         kept = [(path, r.key, r.rev, r.body) for r in rows if r.present]
         if not kept:
             return
         self._db.executemany(
             "INSERT OR IGNORE INTO bodies (path, key, rev, body) VALUES (?, ?, ?, ?)", kept
         )
-        cuts = [(p, k, prune_cut(rev)) for p, k, rev, _ in kept]
+        self._prune(path, rows)
+
+    def _prune(self, path: str, rows: list[SectionRow]) -> None:
+        from memkeeper.store.bodies import prune_cut  # a read never prunes
+
+        cuts = [(path, r.key, prune_cut(r.rev)) for r in rows if r.present]
         due = [(p, k, cut) for p, k, cut in cuts if cut is not None]
         if due:
             self._db.executemany("DELETE FROM bodies WHERE path = ? AND key = ? AND rev <= ?", due)
 
     def body_at(self, path: str, key: str, rev: int) -> bytes | None:
-        """The section's body at ``rev``, if it is still kept."""
+        """The section's body at ``rev``, if it is still kept: archived, or its row's."""
         row = self._db.execute(
-            "SELECT body FROM bodies WHERE path = ? AND key = ? AND rev = ?", (path, key, rev)
+            "SELECT body FROM bodies WHERE path = ? AND key = ? AND rev = ? UNION ALL "
+            "SELECT body FROM sections WHERE path = ? AND key = ? AND rev = ? AND present "
+            "LIMIT 1",
+            (path, key, rev, path, key, rev),
         ).fetchone()
         return None if row is None else bytes(row[0])
 

@@ -13,8 +13,12 @@ if TYPE_CHECKING:
 # 3: + bodies, proposals; 4: + events_by_path; 5: + pending; 6: + events.signer, events.sig;
 # 7: + messages, deliveries; 8: + claim_records, claims.plan, waiters.plan; 9: + reads;
 # 10: + meetings; 11: + work; 12: a meeting's record carries a serialize's turns (state
-# serializing), which an older memkeeper cannot read; 14: + stamps.
-SCHEMA_VERSION = 14
+# serializing), which an older memkeeper cannot read; 13: bodies kept lazily (a present
+# section's current body is its row's alone), which an older memkeeper would miss, and a
+# section's hash as 32 bytes (rows written before stay text; both are read); 14: + stamps
+# (this checkout's files' stat stamps); 16: + checkpoints (the event chain's verified head and
+# compaction point; an older memkeeper would judge a compacted log broken).
+SCHEMA_VERSION = 16
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -27,7 +31,7 @@ CREATE TABLE IF NOT EXISTS sections (
     key TEXT NOT NULL,
     ord INTEGER NOT NULL,          -- position in the file, meaningless when absent
     rev INTEGER NOT NULL,          -- never goes back, even across absence
-    hash TEXT,                     -- NULL while the section is absent from the file
+    hash,                          -- sha256 as 32 bytes (text before 13), NULL while absent
     present INTEGER NOT NULL,
     title TEXT NOT NULL,
     level INTEGER NOT NULL,
@@ -119,7 +123,7 @@ CREATE TABLE IF NOT EXISTS reconciliations (  -- hand edits of generated regions
 );
 CREATE UNIQUE INDEX IF NOT EXISTS reconciliations_open ON reconciliations (path, region)
     WHERE resolution IS NULL;
-CREATE TABLE IF NOT EXISTS bodies (  -- each section's last bodies: the bases of merges
+CREATE TABLE IF NOT EXISTS bodies (  -- sections' earlier bodies (the current: its row's)
     path TEXT NOT NULL,
     key TEXT NOT NULL,
     rev INTEGER NOT NULL,
@@ -189,6 +193,10 @@ CREATE TABLE IF NOT EXISTS work (  -- work items, kept after they end
     record TEXT NOT NULL           -- the whole record as JSON (work.items.encode)
 );
 CREATE INDEX IF NOT EXISTS work_by_state ON work (state, id);
+CREATE TABLE IF NOT EXISTS checkpoints (  -- the event chain's: verified, compacted
+    kind TEXT PRIMARY KEY,
+    record TEXT NOT NULL           -- the whole record as JSON (checkpoints.encode)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS stamps (  -- this checkout's files' stat stamps (memkeeper.stamps)
     path TEXT PRIMARY KEY,
     size INTEGER NOT NULL,
@@ -218,10 +226,11 @@ def create_or_upgrade(db: sqlite3.Connection) -> None:
         for table in ("claims", "waiters"):  # made before claims had plans
             if "plan" not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
                 db.execute(f"ALTER TABLE {table} ADD COLUMN plan TEXT")
-        if version < 3:  # the bodies indexed so far are the bases merges can use
+        if version < 13:  # a present section's current body: its row's copy alone
             db.execute(
-                "INSERT OR IGNORE INTO bodies (path, key, rev, body) "
-                "SELECT path, key, rev, body FROM sections WHERE present"
+                "DELETE FROM bodies WHERE EXISTS (SELECT 1 FROM sections s WHERE "
+                "s.path = bodies.path AND s.key = bodies.key AND s.rev = bodies.rev "
+                "AND s.present)"
             )
         db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
     elif version != SCHEMA_VERSION:

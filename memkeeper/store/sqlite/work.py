@@ -51,3 +51,14 @@ class WorkRows(SqliteCore):
 
         sql = "UPDATE work SET state = ?, record = ? WHERE id = ?"
         self._db.execute(sql, (item.state, encode(item), item.id))
+
+    def done_work(self) -> list[tuple[int, float | None]]:
+        """The done items, oldest id first: each id, and when it ended."""
+        sql = "SELECT id, json_extract(record, '$.ended_at') FROM work WHERE state = 'done'"
+        return [(int(i), at) for i, at in self._db.execute(sql + " ORDER BY id").fetchall()]
+
+    def drop_work(self, ids: Sequence[int]) -> None:
+        """Forget these items (call inside ``writing()``)."""
+        for start in range(0, len(ids), 500):
+            part = list(ids[start : start + 500])
+            self._db.execute(f"DELETE FROM work WHERE id IN ({','.join('?' * len(part))})", part)

@@ -82,3 +82,18 @@ def test_reading_many_done_items_in_one_transaction_compares_none_of_them(
         assert len(store.work_items(["open"])) == 1
     finally:
         store.close()
+
+
+def test_done_items_are_listed_with_when_they_ended_and_dropped_by_id(store: StateStore) -> None:
+    with store.writing():
+        items = [store.add_work(draft(f"t{n}")) for n in range(4)]
+        store.put_work(rules.ended(items[2], "done", NOW + 7))
+        store.put_work(rules.ended(items[0], "done", NOW + 9))
+        store.put_work(rules.ended(items[1], "failed", NOW + 8, "red"))
+    assert store.done_work() == [(1, NOW + 9), (3, NOW + 7)]
+    with store.writing():
+        store.drop_work([1, 2])
+    assert store.done_work() == [(3, NOW + 7)]
+    assert [i.id for i in store.work_items()] == [3, 4]
+    assert (store.work_item(1), store.work_item(2)) == (None, None)
+    assert store.add_work(draft()).id == 5  # ids are never reused

@@ -1,8 +1,9 @@
-"""The etcd store's core: ``prefetch_file`` and ``prefetch_claims`` as one read-only round
-trip whose keys are compared only once read; writes outside a block committing alone and
-retrying (then giving up); nested and inner blocks; the limits of one etcd transaction; an
-endpoint nobody answers on; and the prefix's format version. A compacted snapshot as
-``StoreRetry``, on a cluster of the test's own: tests/e2e/test_store_processes.py."""
+"""The etcd store's core: ``prefetch_file``, ``prefetch_files`` and ``prefetch_claims`` as
+read-only round trips (one, or one per ``MAX_TXN_OPS`` keys) whose keys are compared only
+once read; writes outside a block committing alone and retrying (then giving up); nested and
+inner blocks; the limits of one etcd transaction; an endpoint nobody answers on; and the
+prefix's format version. A compacted snapshot as ``StoreRetry``, on a cluster of the test's
+own: tests/e2e/test_store_processes.py."""
 
 from __future__ import annotations
 
@@ -82,8 +83,29 @@ def test_prefetch_claims_reads_the_table_the_counters_and_the_head_in_one_reques
 
 
 @etcd_only
+def test_prefetch_files_reads_many_files_rows_in_one_request_per_max_txn_ops_keys(
+    store: EtcdStore, other: EtcdStore
+) -> None:
+    paths = [f"f{n:03d}.md" for n in range(MAX_TXN_OPS // 2 + 3)]  # 2 keys each: 2 requests
+    for path in paths[:2]:
+        other.put_file(path, STATE)
+        other.put_sections(path, [row("build", 0)])
+    with store.writing():
+        store.prefetch_files(paths)
+        bodies = [body for _, body in sent(store)]
+        assert [len(body["success"]) for body in bodies] == [MAX_TXN_OPS, 6]
+        assert all((body["compare"], body["failure"]) == ([], []) for body in bodies)
+        sent(store).clear()
+        assert [store.file_state(path) for path in paths[:3]] == [STATE, STATE, None]
+        assert store.sections(paths[1]) == [row("build", 0)]
+        assert store.sections(paths[-1]) == []
+    assert sent(store) == []
+
+
+@etcd_only
 def test_prefetching_outside_a_block_sends_nothing(store: EtcdStore) -> None:
     store.prefetch_file("C.md")
+    store.prefetch_files(["C.md", "D.md"])
     store.prefetch_claims()
     assert sent(store) == []
 

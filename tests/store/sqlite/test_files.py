@@ -1,6 +1,7 @@
 """The files, sections and bodies tables of a real SQLite store: a file's state, its section
 rows in document order (absent ones last), one section read with its file's state, the
-context a patch splices into; then the bodies, statement by statement: a body is kept once
+context a patch splices into; then the bodies, statement by statement: a row's current body
+is stored once (its row's) and archived when the section moves on; a body is kept once
 per rev (the first one stays) and only for present rows; pruning runs every ``PRUNE_EVERY``
 revs for the section it is due for and nothing else, so a section always has between
 ``KEEP_BODIES`` and ``KEEP_BODIES + PRUNE_EVERY - 1`` bodies. (What both backends share:
@@ -197,9 +198,42 @@ def test_a_section_written_rev_after_rev_keeps_its_last_bodies_within_the_bounds
     assert max(steady) == KEEP_BODIES + PRUNE_EVERY - 1
 
 
+def test_a_rows_current_body_is_stored_once_and_archived_when_it_moves_on(store: Store) -> None:
+    with store.writing():  # a new file: its bodies are its rows', nothing else holds them
+        store.put_sections("a.md", [at_rev("log", 1, b"one\n"), at_rev("notes", 1, b"n\n")])
+    assert body_count(store) == 0
+    assert store.body_at("a.md", "log", 1) == b"one\n"  # answered from the row
+    with store.writing():  # the same rev again (a move): nothing to archive
+        store.put_sections("a.md", [at_rev("log", 1, b"one\n")])
+    assert body_count(store) == 0
+    with store.writing():
+        store.put_sections("a.md", [at_rev("log", 2, b"two\n")])
+        store.put_sections("a.md", [at_rev("notes", 1, b"", present=False)])
+    assert kept_revs(store, "a.md", "log") == [1]
+    assert kept_revs(store, "a.md", "notes") == [1]  # gone: its last body archived
+    answers = [store.body_at("a.md", k, rev) for k, rev in (("log", 1), ("log", 2), ("notes", 1))]
+    assert answers == [b"one\n", b"two\n", b"n\n"]
+    assert store.body_at("a.md", "log", 3) is None
+
+
 # -- versions -----------------------------------------------------------------------------------
 
 
 def test_a_local_store_knows_no_other_versions(store: Store) -> None:
     store.keep_version("CLAUDE.md", "sha256:1", 1)
     assert store.version_rev("CLAUDE.md", "sha256:1") is None
+
+
+def test_a_sha256_hash_is_stored_as_its_32_bytes_and_read_back_as_text(store: Store) -> None:
+    digest = ev.digest(b"# a\ntext\n")
+    odd = ["sha256:" + "A" * 64, "sha256:" + "g" * 64, "sha256:short"]
+    rows = [at_rev(f"k{n}", 1)._replace(hash=h, ord=n) for n, h in enumerate([digest, *odd])]
+    with store.writing():
+        store.put_sections("a.md", rows)
+    cells = store._db.execute("SELECT hash FROM sections WHERE path = 'a.md' ORDER BY key")
+    assert [type(cell) for (cell,) in cells] == [bytes, str, str, str]
+    assert [r.hash for r in store.sections("a.md")] == [digest, *odd]
+    store._db.execute(  # a row as schema 12 wrote it: the hash as text
+        "UPDATE sections SET hash = ? WHERE path = 'a.md' AND key = 'k0'", (digest,)
+    )
+    assert store.sections("a.md") == rows

@@ -99,3 +99,54 @@ def test_a_version_7_store_gets_plans_and_records_and_keeps_its_claims(home: Pat
         assert upgraded.waiter_rows() == []
     finally:
         upgraded.close()
+
+
+def test_a_version_12_store_drops_its_copies_of_current_bodies_and_keeps_the_rest(
+    home: Path,
+) -> None:
+    from memkeeper import events as ev
+    from memkeeper.records import SectionRow
+
+    def at(rev: int, body: bytes, *, key: str = "a", present: bool = True) -> SectionRow:
+        heading = f"# {key}\n".encode()
+        hash_ = ev.digest(heading + body) if present else None
+        return SectionRow(key, 0, rev, hash_, present, key, 1, key, heading, body, 2)
+
+    store = Store.open(str(home))
+    with store.writing():  # as schema 12 left them: every body kept, the current one too
+        store.put_sections("m.md", [at(1, b"one\n"), at(2, b"bee\n", key="b")])
+        store.put_sections("m.md", [at(2, b"two\n")])
+        store.keep_bodies("m.md", store.sections("m.md"))
+        store.put_sections("gone.md", [at(3, b"three\n")])
+        store.keep_bodies("gone.md", [at(3, b"three\n")])
+        store.put_sections("gone.md", [at(3, b"", present=False)])
+    before = raw_rows(home, "SELECT path, key, rev FROM bodies ORDER BY 1, 2, 3")
+    assert before == [("gone.md", "a", 3), ("m.md", "a", 1), ("m.md", "a", 2), ("m.md", "b", 2)]
+    store.close()
+    raw_sql(home, "PRAGMA user_version=12")
+    upgraded = Store.open(str(home))
+    try:
+        assert pragma(upgraded, "user_version") == SCHEMA_VERSION
+        kept = raw_rows(home, "SELECT path, key, rev FROM bodies ORDER BY 1, 2, 3")
+        assert kept == [("gone.md", "a", 3), ("m.md", "a", 1)]  # not the rows' own
+        answers = [("m.md", "a", 1), ("m.md", "a", 2), ("m.md", "b", 2), ("gone.md", "a", 3)]
+        assert [upgraded.body_at(*at_) for at_ in answers] == [
+            b"one\n",
+            b"two\n",
+            b"bee\n",
+            b"three\n",
+        ]
+        with upgraded.writing():  # and it works on: moving on archives the current body
+            upgraded.put_sections("m.md", [at(3, b"three\n")])
+        assert upgraded.body_at("m.md", "a", 2) == b"two\n"
+        assert upgraded.body_at("m.md", "a", 3) == b"three\n"
+    finally:
+        upgraded.close()
+
+
+def raw_rows(home: Path, sql: str) -> list[tuple[object, ...]]:
+    db = sqlite3.connect(home / "state.db")
+    try:
+        return db.execute(sql).fetchall()
+    finally:
+        db.close()

@@ -1,5 +1,5 @@
 """The SQLite store's ``stamps`` table (schema 14): this checkout's files' stat stamps, and the
-upgrade of a store made before it."""
+upgrade of a store of the version before (13) to it."""
 
 from __future__ import annotations
 
@@ -22,10 +22,10 @@ def test_a_store_of_the_version_before_gets_the_stamps_table_and_keeps_its_data(
         store.put_file("memory/a.md", FileState(2, "sha256:a"))
     store.close()
     raw_sql(home, "DROP TABLE stamps")
-    raw_sql(home, "PRAGMA user_version=12")
+    raw_sql(home, "PRAGMA user_version=13")
     upgraded = Store.open(str(home))
     try:
-        assert pragma(upgraded, "user_version") == SCHEMA_VERSION == 14
+        assert pragma(upgraded, "user_version") == SCHEMA_VERSION
         assert upgraded.file_state("memory/a.md") == FileState(2, "sha256:a")
         stamps = upgraded.stamp_table()
         assert stamps.stamps() == {}
