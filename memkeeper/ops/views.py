@@ -70,7 +70,8 @@ def described(ws: Workspace, policy: Policy, *, full: bool = False) -> list[dict
     same = seen.unchanged_among(stored) if seen.stored else {}
     indexed = {rel for rel in stored if rel in same or seen.holds(rel)}
     counts = ws.store.section_counts(indexed) if indexed else {}
-    others = index_files(ws, [rel for rel in stored if rel not in indexed])
+    rest = [rel for rel in stored if rel not in indexed]
+    others = index_files(ws, rest) if rest else {}
     out: list[dict[str, Any]] = []
     for rel, rule in found:
         entry: dict[str, Any] = {"path": rel, "class": rule.file_class}
