@@ -248,11 +248,11 @@ class Memory:
 
     # -- views: what `status`, `claims` and the dashboard show (ops/views.py) ------------------
 
-    def status(self) -> dict[str, Any]:
+    def status(self, *, full: bool = False) -> dict[str, Any]:
         """Root, policy, managed files, open reconciliations and live claims (``status``)."""
         from memkeeper.ops import views
 
-        return views.status(self.workspace)
+        return views.status(self.workspace, full=full)
 
     def waiters(self) -> dict[str, Any]:
         """Live claims and waiters, each waiter with its ``position`` and ``blocked_by``."""
@@ -350,16 +350,16 @@ class Memory:
         staged: bool = False,
         push: Sequence[Pushed] | None = None,
         remote: str | None = None,
+        full: bool = False,
     ) -> dict[str, Any]:
         """Validate managed files against the policy; committing (``staged``) or pushing, also
         other identities' claims (``ops.checking``). ``Failed`` lists the violations."""
         from memkeeper.ops.checking import check_here
 
-        return check_here(self.workspace, paths, staged=staged, push=push, remote=remote)
+        return check_here(self.workspace, paths, staged=staged, push=push, remote=remote, full=full)
 
     def verify(self, *, full: bool = False) -> dict[str, Any]:
-        """Check the event chain (from its last checkpoint; ``full``: all of it) and every
-        indexed file against the index; ``Failed`` lists the problems."""
+        """The chain and the files against the index (``full``: every event and every file)."""
         from memkeeper.ops.verify import verify
 
         return verify(self.workspace, full=full)

@@ -22,6 +22,7 @@ ERROR_LOG = "error.log"  # tracebacks of unexpected errors, in the home (cli.bou
 SYNCED_DIR = "synced"  # with a shared store: what each file held when it last agreed with it
 ROOT_ID = "root-id"  # with a shared store: this root's name among the roots sharing it
 POLICY_CACHE = "policy-cache.json"  # with a shared store: the policy's verdicts, in the home
+STAMP_FILE = "stamps.json"  # with a shared store: this checkout's files' stat stamps
 BASE_SUFFIX = ".base"  # beside a kept link: the file's path, NUL, the bytes it held
 SHARED_REGION = "store:"  # the region of a root's reconciliation with a shared store: + root id
 

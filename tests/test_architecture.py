@@ -28,7 +28,18 @@ PACKAGE = Path(__file__).resolve().parent.parent / "memkeeper"
 
 # Lowest first. A module may import its own layer and those below it, never one above.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "records", "coordination", "clock", "events", "checkpoints", "names", "limits"),
+    # the base
+    (
+        "errors",
+        "records",
+        "coordination",
+        "clock",
+        "events",
+        "checkpoints",
+        "names",
+        "limits",
+        "stamps",
+    ),
     ("markdown", "regions", "policy", "claims", "shell", "identity", "mail", "meetings", "work"),
     ("fs", "store"),  # the shell's bottom: the disk and the state store
     ("ops",),  # one module per operation, on a Workspace

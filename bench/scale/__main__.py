@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 # The areas in the order the issue lists them; each is bench/scale/<area>.py with a `run`.
 AREAS: list[str] = [
     "index",
+    "stat",
     "chain",
     "parse",
     "work",

@@ -28,8 +28,15 @@ def run_check(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
         push, remote = _pushed(args.remote)
     elif args.remote is not None:
         raise Invalid("--remote goes with --push — run: memkeeper check --push --remote NAME")
+    if args.full and (args.staged or args.push):
+        raise Invalid(
+            "--full reads the working tree's files again; --staged and --push judge what git "
+            "holds, which is always read — leave --full out"
+        )
     try:
-        payload = memory.check(args.paths, staged=args.staged, push=push, remote=remote)
+        payload = memory.check(
+            args.paths, staged=args.staged, push=push, remote=remote, full=args.full
+        )
     except Failed as exc:
         _warn(getattr(exc, "claim_warnings", ()))
         raise

@@ -50,6 +50,12 @@ def add_verbs(verb: Verb) -> None:
         "--push", action="store_true", help="judge what git would push (pre-push input on stdin)"
     )
     check.add_argument("--remote", metavar="NAME", help="with --push: the remote pushed to")
+    check.add_argument(
+        "--full",
+        action="store_true",
+        help="read and judge every file (by default a file whose stat stamp shows the bytes a "
+        "clean check saw is not read again)",
+    )
     check.add_argument("paths", nargs="*", metavar="PATH")
 
 

@@ -177,7 +177,7 @@ def cmd_init(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_status(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:
-    return memory.status()
+    return memory.status(full=args.full)
 
 
 def cmd_sections(memory: Memory, args: argparse.Namespace) -> dict[str, Any]:

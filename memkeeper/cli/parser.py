@@ -171,7 +171,13 @@ def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
         help="add to CLAUDE.md, AGENTS.md and GEMINI.md a section telling agents how to "
         "change each memory file (or bring it up to date)",
     )
-    verb("status", "root, managed files, their classes and section counts")
+    status = verb("status", "root, managed files, their classes and section counts")
+    status.add_argument(
+        "--full",
+        action="store_true",
+        help="read every managed file (by default a file whose stat stamp has not moved since "
+        "memkeeper last read it is not read again)",
+    )
     verb("sections", "list a file's sections").add_argument("path")
     read = verb("read", "read a section (PATH#KEY) or a whole file (PATH)")
     read.add_argument("ref")
@@ -225,7 +231,9 @@ def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
     verify.add_argument(
         "--full",
         action="store_true",
-        help="walk the whole event chain, not only the events after its last checkpoint",
+        help="walk the whole event chain, not only the events after its last checkpoint, and "
+        "read every indexed file, not only those whose stat stamp moved since memkeeper last "
+        "read them",
     )
     for module in _groups_for(wanted):
         module.add_verbs(verb)

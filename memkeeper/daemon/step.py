@@ -17,14 +17,13 @@ returns what happened as ``Outcome`` values (it never prints).
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memkeeper.daemon.compaction import Compaction
 from memkeeper.daemon.follow import OUTAGE_BACKOFF_MAX_S, Following, shared_store_watch
 from memkeeper.daemon.gitindex import GitAware
+from memkeeper.daemon.looking import Looking
 from memkeeper.daemon.plan import (
     GIT_ACTOR,
     INDEX_QUIET_S,
@@ -32,7 +31,6 @@ from memkeeper.daemon.plan import (
     Gone,
     Index,
     Known,
-    Look,
     Outcome,
     Pending,
     Reload,
@@ -45,7 +43,6 @@ from memkeeper.daemon.plan import (
     prep_changes,
     regen_due,
     settle,
-    watch_dirs,
 )
 from memkeeper.daemon.watchdog import Watchdog
 from memkeeper.errors import Invalid, MemkeeperError
@@ -53,7 +50,6 @@ from memkeeper.events import digest
 from memkeeper.fs import files as fsio
 from memkeeper.fs.git import git_dir
 from memkeeper.fs.gitindex import LiveIndex
-from memkeeper.fs.walk import managed_files
 from memkeeper.names import POLICY_FILE
 from memkeeper.ops.bulkindex import index_new
 from memkeeper.ops.claims import ClaimTable
@@ -76,7 +72,7 @@ REGEN_EVENTS = frozenset(
 )
 
 
-class Daemon(Following, GitAware):
+class Daemon(Following, GitAware, Looking):
     """The daemon's state between batches and the actions that change the world."""
 
     def __init__(self, ws: Workspace, rescan_s: float, *, quiet_s: float = QUIET_S) -> None:
@@ -277,20 +273,11 @@ class Daemon(Following, GitAware):
         return [Outcome("reloaded", POLICY_FILE, what), *found]
 
     def _scan(self) -> list[Outcome]:
-        """List the managed files again: index changed ones, report vanished ones."""
+        """List the managed files again: index changed ones, report vanished ones. A file
+        whose stat stamp has not moved since memkeeper last read it is not read."""
         before = self.known.files
-        listed = self._list()
-        looks = [self._look(rel) for rel in sorted(listed | before)]
+        looks = self._looks(sorted(self._list() | before))
         return [o for action in plan_files(looks, before) for o in self._run(action)]
-
-    def _list(self) -> frozenset[str]:
-        """The managed files (private ones left out) now; watch their directories."""
-
-        found = managed_files(self.policy, Path(self.root))
-        listed = frozenset(rel for rel, rule in found if rule.file_class != "private")
-        rescan = self.ws.now() + self.rescan_s
-        self.known = replace(self.known, dirs=watch_dirs(listed), files=listed, next_rescan=rescan)
-        return listed
 
     def _settle(self, *, force: bool) -> list[Outcome]:
         """Re-render regions after new events (or when ``force``d) unless git is working
@@ -357,34 +344,7 @@ class Daemon(Following, GitAware):
                     done += self._index_when_quiet(Index(rel, "generated", look.disk or ""))
         return done, frozenset(self.pending)
 
-    # -- looking -------------------------------------------------------------------------------
-
-    def _look(self, rel: str) -> Look:
-        """What is at ``rel`` now: a managed file's hash and the index's, or its kind."""
-        try:
-            info = os.lstat(os.path.join(self.root, rel))
-        except (FileNotFoundError, NotADirectoryError):
-            return Look(rel, "missing", self._class(rel))
-        if stat.S_ISDIR(info.st_mode):
-            return Look(rel, "dir" if self._walkable(rel) else "other")
-        file_class = self._class(rel)
-        if not stat.S_ISREG(info.st_mode) or file_class in (None, "private"):
-            return Look(rel, "file" if stat.S_ISREG(info.st_mode) else "other", file_class)
-        try:
-            data = fsio.read_bytes(self.root, rel)
-        except Invalid:
-            return Look(rel, "missing", file_class)
-        state = self.ws.store.file_state(rel)
-        indexed = None if state is None else state.file_hash
-        return Look(rel, "file", file_class, digest(data), indexed)
-
-    def _class(self, rel: str) -> str | None:
-        rule = self.policy.classify(rel)
-        return None if rule is None else rule.file_class
-
-    def _walkable(self, rel: str) -> bool:
-        """A directory ``managed_files`` would walk into (not ``.git``, ``node_modules``…)."""
-        return all(self.policy.walks_into(part) for part in rel.split("/"))
+    # -- events and the clock --------------------------------------------------------------------
 
     def _recorded(self, act: Callable[[], object], types: Set[str]) -> list[Outcome]:
         """Do ``act`` and describe the events of ``types`` recorded meanwhile."""

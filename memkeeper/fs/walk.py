@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from memkeeper.names import temp_pid
@@ -13,11 +13,17 @@ if TYPE_CHECKING:
     from memkeeper.policy.model import FileRule, Policy
 
 
-def managed_files(policy: Policy, root: str | os.PathLike[str]) -> list[tuple[str, FileRule]]:
-    """Every regular file (not symlink) under `root` that a rule matches, sorted by path."""
+def managed_files(
+    policy: Policy,
+    root: str | os.PathLike[str],
+    classify: Callable[[str], FileRule | None] | None = None,
+) -> list[tuple[str, FileRule]]:
+    """Every regular file (not symlink) under `root` that a rule matches, sorted by path
+    (``classify``: the policy's, or one that remembers its answers)."""
     found = []
+    judge = classify or policy.classify
     for relpath in _walk(os.fspath(root), "", policy):
-        rule = policy.classify(relpath)
+        rule = judge(relpath)
         if rule is not None:
             found.append((relpath, rule))
     return sorted(found, key=lambda pair: pair[0])

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 from memkeeper.errors import Failed, Invalid, PolicyInvalid
@@ -26,6 +27,7 @@ from memkeeper.markdown.appendonly import first_changed_line
 from memkeeper.markdown.hiddentext import hidden_characters
 from memkeeper.markdown.lines import LINE_END, not_text, position
 from memkeeper.names import POLICY_FILE
+from memkeeper.ops.stamping import CheckStamps
 from memkeeper.ops.verify import violation
 from memkeeper.policy.loader import parse_policy, policy_bytes
 from memkeeper.regions import markers as regions
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from memkeeper.clock import Clock
     from memkeeper.policy.model import FileRule, Policy
     from memkeeper.records import Violation
 
@@ -57,9 +60,17 @@ RULES = (
 
 
 def check(
-    root: Path, paths: Sequence[str] = (), *, staged: bool = False, git: Git | None = None
+    root: Path,
+    paths: Sequence[str] = (),
+    *,
+    staged: bool = False,
+    git: Git | None = None,
+    full: bool = False,
+    clock: Clock | None = None,
 ) -> dict[str, Any]:
-    """Every violation under ``root`` (only ``paths``, if given); ``Failed`` if any."""
+    """Every violation under ``root`` (only ``paths``, if given); ``Failed`` if any. A file
+    whose stat stamp shows bytes found clean before is not read again (``full``: every file
+    is; with ``staged``, git's index is read, never a stamp; ``clock``: when stamps are taken)."""
     git = git or Git(root)
     if staged and not git.is_repo():
         raise Invalid(f"{root}: not a git repository — --staged judges what git would commit")
@@ -69,7 +80,9 @@ def check(
     if policy is not None:
         files, unmanaged = _files(root, policy, git, paths, staged)
         warnings += [f"{rel}: not managed by the policy; nothing to check" for rel in unmanaged]
-        checked, more = _judge_files(root, policy, git, files, staged)
+        stamped = None if staged else CheckStamps(str(root), RULES, full=full, clock=clock)
+        with stamped or nullcontext(None) as seen:
+            checked, more = _judge_files(policy, git, files, seen)
         found += more + _deletions(root, policy, git, paths, staged)
         opened, down = _reconciliations(root, paths)
         found, warnings = found + opened, warnings + down
@@ -86,20 +99,28 @@ def check(
 
 
 def _judge_files(
-    root: Path, policy: Policy, git: Git, files: list[tuple[str, FileRule]], staged: bool
+    policy: Policy, git: Git, files: list[tuple[str, FileRule]], seen: CheckStamps | None
 ) -> tuple[list[str], list[Violation]]:
+    """The files judged and their violations: the working tree's through ``seen``, else
+    (``--staged``) git's index's."""
     checked: list[str] = []
     found: list[Violation] = []
-    in_git = git.is_repo()
+    in_git, staged = git.is_repo(), seen is None
     for rel, rule in files:
         if rule.file_class == "private":
             found += [_private(rel)] if staged and git.staged_blob(rel) is not None else []
             continue
-        data = git.staged_blob(rel) if staged else _read(root, rel)
+        if seen is not None and seen.clean(rel, rule.file_class):
+            checked.append(rel)  # the same bytes as a clean check before, by their stamp
+            continue
+        data = git.staged_blob(rel) if seen is None else seen.read(rel)
         if data is not None:
             checked.append(rel)
             head = git.head(rel) if in_git and rule.file_class == "append-only" else None
-            found += judge(rel, rule.file_class, data, head, policy.templates)
+            more = judge(rel, rule.file_class, data, head, policy.templates)
+            found += more
+            if seen is not None:
+                seen.judged(rel, rule.file_class, data, clean=not more)
     return checked, found
 
 
@@ -169,15 +190,6 @@ def _deletions(
         if rule is not None and rule.file_class == "append-only" and named and gone:
             found.append(_deleted(rel, git.show(f"HEAD:./{rel}") or b"", staged))
     return found
-
-
-def _read(root: Path, rel: str) -> bytes | None:
-    """The working tree's bytes of a regular file; ``None`` when there is none."""
-    full = os.path.join(root, rel)
-    if os.path.islink(full) or not os.path.isfile(full):
-        return None
-    with open(full, "rb") as handle:
-        return handle.read()
 
 
 # -- judging one file (pure) --------------------------------------------------------------

@@ -17,7 +17,6 @@ from memkeeper.errors import Failed
 from memkeeper.fs import root as roots
 from memkeeper.fs.git import run_git
 from memkeeper.ops.check import check
-from memkeeper.ops.commitguard import Pushed, Verdicts, judge
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from memkeeper.fs.git import Runner
+    from memkeeper.ops.commitguard import Pushed, Verdicts
     from memkeeper.ops.workspace import Workspace
 
 
@@ -36,13 +36,17 @@ def check_here(
     push: Sequence[Pushed] | None = None,
     remote: str | None = None,
     run: Runner = run_git,
+    full: bool = False,
 ) -> dict[str, Any]:
-    """Every violation of the files (and, committing or pushing, of the claims)."""
+    """Every violation of the files (and, committing or pushing, of the claims); ``full``:
+    every working-tree file read, trusting no stat stamp."""
     root, named = _where(ws, paths)
+    if not staged and push is None:  # (the claims guard, and the Markdown parser it loads, unused)
+        return check(root, named, full=full)
+    from memkeeper.ops.commitguard import judge
+
     if push is not None:
         return _pushed(judge(ws, root, run, pushed=push, remote=remote))
-    if not staged:
-        return check(root, named)
     verdicts = judge(ws, root, run)
     try:
         result = check(root, named, staged=True)

@@ -17,6 +17,7 @@ from memkeeper.errors import Failed, Invalid, PolicyInvalid
 from memkeeper.events import digest
 from memkeeper.fs import files as fsio
 from memkeeper.fs.git import Git
+from memkeeper.ops.stamping import Stamping
 from memkeeper.policy.loader import load_policy
 from memkeeper.records import Violation
 
@@ -33,48 +34,56 @@ violation = Violation  # where a check or verify finds a problem: path, line, ru
 def verify(ws: Workspace, git: Git | None = None, *, full: bool = False) -> dict[str, Any]:
     """Check the event chain (from its last checkpoint; ``full``: from its start,
     ``ops.chain``) and every indexed file against the index; raise ``Failed``. ``files``
-    counts the indexed files judged (managed, and not deleted on purpose). An invalid policy
-    is ``PolicyInvalid`` (exit 2), as for every other command."""
+    counts the indexed files judged (managed, and not deleted on purpose): those whose stat
+    stamp shows them as memkeeper last read them unread (``ops.stamping``), every one read
+    with ``full``. An invalid policy is ``PolicyInvalid`` (exit 2), as for every other
+    command."""
     from memkeeper.ops.chain import verify_chain
     from memkeeper.policy.loader import load_policy
 
     load_policy(ws.root)
     chain = verify_chain(ws, full=full)
-    found, judged = _problems(ws, git or Git(ws.root))
+    found, judged = _problems(ws, git or Git(ws.root), full)
     found = chain.violations + found
     if found:
         raise Failed(f"verify found {len(found)} problem(s)", violations=found)
     return {"events": chain.length, "files": judged, **chain.to_json()}
 
 
-def problems(ws: Workspace, git: Git | None = None) -> list[Violation]:
+def problems(ws: Workspace, git: Git | None = None, *, full: bool = True) -> list[Violation]:
     """Every way the event log or the index disagrees with itself or with the files (the
-    whole chain walked, no checkpoint left)."""
+    whole chain walked, no checkpoint left; ``full``: every file read, no stamp trusted)."""
     from memkeeper.ops.chain import verify_chain
 
     chain = verify_chain(ws, full=True, record=False)
-    return chain.violations + _problems(ws, git or Git(ws.root))[0]
+    return chain.violations + _problems(ws, git or Git(ws.root), full)[0]
 
 
-def _problems(ws: Workspace, git: Git) -> tuple[list[Violation], int]:
+def _problems(ws: Workspace, git: Git, full: bool) -> tuple[list[Violation], int]:
     """The indexed files' problems, and how many were compared with their file."""
     store, judged = ws.store, 0
     managed, deleted = _managed(ws), _deleted_on_purpose(ws, git)
+    seen = Stamping(ws, full=full)
     if ws.shared:  # other roots' changes first come into this root's files (reference §12)
         for path in store.indexed_paths():
-            if managed(path) and os.path.lexists(os.path.join(ws.top, path)):
+            if managed(path) and seen.lstat(path) is not None and not seen.unchanged(path):
                 with ws.locked(path), contextlib.suppress(fsio.Raced):
                     ws.sync_file(path)
     found: list[Violation] = []
-    paths = store.indexed_paths()
+    paths = [path for path in sorted(seen.hashes) if managed(path)]  # every indexed file
+    same = seen.unchanged_among(paths)  # as the index holds them: nothing to read
     for path in paths:
-        if not managed(path) or deleted(path):
+        if path in same:
+            judged += 1
+            continue
+        if deleted(path):
             continue
         # Under the file's lock, which a writer holds from its commit to its rename: a file
         # the daemon is rendering right now is compared once its write has landed.
         with ws.locked(path):
-            found.extend(_file_problems(ws, path, git))
+            found.extend(_file_problems(ws, path, git, seen))
         judged += 1
+    seen.save()
     return found, judged
 
 
@@ -104,15 +113,16 @@ def _deleted_on_purpose(ws: Workspace, git: Git) -> Callable[[str], bool]:
     return deleted
 
 
-def _file_problems(ws: Workspace, path: str, git: Git) -> list[Violation]:
+def _file_problems(ws: Workspace, path: str, git: Git, seen: Stamping) -> list[Violation]:
     store = ws.store
     state = store.file_state(path)
     assert state is not None
     try:
-        data = fsio.read_bytes(ws.root, path)
+        data = seen.read(path)
     except Invalid:
         return [_missing(ws, path, git)]
-    if digest(data) != state.file_hash:
+    file_hash = digest(data)
+    if file_hash != state.file_hash:
         return [
             violation(
                 path,
@@ -144,6 +154,8 @@ def _file_problems(ws: Workspace, path: str, git: Git) -> list[Violation]:
                 "move .memkeeper/ aside and run memkeeper init",
             )
         )
+    if not found:  # as the index holds it: the next verify need not read it
+        seen.note(path, file_hash)
     return found
 
 

@@ -38,24 +38,50 @@ HISTORY_LIMIT = 50  # events of one section that ``history`` returns, newest fir
 CONTENTION_TYPES = ("claim.queued", "claim.granted", "claim.aborted")
 
 
-def status(ws: Workspace) -> dict[str, Any]:
+def status(ws: Workspace, *, full: bool = False) -> dict[str, Any]:
     """As ``memkeeper status --json`` (without ``status``): the root, the policy, the store,
-    the files (each described as ``init`` describes it, from the kept policy), the open
-    reconciliations and the live claims."""
-    from memkeeper.ops.setup import describe
-
+    the files (each described as ``init`` describes it, from the kept policy, reading only
+    those whose stat stamp moved — every one with ``full``), the open reconciliations and the
+    live claims."""
     data, policy = _policy(ws)
     return {
         "root": str(ws.root),
         "policy": None if data is None else POLICY_FILE,
         "store": store_view(ws),
-        "files": describe(ws, policy),
+        "files": described(ws, policy, full=full),
         "reconciliations": [
             {k: v for k, v in r.to_json().items() if k not in ("human", "generated")}
             for r in list_reconciliations(ws)
         ],
         "claims": waiters(ws)["claims"],
     }
+
+
+def described(ws: Workspace, policy: Policy, *, full: bool = False) -> list[dict[str, Any]]:
+    """Managed files as ``setup.describe`` gives them: a file that holds what the index holds
+    — by its stat stamp, else read — is counted from the index; the others are indexed first,
+    in batches (``bulkindex``)."""
+    from memkeeper.ops.bulkindex import index_files
+    from memkeeper.ops.stamping import Stamping
+
+    seen = Stamping(ws, full=full)
+    found = managed_files(policy, ws.top)
+    stored = [rel for rel, rule in found if rule.file_class != "private"]
+    same = seen.unchanged_among(stored) if seen.stored else {}
+    indexed = {rel for rel in stored if rel in same or seen.holds(rel)}
+    counts = ws.store.section_counts(indexed) if indexed else {}
+    rest = [rel for rel in stored if rel not in indexed]
+    others = index_files(ws, rest) if rest else {}
+    out: list[dict[str, Any]] = []
+    for rel, rule in found:
+        entry: dict[str, Any] = {"path": rel, "class": rule.file_class}
+        if rel in indexed:
+            entry["sections"] = counts.get(rel, 0)
+        elif rel in others:  # its section count, or what is wrong with it (not text)
+            entry["sections" if isinstance(others[rel], int) else "error"] = others[rel]
+        out.append(entry)
+    seen.save()
+    return out
 
 
 def store_view(ws: Workspace) -> dict[str, Any]:

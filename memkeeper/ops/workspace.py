@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from memkeeper.ops.sharedsync import SharedSync
     from memkeeper.records import Event, FileState
     from memkeeper.store.etcd.access import Access
-    from memkeeper.store.protocol import StateStore
+    from memkeeper.store.protocol import StampStore, StateStore
 
     T = TypeVar("T")
     AnyStore = StateStore
@@ -150,6 +150,18 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks, Signing):
                 )
                 self._db = EtcdStore(gateway, url.prefix.encode())
         return self._db
+
+    @property
+    def stamp_store(self) -> StampStore:
+        """This checkout's files' stat stamps (``ops.stamping``): the SQLite store's table;
+        with a shared store, a file in the home (they describe this machine's files)."""
+        if not self.shared:
+            local = self.store
+            assert isinstance(local, Store)
+            return local.stamp_table()
+        from memkeeper.fs.stampfile import StampFile
+
+        return StampFile(self.home)
 
     def store_url(self) -> StoreUrl | None:
         """The shared store this root's state lives in (reference §12): ``$MEMKEEPER_STORE``,

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from memkeeper.events import Sign
     from memkeeper.meetings.records import Meeting
     from memkeeper.records import Event, FileState, PendingWrite, SectionRow
+    from memkeeper.stamps import Stamped
     from memkeeper.work.items import Item
 
 
@@ -65,6 +66,10 @@ class FileStore(Protocol):
     def sections(self, path: str, *, with_absent: bool = False) -> list[SectionRow]: ...
 
     def indexed_paths(self) -> list[str]: ...
+
+    def file_hashes(self) -> dict[str, str]: ...
+
+    def section_counts(self, paths: Iterable[str]) -> dict[str, int]: ...
 
     def put_file(self, path: str, state: FileState) -> None: ...
 
@@ -287,6 +292,19 @@ class WorkStore(Protocol):
     def done_work(self) -> list[tuple[int, float | None]]: ...
 
     def drop_work(self, ids: Sequence[int]) -> None: ...
+
+
+class StampStore(Protocol):
+    """This checkout's files' stat stamps (``memkeeper.stamps``): what the files on this
+    machine looked like when memkeeper last read them, so a look at the whole repository reads
+    only those that moved. Not shared state and not a domain of ``StateStore``: SQLite's
+    ``Store.stamp_table()`` keeps them in its ``stamps`` table; with a shared store,
+    ``fs.stampfile`` keeps them in the memory home, beside it. A cache: a stamp lost costs one
+    read."""
+
+    def stamps(self) -> dict[str, Stamped]: ...
+
+    def put_stamps(self, rows: Sequence[Stamped]) -> None: ...
 
 
 class StateStore(

@@ -609,6 +609,12 @@ CASES = [
         peers=("git",),
     ),
     Case(
+        "check --full with --staged: git's index is always read",
+        ("check", "--staged", "--full"),
+        2,
+        "--staged and --push judge what git holds, which is always read — leave --full out",
+    ),
+    Case(
         "check --staged outside a git repository",
         ("check", "--staged"),
         2,

@@ -33,6 +33,8 @@ def git(root: Path, *args: str) -> str:
         (["--push", "--staged"], "give it no PATH and no --staged"),
         (["--push", "CLAUDE.md"], "give it no PATH and no --staged"),
         (["--remote", "origin"], "--remote goes with --push"),
+        (["--staged", "--full"], "--staged and --push judge what git holds"),
+        (["--push", "--full"], "leave --full out"),
     ],
 )
 def test_push_takes_no_paths_and_remote_needs_push(

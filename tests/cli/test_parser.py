@@ -129,7 +129,8 @@ def test_given_before_and_after_the_verb_the_later_one_wins() -> None:
 FLAGS: list[tuple[list[str], dict[str, Any]]] = [
     (["init"], {"preset": None, "howto": False}),
     (["init", "--preset", "team", "--howto"], {"preset": "team", "howto": True}),
-    (["status"], {}),
+    (["status"], {"full": False}),
+    (["status", "--full"], {"full": True}),
     (["sections", "memory/a.md"], {"path": "memory/a.md"}),
     (["read", "CLAUDE.md"], {"ref": "CLAUDE.md", "rev": None}),
     (
@@ -165,6 +166,7 @@ FLAGS: list[tuple[list[str], dict[str, Any]]] = [
         {"since": 12, "follow": True, "path": None, "type": None, "actor": None},
     ),
     (["verify"], {"full": False}),
+    (["verify", "--full"], {"full": True}),
 ]
 
 

@@ -26,9 +26,9 @@ def public(backend: type[object]) -> set[str]:
 def test_the_state_store_is_what_both_backends_offer_but_their_opening() -> None:
     every = declared(protocol.StateStore).union(*map(declared, protocol.DOMAINS.values()))
     assert every == (public(Store) & public(EtcdStore)) - {"open"}
-    assert len(every) == 94  # + claim records (3), reads (6), meetings (7), add_claim_record,
+    assert len(every) == 96  # + claim records (3), reads (6), meetings (7), add_claim_record,
     # work items (4), their trim (2), prefetch_files, the chain's checkpoints and compaction (3),
-    # wake_waiters, section_row, recent_events
+    # wake_waiters, section_row, recent_events, every file's hash and section count (2)
 
 
 def test_each_method_belongs_to_one_domain_or_to_the_state_stores_own() -> None:

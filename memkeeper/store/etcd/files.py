@@ -92,6 +92,20 @@ class FileKeys(EtcdCore):
         start = self._key("file", "")
         return [k[len(start) :].decode() for k, _ in self._scan_prefix(start)]
 
+    def file_hashes(self) -> dict[str, str]:
+        """Every indexed file's hash, by path (one range read)."""
+        start = self._key("file", "")
+        return {
+            key[len(start) :].decode(): json.loads(raw)[1] for key, raw in self._scan_prefix(start)
+        }
+
+    def section_counts(self, paths: Iterable[str]) -> dict[str, int]:
+        """How many present sections each of ``paths`` has (one without any is left out):
+        a read of each file's rows, which hold its sections' bodies too."""
+        with self.reading():
+            counts = {path: len(self._present(path)) for path in paths}
+        return {path: count for path, count in counts.items() if count}
+
     def put_file(self, path: str, state: FileState) -> None:
         self._alone(self._put_file, path, state)
 

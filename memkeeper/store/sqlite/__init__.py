@@ -5,7 +5,8 @@ root's state, in SQLite under ``.memkeeper/`` — the only SQL in memkeeper.
 group commit, the cache) with one mixin per domain of ``store.protocol``: ``files`` (files,
 sections, bodies), ``events`` (the chain, tallies), ``claims`` (claims, waiters, counters),
 ``proposals``, ``reconciliations``, ``pending``, ``mail``, ``reads``, ``meetings`` and
-``work``; ``schema`` holds the
+``work``; ``stamps`` (``stamp_table``) keeps this checkout's files' stat stamps, a
+``StampStore`` on the same connection, loaded only by the looks that use it; ``schema`` holds the
 tables and their version.
 """
 
@@ -23,6 +24,10 @@ from memkeeper.store.sqlite.reads import ReadRows
 from memkeeper.store.sqlite.reconciliations import ReconciliationRows
 from memkeeper.store.sqlite.work import WorkRows
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memkeeper.store.sqlite.stamps import StampTable
+
 __all__ = ["Store", "prepare_home"]
 
 
@@ -39,3 +44,9 @@ class Store(
     WorkRows,
 ):
     """One connection to the memory home's database, with every domain's tables."""
+
+    def stamp_table(self) -> StampTable:
+        """This checkout's files' stat stamps, on this connection (``stamps``)."""
+        from memkeeper.store.sqlite.stamps import StampTable
+
+        return StampTable(self._db, self._wal)

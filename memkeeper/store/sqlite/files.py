@@ -111,6 +111,18 @@ class FileRows(SqliteCore):
     def indexed_paths(self) -> list[str]:
         return [r[0] for r in self._db.execute("SELECT path FROM files ORDER BY path")]
 
+    def file_hashes(self) -> dict[str, str]:
+        """Every indexed file's hash, by path (one statement: a whole-repository look)."""
+        return dict(self._db.execute("SELECT path, file_hash FROM files").fetchall())
+
+    def section_counts(self, paths: Iterable[str]) -> dict[str, int]:
+        """How many present sections each of ``paths`` has (one without any is left out)."""
+        wanted = set(paths)
+        rows = self._db.execute(
+            "SELECT path, COUNT(*) FROM sections WHERE present GROUP BY path"
+        ).fetchall()
+        return {path: count for path, count in rows if path in wanted}
+
     def put_file(self, path: str, state: FileState) -> None:
         self._db.execute(
             "INSERT INTO files (path, file_rev, file_hash) VALUES (?, ?, ?) "

@@ -15,10 +15,11 @@ if TYPE_CHECKING:
 # 10: + meetings; 11: + work; 12: a meeting's record carries a serialize's turns (state
 # serializing), which an older memkeeper cannot read; 13: bodies kept lazily (a present
 # section's current body is its row's alone), which an older memkeeper would miss, and a
-# section's hash as 32 bytes (rows written before stay text; both are read); 16: +
-# checkpoints (the event chain's verified head and compaction point; an older memkeeper would
-# judge a compacted log broken); 17: + events_by_type_ts (the metrics' counts of an hour read
-# that hour's events of a type, not all of them; a store of 16 gets it on open).
+# section's hash as 32 bytes (rows written before stay text; both are read); 14: + stamps
+# (this checkout's files' stat stamps); 16: + checkpoints (the event chain's verified head and
+# compaction point; an older memkeeper would judge a compacted log broken); 17: +
+# events_by_type_ts (the metrics' counts of an hour read that hour's events of a type, not all
+# of them; a store of 16 gets it on open).
 SCHEMA_VERSION = 17
 
 SCHEMA = """
@@ -198,6 +199,17 @@ CREATE INDEX IF NOT EXISTS work_by_state ON work (state, id);
 CREATE TABLE IF NOT EXISTS checkpoints (  -- the event chain's: verified, compacted
     kind TEXT PRIMARY KEY,
     record TEXT NOT NULL           -- the whole record as JSON (checkpoints.encode)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS stamps (  -- this checkout's files' stat stamps (memkeeper.stamps)
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL,
+    inode INTEGER NOT NULL,
+    device INTEGER NOT NULL,
+    hash TEXT NOT NULL,            -- of the bytes read at this stamp
+    taken_ns INTEGER NOT NULL,     -- wall clock, before the lstat: a racy stamp is not trusted
+    clean TEXT                     -- the key of the check that found those bytes clean
 ) WITHOUT ROWID;
 """
 

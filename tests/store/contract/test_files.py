@@ -1,6 +1,7 @@
-"""The contract of files, sections and bodies: read back, candidates and splice context, a put of
-some rows, bodies kept then pruned and outliving their section; on etcd, a block whose read
-changed, a change too big for one transaction, the versions of a file."""
+"""The contract of files, sections and bodies: read back (one file, or every file's hash and
+section count at once), candidates and splice context, a put of some rows, bodies kept then
+pruned and outliving their section; on etcd, a block whose read changed, a change too big for
+one transaction, the versions of a file."""
 
 from __future__ import annotations
 
@@ -46,6 +47,20 @@ def test_files_and_sections_read_back(store: StateStore) -> None:
     assert store.section_row("CLAUDE.md", "gone") == ROWS[5]  # absent rows too
     assert store.section_row("CLAUDE.md", "nope") is None
     assert store.section_row("README.md", "gone") is None
+
+
+def test_every_file_s_hash_and_section_count_in_one_read(store: StateStore) -> None:
+    assert store.file_hashes() == {}
+    assert store.section_counts(["CLAUDE.md"]) == {}
+    index(store)
+    index(store, "AGENTS.md")
+    assert store.file_hashes() == {"AGENTS.md": STATE.file_hash, "CLAUDE.md": STATE.file_hash}
+    present = len([r for r in ROWS if r.present])
+    assert store.section_counts(["CLAUDE.md", "nope.md"]) == {"CLAUDE.md": present}
+    assert store.section_counts(["AGENTS.md", "CLAUDE.md"]) == {
+        "AGENTS.md": present,
+        "CLAUDE.md": present,
+    }
 
 
 def test_candidates_and_splice_context(store: StateStore) -> None:
