@@ -7,7 +7,9 @@ that heading: its section starts there, so no other section's body holds it. The
 is lossless: ``join(split(data)) == data`` for every input, whatever its line endings, BOM or
 final newline. Headings are located by a block-only markdown-it parse (the front-matter
 plugin keeps YAML headers out of them) and mapped back onto the original bytes, where
-``\\r\\n``, ``\\r`` and ``\\n`` each end a line, exactly as markdown-it counts them.
+``\\r\\n``, ``\\r`` and ``\\n`` each end a line, exactly as markdown-it counts them; a file
+with nothing that could hide or make a heading but ATX lines at column 0 is split without
+markdown-it (``fastsplit``), to the same result.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from memkeeper.errors import Invalid
+from memkeeper.markdown import fastsplit
 from memkeeper.markdown.lines import STABLE_ID, count_lines, detect_newline, line_starts, not_text
 
 __all__ = [
@@ -175,6 +178,12 @@ def _position(starts: list[int], offset: int) -> tuple[int, int]:
 
 def _headings(data: bytes, text: str, starts: list[int]) -> list[_Heading]:
     env: dict[str, object] = {}
+    plain = fastsplit.headings(text)  # None: a construct only markdown-it can tell
+    if plain is not None:
+        return [
+            _Heading(line, line + 1, level, _title(raw, env), _stable_id(data, starts, line))
+            for line, level, raw in plain
+        ]
     tokens = _MD.parse(text, env)
     found: list[_Heading] = []
     for index, token in enumerate(tokens):
