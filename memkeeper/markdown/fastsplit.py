@@ -24,19 +24,21 @@ from markdown_it.common.utils import MD_TRIM_CHARS
 __all__ = ["headings"]
 
 _NEWLINE = re.compile(r"\r\n?")
+# Each construct at the start of a line (after the "\n" the search puts before the text: a
+# literal first character lets the regex engine skip from one line ending to the next).
 _NEEDS_PARSER = re.compile(
     r"""
-    ^(?:
+    \n(?:
         [ ]{1,3}\#                        # an indented ATX heading
       | [ ]{0,3}(?:=+|-+)\s*$             # a setext underline (or a front-matter fence)
       | [ ]{0,3}(?:```|~~~)               # a code fence
       | [ ]{0,3}<(?!(?=!--)[^\n]*-->)     # an HTML block, but a comment closed on its line
       | [ \t>*+\-0-9.)]{12}               # containers that may nest to markdown-it's limit
     )
-    | \]:                                 # perhaps a link reference definition
     """,
     re.MULTILINE | re.VERBOSE,
 )
+_REFERENCE = "]:"  # in every link reference definition, which may change a title's text
 _ATX = re.compile(r"^(#{1,6})((?:[ \t][^\n]*)?)$", re.MULTILINE)
 
 Heading = tuple[int, int, str]  # 0-based line, level, raw title (before inline parsing)
@@ -47,7 +49,9 @@ def headings(text: str) -> list[Heading] | None:
     None if it holds anything that needs markdown-it to tell."""
     if "\r" in text:
         text = _NEWLINE.sub("\n", text)  # one "\n" per line ending: line numbers stay
-    if text.startswith("-") or _NEEDS_PARSER.search(text) is not None:
+    if text.startswith("-") or _REFERENCE in text:
+        return None
+    if _NEEDS_PARSER.search("\n" + text) is not None:
         return None
     found: list[Heading] = []
     line, counted = 0, 0

@@ -180,8 +180,15 @@ def _headings(data: bytes, text: str, starts: list[int]) -> list[_Heading]:
     env: dict[str, object] = {}
     plain = fastsplit.headings(text)  # None: a construct only markdown-it can tell
     if plain is not None:
+        marked = "memkeeper:section" in text  # else no line is a stable-id marker
         return [
-            _Heading(line, line + 1, level, _title(raw, env), _stable_id(data, starts, line))
+            _Heading(
+                line,
+                line + 1,
+                level,
+                _title(raw, env),
+                _stable_id(data, starts, line) if marked else None,
+            )
             for line, level, raw in plain
         ]
     tokens = _MD.parse(text, env)

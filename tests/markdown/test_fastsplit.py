@@ -96,7 +96,14 @@ ATX = [f"{'#' * n}{sep}{t}" for n, sep, t in product([1, 2, 3, 6, 7], [" ", "\t"
 PLAIN_LINES = ["", "text", "Text with # inside", "#nospace", "- bullet", "* star", "+ plus"]
 PLAIN_LINES += ["1. one", "2) two", "> quote", "> # quoted", ">", "- # listed", "  - nested"]
 PLAIN_LINES += ["    # code", "\t# tab code", "    ```", "    <div>", "    ---", "***", "___"]
-PLAIN_LINES += ["- - -", "<!-- memkeeper:section id=s/t -->", "<!-- c --> tail", " ", "\t"]
+PLAIN_LINES += [
+    "- - -",
+    "<!-- memkeeper:section id=s/t -->",
+    "  <!-- memkeeper:section id=a -->\t",
+    "<!-- c --> tail",
+    " ",
+    "\t",
+]
 PLAIN_LINES += ["==x", "--x", "a]b", "[x] done", "- [link](u)", "a\x0cb", "\u2028", "- > ```"]
 RISKY = ["===", "---", "-", "- ", "  ---", "   # h", " ## h", "```", "~~~", "   ```", "<div>"]
 RISKY += ["</div>", "<!--", "-->", "<pre>", "<span>x", "[a]: /u", "- [a]: /u", "> [a]: /u"]
