@@ -7,7 +7,9 @@ that heading: its section starts there, so no other section's body holds it. The
 is lossless: ``join(split(data)) == data`` for every input, whatever its line endings, BOM or
 final newline. Headings are located by a block-only markdown-it parse (the front-matter
 plugin keeps YAML headers out of them) and mapped back onto the original bytes, where
-``\\r\\n``, ``\\r`` and ``\\n`` each end a line, exactly as markdown-it counts them.
+``\\r\\n``, ``\\r`` and ``\\n`` each end a line, exactly as markdown-it counts them; a file
+with nothing that could hide or make a heading but ATX lines at column 0 is split without
+markdown-it (``fastsplit``), to the same result.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from memkeeper.errors import Invalid
+from memkeeper.markdown import fastsplit
 from memkeeper.markdown.lines import STABLE_ID, count_lines, detect_newline, line_starts, not_text
 
 __all__ = [
@@ -212,6 +215,20 @@ def find_headings(
     where front matter may open it; a window further on is parsed without the front-matter
     rule (a body's ``---`` is no front matter)."""
     env: dict[str, object] = {}
+    plain = fastsplit.headings(text)  # None: a construct only markdown-it can tell
+    if plain is not None:  # no front matter either: a text opening with "-" is not plain
+        marked = "memkeeper:section" in text  # else no line is a stable-id marker
+        return [
+            Heading(
+                line,
+                line + 1,
+                level,
+                _title(raw, env),
+                _stable_id(data, starts, line) if marked else None,
+                "[" in raw,
+            )
+            for line, level, raw in plain
+        ], False
     tokens = (_MD if first else _md_within()).parse(text, env)
     found: list[Heading] = []
     front = bool(tokens) and tokens[0].type == "front_matter"
