@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -238,6 +239,23 @@ def test_this_repository_declares_the_memkeeper_check_hook() -> None:
     assert (push["pass_filenames"], push["always_run"]) == (False, True)
 
 
+@dataclass(frozen=True)
+class HookRepo:
+    """This project as a hook repository, and the pre-commit cache its hooks are installed in."""
+
+    source: Path
+    env: dict[str, str]
+
+
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> HookRepo:
+    """One copy and one cache for the module's pre-commit runs: pre-commit keys the
+    environment it builds (a virtualenv and a pip install of memkeeper, most of a test's
+    minute) by the repository's path and commit, so the second test finds it built."""
+    work = tmp_path_factory.mktemp("pre-commit")
+    return HookRepo(project_copy(work), {"PRE_COMMIT_HOME": str(work / "pre-commit-home")})
+
+
 def project_copy(tmp_path: Path) -> Path:
     """This project as committed code in a repository of its own: try-repo installs it with
     pip from a commit, whatever the working tree of the real repository holds."""
@@ -254,14 +272,15 @@ def project_copy(tmp_path: Path) -> Path:
     return copy
 
 
-def test_the_pre_commit_framework_runs_memkeeper_check_on_staged_files(tmp_path: Path) -> None:
-    source = project_copy(tmp_path)
+def test_the_pre_commit_framework_runs_memkeeper_check_on_staged_files(
+    tmp_path: Path, hook_repo: HookRepo
+) -> None:
+    source, env = hook_repo.source, hook_repo.env
     user = tmp_path / "user"
     shutil.copytree(SAMPLE_REPO, user)
     (user / ".gitignore").write_text("memory/scratch/\n")
     git(user, "init", "-q")
     git(user, "add", "-A")
-    env = {"PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
     argv = (PRE_COMMIT, "try-repo", str(source), "memkeeper-check", "--all-files")
     passed = run(user, *argv, env=env)
     assert passed.returncode == 0, passed.stdout + passed.stderr
@@ -281,8 +300,10 @@ def test_the_pre_commit_framework_runs_memkeeper_check_on_staged_files(tmp_path:
     assert "memory/decisions.md: [append-only-deleted]" in deleted.stdout
 
 
-def test_the_pre_commit_framework_runs_the_push_guard_on_the_pushed_range(tmp_path: Path) -> None:
-    source = project_copy(tmp_path)
+def test_the_pre_commit_framework_runs_the_push_guard_on_the_pushed_range(
+    tmp_path: Path, hook_repo: HookRepo
+) -> None:
+    source, env = hook_repo.source, hook_repo.env
     user = tmp_path / "user"
     shutil.copytree(SAMPLE_REPO, user)
     (user / ".gitignore").write_text("memory/scratch/\n")
@@ -296,7 +317,6 @@ def test_the_pre_commit_framework_runs_the_push_guard_on_the_pushed_range(tmp_pa
     head = git(user, "rev-parse", "HEAD").stdout.strip()
     claimed = run(user, MEMKEEPER, "claim", "CLAUDE.md", "--strict", env={"CODEX_THREAD_ID": "t"})
     assert claimed.returncode == 0, claimed.stderr
-    env = {"PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
     argv = (PRE_COMMIT, "try-repo", str(source), "memkeeper-push-guard", "--hook-stage", "pre-push")
     refused = run(user, *argv, "--from-ref", base, "--to-ref", head, env=env)
     assert refused.returncode == 1, refused.stdout + refused.stderr
