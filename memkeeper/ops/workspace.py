@@ -145,6 +145,7 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks, Signing):
                 from memkeeper.store.etcd.tokens import Tokens
 
                 access, home = etcd_access(url), self.home
+                prepare_home(home)  # the gateway keeps its token and members there
                 gateway = Gateway(
                     list(url.endpoints), members=Members(home), access=access, tokens=Tokens(home)
                 )
