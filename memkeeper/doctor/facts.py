@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from memkeeper.doctor.judge import LOGIN_SHELL, VENV, CodexHook, Facts, Served, gemini_trusted
 from memkeeper.doctor.userhook import SUFFIX
 from memkeeper.fs.agentfiles import gate_pattern, installed_gates
+from memkeeper.fs.readable import readable
 from memkeeper.gate import jsonc
 from memkeeper.gate.agents import AGENTS
 from memkeeper.gate.mcp import registered
@@ -119,12 +120,11 @@ def codex_hooks_list(codex: str, root: Path, env: Mapping[str, str]) -> list[dic
 
 def _answer(stream: Any, wanted: int) -> dict[str, Any] | None:
     """The JSON-RPC answer to call ``wanted`` (None: the stream ended, or 20 s passed)."""
-    import select
     import time
 
     deadline = time.monotonic() + 20
     while (left := deadline - time.monotonic()) > 0:
-        if not select.select([stream], [], [], left)[0]:
+        if not readable(stream, left):
             return None
         line = stream.readline()
         if not line:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-import select
+
+from memkeeper.fs.readable import readable
 
 # <sys/inotify.h>
 IN_MODIFY, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x2, 0x80, 0x100, 0x200
@@ -28,8 +29,7 @@ class DirWatch:
     def wait(self, timeout: float) -> bool:
         """Sleep until something in the directory changes or ``timeout`` seconds pass; True
         when it changed (everything the kernel queued meanwhile is taken with it)."""
-        ready, _, _ = select.select([self.fd], [], [], max(0.0, timeout))
-        if not ready:
+        if not readable(self.fd, timeout):
             return False
         with contextlib.suppress(BlockingIOError):
             while os.read(self.fd, 65536):

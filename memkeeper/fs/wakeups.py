@@ -13,11 +13,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import select
 import stat
 import threading
 from typing import TYPE_CHECKING
 
+from memkeeper.fs.readable import readable
 from memkeeper.names import WAIT_DIR
 
 if TYPE_CHECKING:
@@ -45,8 +45,7 @@ class Inbox:
 
     def block(self, timeout: float) -> bool:
         """Sleep until a notification or ``timeout`` seconds; True when woken by a byte."""
-        ready, _, _ = select.select([self._read], [], [], max(0.0, timeout))
-        if not ready:
+        if not readable(self._read, timeout):
             return False
         with contextlib.suppress(BlockingIOError):
             while os.read(self._read, 4096):

@@ -22,7 +22,7 @@ def test_inbox_wait_answers_what_waits_and_nothing_when_its_time_is_up(sample: P
     assert run_main(sample, "--agent", ME, "ack", "1").code == 0
     started = time.monotonic()
     none = run_main(sample, "--agent", ME, "inbox", "--wait", "0.2")
-    assert (none.code, none.stdout) == (0, f"no messages for {ME}\n")
+    assert (none.code, none.stdout) == (0, f"no messages for {ME}\n"), none.stderr
     assert time.monotonic() - started >= 0.2
 
 

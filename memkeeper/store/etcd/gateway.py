@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import http.client
 import json
-import select
 import socket
 import ssl
 import time
 
+from memkeeper.fs.readable import readable
 from memkeeper.store.etcd import access as guard
 from memkeeper.store.etcd import wire
 from memkeeper.store.etcd.access import Access
@@ -323,7 +323,7 @@ class Gateway:
             return True  # (the socket's own timeout bounds the wait)
         deadline = time.monotonic() + wait
         while (left := deadline - time.monotonic()) > 0:
-            if select.select([conn.sock], [], [], min(left, SLICE_S))[0]:
+            if readable(conn.sock, min(left, SLICE_S)):
                 return True
             if self.members.silent_since(endpoint) >= since:
                 return False
