@@ -3,14 +3,16 @@
 
 - The local store (SQLite): every commit writes the store's log (``state.db-wal``) in the
   memory home; an inotify watch on that directory (``fs.dirwatch``: the waiter sleeps in
-  ``select()``, no polling) wakes it about a millisecond after the commit. Where inotify is
+  ``poll()``, no polling loop) wakes it about a millisecond after the commit. Where inotify is
   not to be had, watchfiles' watcher does it (it wakes every ``STEP_MS`` to look).
 - A shared store (etcd): the daemon's watch on the event keys (``daemon.storewatch``) sets
   ``moved`` on every new event.
 
-Either way it also yields every ``HEARTBEAT_S`` (a safety net: a watch that broke silently
-costs at most that much), and once at the start. Readers read the events after the last
-they saw each time it yields: a wake-up may be spurious, never a miss.
+After a change it yields twice more (``LOOK_AGAIN_S``): a commit is readable only a moment
+after the write that woke the reader. Either way it also yields every ``HEARTBEAT_S`` (a
+safety net: a watch that broke silently costs at most that much), and once at the start.
+Readers read the events after the last they saw each time it yields: a wake-up may be
+spurious, never a miss.
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ HEARTBEAT_S = 5.0
 STEP_MS = 5  # watchfiles (no inotify): the quiet after a change before waking
 DEBOUNCE_MS = 50  # watchfiles: the longest a burst of changes delays a wake-up
 STOP_CHECK_S = 0.2  # how soon a stop is noticed while the store is quiet
+# After the last change, look again this long after it, then this long after that: a commit's
+# pages reach the log (the change that wakes us) a moment before the commit can be read (its
+# index is in shared memory, which no watch sees) — a reader woken in between finds nothing.
+LOOK_AGAIN_S = (0.005, 0.05)
 
 
 class StopEvent(Protocol):
@@ -52,8 +58,16 @@ def _local_moves(home: str, stop: StopEvent) -> Iterator[None]:
     try:
         yield
         quiet = 0.0
+        owed: tuple[float, ...] = ()  # the looks still due after the last change
         while not stop.is_set():
-            if watch.wait(STOP_CHECK_S) or quiet >= HEARTBEAT_S:
+            step = owed[0] if owed else STOP_CHECK_S
+            if watch.wait(step):
+                quiet, owed = 0.0, LOOK_AGAIN_S
+                yield
+            elif owed:
+                quiet, owed = quiet + step, owed[1:]
+                yield
+            elif quiet >= HEARTBEAT_S:
                 quiet = 0.0
                 yield
             else:
@@ -69,10 +83,13 @@ def _watchfiles_moves(home: str, stop: StopEvent) -> Iterator[None]:
 
     with RustNotify([home], False, False, 0, False, True) as watcher:
         yield
+        owed: tuple[float, ...] = ()
         while not stop.is_set():
-            got = watcher.watch(DEBOUNCE_MS, STEP_MS, round(HEARTBEAT_S * 1000), stop)
+            wait_s = owed[0] if owed else HEARTBEAT_S
+            got = watcher.watch(DEBOUNCE_MS, STEP_MS, round(wait_s * 1000), stop)
             if got in ("stop", "signal"):
                 return
+            owed = owed[1:] if got == "timeout" else LOOK_AGAIN_S
             yield
 
 

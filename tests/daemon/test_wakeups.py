@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from memkeeper import Memory
-from memkeeper.daemon.wakeups import store_moves
+from memkeeper.daemon.wakeups import LOOK_AGAIN_S, store_moves
 from memkeeper.fs import dirwatch
 from tests.etcd_cluster import Cluster, binary
 
@@ -104,3 +104,31 @@ def test_a_stop_ends_a_quiet_wait(memory: Memory) -> None:
     stop.set()
     thread.join(1)
     assert not thread.is_alive()
+
+
+@pytest.mark.parametrize("inotify", [True, False], ids=["inotify", "watchfiles"])
+def test_a_change_is_looked_at_again_after_it_for_a_commit_not_yet_readable(
+    sample: Path, monkeypatch: pytest.MonkeyPatch, inotify: bool
+) -> None:
+    """A commit's pages reach the log (which wakes the waiter) a moment before the commit can
+    be read: after the last change the waiter is woken twice more, then rests."""
+    if not inotify:
+        monkeypatch.setattr(dirwatch, "open_watch", lambda directory: None)
+    memory = Memory.open(sample, agent="agent-a")
+    memory.emit("task.started", {})  # the home and its log exist
+    stop = threading.Event()
+    woke, thread = waking(memory, stop)
+    time.sleep(0.3)
+    drain(woke)
+    start = time.monotonic()
+    (Path(memory.workspace.home) / "scratch").write_bytes(b"a write not yet readable")
+    times = [woke.get(timeout=5) - start for _ in range(3)]
+    time.sleep(0.5)
+    assert woke.empty()  # then quiet until the heartbeat
+    stop.set()
+    thread.join(2)
+    memory.close()
+    assert not thread.is_alive()
+    assert times[0] < GOAL_S
+    assert LOOK_AGAIN_S[0] <= times[1] - times[0] < LOOK_AGAIN_S[0] + GOAL_S
+    assert LOOK_AGAIN_S[1] <= times[2] - times[1] < LOOK_AGAIN_S[1] + GOAL_S
