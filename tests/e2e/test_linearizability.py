@@ -243,7 +243,7 @@ def from_json(row: dict[str, Any]) -> Op:
 
 
 def run_api_clients(root: Path, processes: int, count: int) -> list[Op]:
-    context = multiprocessing.get_context("fork")  # each child opens its own Memory
+    context = multiprocessing.get_context("spawn")  # each child opens its own Memory
     start = context.Barrier(processes)
     outs = [root.parent / f"history-{p}.json" for p in range(processes)]
     clients = [
@@ -338,7 +338,7 @@ def test_eight_processes_under_two_roots_sharing_etcd_are_linearizable(
     shutil.copytree(sample, other)
     (other / PATH).write_text(DOCUMENT)
     initial = initial_states(sample)
-    context = multiprocessing.get_context("fork")
+    context = multiprocessing.get_context("spawn")
     start = context.Barrier(8)
     outs = [sample.parent / f"history-{p}.json" for p in range(8)]
     clients = [

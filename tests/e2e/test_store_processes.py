@@ -22,6 +22,13 @@ from tests.store.contract.conftest import STATE, etcd_on, etcd_only
 
 # -- SQLite, several processes at once ------------------------------------------------------
 
+# Workers start from a fork server, never from this process: a fork copies whatever lock
+# another thread of a test run held at that instant (SQLite's, this package's), and the child
+# that needs it hangs. The server is one clean process with this module loaded; forking it
+# costs what a fork costs.
+PROCESSES = multiprocessing.get_context("forkserver")
+PROCESSES.set_forkserver_preload([__name__])
+
 
 def open_and_append(home: str, actor: str, start: multiprocessing.synchronize.Barrier) -> None:
     start.wait()
@@ -37,10 +44,9 @@ def open_and_append(home: str, actor: str, start: multiprocessing.synchronize.Ba
 def test_processes_creating_the_store_at_once_all_succeed(tmp_path: Path, round_: int) -> None:
     home = str(tmp_path / "fresh" / ".memkeeper")
     os.makedirs(os.path.dirname(home))
-    context = multiprocessing.get_context("fork")
-    start = context.Barrier(12)
+    start = PROCESSES.Barrier(12)
     workers = [
-        context.Process(target=open_and_append, args=(home, f"w{i:02}", start)) for i in range(12)
+        PROCESSES.Process(target=open_and_append, args=(home, f"w{i:02}", start)) for i in range(12)
     ]
     for worker in workers:
         worker.start()
@@ -72,10 +78,9 @@ def test_concurrent_writers_lose_no_event_and_keep_the_chain(tmp_path: Path) -> 
     home = tmp_path / ".memkeeper"
     store = Store.open(str(home))
     try:
-        context = multiprocessing.get_context("fork")
-        start = context.Barrier(WRITERS)
+        start = PROCESSES.Barrier(WRITERS)
         workers = [
-            context.Process(target=append_many, args=(str(home), f"w{i}", start))
+            PROCESSES.Process(target=append_many, args=(str(home), f"w{i}", start))
             for i in range(WRITERS)
         ]
         for worker in workers:
