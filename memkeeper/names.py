@@ -16,6 +16,7 @@ STATE_DB = "state.db"  # the SQLite store, in the home
 STORE_MARK = "store-id"
 LOCKS_DIR = "locks"  # one lock file per managed file, in the home
 LOCK_SUFFIX = ".lock"  # a lock file's: after 24 hex digits of the file's path's hash
+WRITE_TURN = "write.lock"  # in locks/: the local store's writers take turns on it
 WAIT_DIR = "wait"  # one FIFO per queued claim, in the home
 KEPT_DIR = "kept"  # hard links to files memkeeper replaced, in the home, until settled
 ERROR_LOG = "error.log"  # tracebacks of unexpected errors, in the home (cli.boundary)

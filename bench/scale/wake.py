@@ -83,10 +83,6 @@ def _round(work: Path, root: Path, agents: int, window: float) -> tuple[float, f
 
 
 def _agent_cmd(*args: str | Path | int) -> list[str]:
-    import os
-
-    if os.environ.get("WAKE_PROF"):
-        return [sys.executable, "/tmp/wake_prof.py", *map(str, args)]
     return [sys.executable, "-m", "bench.scale.wake", *map(str, args)]
 
 

@@ -75,8 +75,9 @@ def test_a_second_patch_imports_no_parser_either(sample: Path) -> None:
 # written down for the channel's "changed since you read it" (mail, mail.reads and the store's
 # reads domain), and the SQLite store is one class of a mixin per domain (meetings). +2: the
 # store's work mixin, and ``Memory.work``'s sub-façade (``workqueue``: a module importing
-# nothing, which ``Memory`` names at its creation).
-READ_MODULES, PATCH_MODULES = 47, 64
+# nothing, which ``Memory`` names at its creation). +1 (read): a read written down is a write,
+# which takes its turn at the store's write lock (``store.sqlite.writeturn``, issue 26).
+READ_MODULES, PATCH_MODULES = 48, 64
 LOADED_BY = (
     "import sys, io; from memkeeper.cli.main import main; out, sys.stdout = sys.stdout, "
     "io.StringIO(); code = main({argv!r}); sys.stdout = out; "

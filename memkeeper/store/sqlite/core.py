@@ -6,8 +6,8 @@ Every writing operation runs inside ``writing()``, one ``BEGIN IMMEDIATE`` trans
 deferred read-then-write fails at once with SQLITE_BUSY_SNAPSHOT); reads that need a
 consistent snapshot run inside ``reading()``. WAL mode; a durable commit returns once the log
 is synced (``walsync``: commits with ``synchronous=NORMAL``, then one shared ``fdatasync`` of
-the log for every commit made before it — group commit). A successful patch is a promise to
-an agent.
+the log for every commit made before it — group commit). Writers take turns at the write lock
+in the order they ask (``writeturn``). A successful patch is a promise to an agent.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import sys
 
 from memkeeper.errors import EnvironmentFailure
 from memkeeper.fs.home import prepare_home, read_store_mark, write_store_mark
-from memkeeper.names import LOCKS_DIR, STATE_DB, STORE_MARK
+from memkeeper.names import LOCKS_DIR, STATE_DB, STORE_MARK, WRITE_TURN
 from memkeeper.store.sqlite import schema
 from memkeeper.store.sqlite.netfs import refuse_network_filesystem
 
@@ -27,6 +27,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Self
+
+    from memkeeper.store.sqlite.writeturn import WriteTurn
 
 # How long a write waits for SQLite's write lock before it gives up (store_busy: busy.py).
 BUSY_TIMEOUT_S = 10.0
@@ -36,9 +38,11 @@ WAL_TRIM_BYTES = 1024 * 1024
 class SqliteCore:
     """One connection to the memory home's database."""
 
-    def __init__(self, connection: sqlite3.Connection, wal: str = "") -> None:
+    def __init__(self, connection: sqlite3.Connection, wal: str = "", turns: str = "") -> None:
         self._db = connection
         self._wal = wal
+        self._turns = turns  # the writers' turns' lock file ("": SQLite's lock alone)
+        self._turn: WriteTurn | None = None  # made at the first write
 
     @classmethod
     def open(cls, home: str) -> Self:
@@ -61,7 +65,8 @@ class SqliteCore:
             try:
                 # The log's sync is walsync's, shared.
                 db.execute("PRAGMA synchronous=NORMAL")
-                store = cls(db, os.path.join(home, STATE_DB + "-wal"))
+                turns = os.path.join(home, LOCKS_DIR, WRITE_TURN)
+                store = cls(db, os.path.join(home, STATE_DB + "-wal"), turns)
                 if first or _user_version(db) != schema.SCHEMA_VERSION:
                     store._migrate(home)
                 store._check_identity(home, mark)
@@ -76,6 +81,8 @@ class SqliteCore:
 
     def close(self) -> None:
         self._db.close()
+        if self._turn is not None:
+            self._turn.close()
 
     def prefetch_file(self, path: str) -> None:
         """A shared store's round-trip saver (``EtcdStore.prefetch_file``): nothing to do for
@@ -154,11 +161,32 @@ class SqliteCore:
         log, which holds it first. For what can be redone or only ages out: a claim's release
         (the claim lives until its TTL)."""
         changes = self._db.total_changes
-        with self._transaction("BEGIN IMMEDIATE"):
-            yield
+        self._take_turn()
+        try:
+            with self._transaction("BEGIN IMMEDIATE"):
+                yield
+        finally:
+            if self._turn is not None:
+                self._turn.give()
         # One that wrote nothing has nothing to sync.
         if durable and self._db.total_changes != changes:
             self._sync_log()
+
+    def _take_turn(self) -> None:
+        """Wait for this writer's turn (``writeturn``): ``store_busy`` naming the holder when
+        another writer held it all of ``BUSY_TIMEOUT_S``."""
+        if not self._turns:
+            return
+        if self._turn is None:
+            from memkeeper.store.sqlite.writeturn import WriteTurn
+
+            self._turn = WriteTurn(self._turns)
+        if not self._turn.take(BUSY_TIMEOUT_S):
+            from memkeeper.fs import locks
+
+            db = self._wal.removesuffix("-wal") or STATE_DB
+            holder = locks.holder(self._turn.path)
+            raise locks.held_too_long_by(holder, db, "the state store's write lock", BUSY_TIMEOUT_S)
 
     def _sync_log(self) -> None:
         from memkeeper.store.sqlite import walsync  # a command that writes nothing: never
