@@ -37,10 +37,10 @@ def recent(memory: Memory, limit: int = SHOWN) -> dict[str, Any]:
     if not ws.has_store:
         return {"identity": memory.agent, "messages": []}
     kept = ws.store.kept_messages()[-limit:]
-    named = {to for _, to, _, _ in kept if to != ALL}
+    named = {row[1] for row in kept if row[1] != ALL}
     states = {(to, m.id): m for to in sorted(named) for m in ws.store.messages_for(to, acked=True)}
     out = []
-    for message_id, to, _, _ in reversed(kept):
+    for message_id, to, *_ in reversed(kept):
         found = states.get((to, message_id)) or ws.store.message(message_id)
         if found is not None:
             out.append(found.to_json())

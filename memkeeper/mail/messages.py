@@ -13,7 +13,7 @@ from memkeeper.errors import Invalid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Collection, Iterable, Sequence
 
     from memkeeper.claims.decisions import Claim, Request
     from memkeeper.coordination import Message
@@ -98,14 +98,27 @@ def expiring(claims: Iterable[Claim], now: float) -> list[tuple[str, str]]:
     return out
 
 
-def to_trim(kept: Sequence[tuple[int, str, str, bool]], before: str, keep: int) -> list[int]:
-    """The messages to drop, of ``kept`` — ``(id, to, sent_at, given)`` oldest first, ``given``
-    when its named recipient was given it: those given (every one to all counts as given)
-    sent before ``before`` (an ``iso_utc`` stamp), and those given beyond the newest ``keep``;
-    never the newest message (SQLite would hand its id out again)."""
-    given = [(mid, sent_at) for mid, to, sent_at, was in kept[:-1] if was or to == ALL]
+def to_trim(
+    kept: Sequence[tuple[int, str, str, bool, str, str | None]],
+    before: str,
+    keep: int,
+    waiting: Collection[str] | None = None,
+) -> list[int]:
+    """The messages to drop, of ``kept`` — ``(id, to, sent_at, given, kind, about)`` oldest
+    first, ``given`` when its named recipient was given it: those given (every one to all
+    counts as given) sent before ``before`` (an ``iso_utc`` stamp), and those given beyond the
+    newest ``keep``; with ``waiting`` (the ids of the requests queued now), the ``overlap``
+    notices not yet given about a request that no longer waits — they would tell a holder of
+    a wait that is over, and the queue bounds them; never the newest message (SQLite would
+    hand its id out again)."""
+    older = kept[:-1]
+    given = [(row[0], row[2]) for row in older if row[3] or row[1] == ALL]
     drop = {mid for mid, sent_at in given if sent_at < before}
     drop.update(mid for mid, _ in given[: max(0, len(given) - keep)])
+    if waiting is not None:
+        drop.update(
+            row[0] for row in older if row[4] == "overlap" and not row[3] and row[5] not in waiting
+        )
     return sorted(drop)
 
 

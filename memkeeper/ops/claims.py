@@ -163,7 +163,8 @@ class ClaimTable:
                     inbox = waiting.Inbox(self.ws.home, request.id)  # before the row shows
                     self._enqueue(WaiterRow(request, os.getpid(), now + wait, "waiting", None))
                     waits.waits_until(request.id, wait, self.ws.clock)
-                    waits.queued(self.ws, request, wait, self.held)
+                    queue = {w.request.id for w in self._waiting()}
+                    waits.queued(self.ws, request, wait, self.held, queue)
                     self.changed = True  # a new wait may close a cycle: serve the queue
                 elif outcome is None:
                     outcome = self._busy(request, now, "held")

@@ -25,7 +25,7 @@ from memkeeper.ops.posting import overlaps
 __all__ = ["ABANDON_GRACE_S"]  # (and the functions below)
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Collection, Iterable, Iterator
 
     from memkeeper.claims.decisions import Claim, Request
     from memkeeper.claims.waiters import WaiterRow
@@ -113,16 +113,23 @@ def watching(ws: Workspace, inbox: Inbox, request_id: str | None) -> Iterator[No
         watch.close()
 
 
-def queued(ws: Workspace, request: Request, wait: float, held: Iterable[Claim]) -> None:
+def queued(
+    ws: Workspace,
+    request: Request,
+    wait: float,
+    held: Iterable[Claim],
+    waiting: Collection[str],
+) -> None:
     """Record ``claim.queued`` (inside the queuing transaction): who now waits on whom of the
     ``held`` claims, paired with ``claim.granted`` or ``.aborted`` of the same id by the
-    contention audit; and tell each holder who waits behind it."""
+    contention audit; and tell each holder who waits behind it (``waiting``: the requests
+    queued now, this one among them)."""
     data: dict[str, Any] = {"id": request.id, "mode": request.mode}
     data |= {"targets": list(request.targets), "priority": request.priority, "wait_s": wait}
     blocking = rules.blockers(held, request)
     data["waiting_on"] = [{"id": c.id, "agent": c.agent} for c in blocking]
     ws.record("claim.queued", None, None, data, request.agent)
-    overlaps(ws, request, blocking)
+    overlaps(ws, request, blocking, waiting)
 
 
 def busy(

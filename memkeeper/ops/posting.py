@@ -11,7 +11,7 @@ from memkeeper.mail import messages
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Collection, Iterable
 
     from memkeeper.claims.decisions import Claim, Request
     from memkeeper.claims.lifecycle import ClaimRecord
@@ -19,20 +19,33 @@ if TYPE_CHECKING:
     from memkeeper.ops.workspace import Workspace
 
 
-def post(ws: Workspace, sender: str, to: str, kind: str, about: str | None, text: str) -> Message:
-    """Post a message inside the caller's transaction (``message.sent``), keeping the bound."""
+def post(
+    ws: Workspace,
+    sender: str,
+    to: str,
+    kind: str,
+    about: str | None,
+    text: str,
+    waiting: Collection[str] | None = None,
+) -> Message:
+    """Post a message inside the caller's transaction (``message.sent``), keeping the bound
+    (``waiting``: the requests queued now, when the caller knows them — the overlap notices
+    about the others are withdrawn, ``messages.to_trim``)."""
     posted = ws.store.post_message(sender, to, kind, about, text, iso_utc(ws.now()))
     data = {"message": posted.id, "to": to, "kind": kind, "about": about}
     ws.record("message.sent", None, None, data, sender)
-    _trim(ws)
+    _trim(ws, waiting)
     return posted
 
 
-def overlaps(ws: Workspace, request: Request, live: Iterable[Claim]) -> None:
+def overlaps(
+    ws: Workspace, request: Request, live: Iterable[Claim], waiting: Collection[str]
+) -> None:
     """Tell each other identity whose live claims ``request`` queued behind, inside the claim
-    transaction that queued it (``messages.overlaps``)."""
+    transaction that queued it (``messages.overlaps``); ``waiting``: the requests queued now
+    (``request`` among them)."""
     for holder, text in messages.overlaps(request, live):
-        post(ws, request.agent, holder, "overlap", request.id, text)
+        post(ws, request.agent, holder, "overlap", request.id, text, waiting)
 
 
 def handoff(ws: Workspace, old: ClaimRecord, new_id: str) -> None:
@@ -47,12 +60,12 @@ def handoff(ws: Workspace, old: ClaimRecord, new_id: str) -> None:
     posted = ws.store.post_message(old.agent, ws.agent, "handoff", new_id, text, iso_utc(ws.now()))
     data = {"message": posted.id, "to": ws.agent, "kind": "handoff", "about": new_id}
     ws.record("message.sent", None, None, {**data, "words_of": old.agent, "claim": old.id})
-    _trim(ws)
+    _trim(ws, None)
 
 
-def _trim(ws: Workspace) -> None:
+def _trim(ws: Workspace, waiting: Collection[str] | None) -> None:
     """Keep the messages within their bound (``messages.to_trim``), in the transaction that
     posts a new one."""
     before = iso_utc(ws.now() - messages.KEEP_S)
-    drop = messages.to_trim(ws.store.kept_messages(), before, messages.KEEP_GIVEN)
+    drop = messages.to_trim(ws.store.kept_messages(), before, messages.KEEP_GIVEN, waiting)
     ws.store.drop_messages(drop, before)

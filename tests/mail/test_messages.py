@@ -98,9 +98,12 @@ kept_rows = st.lists(
 def test_trimming_never_drops_what_its_recipient_was_not_given(
     rows: list[tuple[str, int, bool]], cut: int, keep: int
 ) -> None:
-    kept = [(i + 1, to, f"2026-12-0{day}", was) for i, (to, day, was) in enumerate(rows)]
+    kept = [
+        (i + 1, to, f"2026-12-0{day}", was, "message", None)
+        for i, (to, day, was) in enumerate(rows)
+    ]
     drop = set(messages.to_trim(kept, f"2026-12-0{cut}", keep))
-    for mid, to, sent_at, was in kept:
+    for mid, to, sent_at, was, *_ in kept:
         told = was or to == messages.ALL
         if mid == len(kept):
             assert mid not in drop  # the newest: its id is never handed out again
@@ -116,11 +119,24 @@ def test_trimming_never_drops_what_its_recipient_was_not_given(
 
 
 def test_a_given_message_is_kept_a_week_and_to_all_too() -> None:
-    kept = [(1, "a:1", "2026-11-01", True), (2, "a:1", "2026-11-01", False)]
-    kept += [(3, "all", "2026-11-01", False), (4, "a:1", "2026-12-05", True)]
-    kept += [(5, "b:2", "2026-11-01", True)]  # the newest: kept, whatever its age
+    rows = [(1, "a:1", "2026-11-01", True), (2, "a:1", "2026-11-01", False)]
+    rows += [(3, "all", "2026-11-01", False), (4, "a:1", "2026-12-05", True)]
+    rows += [(5, "b:2", "2026-11-01", True)]  # the newest: kept, whatever its age
+    kept = [(*row, "message", None) for row in rows]
     assert messages.to_trim(kept, "2026-11-29", 1000) == [1, 3]
     assert messages.to_trim(kept, "2026-10-01", 1) == [1, 3]  # beyond the newest one given
+
+
+def test_an_overlap_notice_not_yet_given_goes_once_its_request_waits_no_more() -> None:
+    kept = [
+        (1, "a:1", "2026-12-05", False, "overlap", "c1"),  # its request waits no more: withdrawn
+        (2, "a:1", "2026-12-05", False, "overlap", "c2"),  # still waiting: kept
+        (3, "a:1", "2026-12-05", True, "overlap", "c3"),  # given: the usual bound
+        (4, "a:1", "2026-12-05", False, "message", "c4"),  # not a notice of a wait
+        (5, "a:1", "2026-12-05", False, "overlap", "c5"),  # the newest: kept
+    ]
+    assert messages.to_trim(kept, "2026-11-29", 1000, waiting={"c2"}) == [1]
+    assert messages.to_trim(kept, "2026-11-29", 1000) == []  # the queue not known: kept
 
 
 def claim(cid: str, agent: str, target: str, mode: str = "write") -> Claim:

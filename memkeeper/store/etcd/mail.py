@@ -101,13 +101,14 @@ class MailKeys(EtcdCore):
         self._put(where, codec.encode([delivered_at or at, at]))
         return True
 
-    def kept_messages(self) -> list[tuple[int, str, str, bool]]:
-        """Every message kept, oldest first: ``(id, to, sent_at, given)``, ``given`` when its
-        named recipient was given it (delivered or acknowledged). Read without comparing them
-        at the commit: what the trim decides stays right whatever another writer does
-        meanwhile (a message is given once and for good; one posted since is not looked at;
-        one dropped since is dropped again) — so a send never conflicts with an ``ack``, nor
-        with another send over these reads."""
+    def kept_messages(self) -> list[tuple[int, str, str, bool, str, str | None]]:
+        """Every message kept, oldest first: ``(id, to, sent_at, given, kind, about)``,
+        ``given`` when its named recipient was given it (delivered or acknowledged). Read
+        without comparing them at the commit: what the trim decides stays right whatever
+        another writer does meanwhile (a message is given once and for good; one posted since
+        is not looked at; one dropped since is dropped again; an overlap notice given
+        meanwhile was moot) — so a send never conflicts with an ``ack``, nor with another send
+        over these reads."""
         given = {
             key
             for key, value in self._untracked(self._key("dlv", ""))
@@ -115,8 +116,8 @@ class MailKeys(EtcdCore):
         }
         out = []
         for _, raw in self._untracked(self._key("msg", "")):
-            mid, _, to, *_, sent_at = json.loads(raw)
-            out.append((mid, to, sent_at, self._key("dlv", to, f"m:{mid}") in given))
+            mid, _, to, kind, about, _, sent_at = json.loads(raw)
+            out.append((mid, to, sent_at, self._key("dlv", to, f"m:{mid}") in given, kind, about))
         return out
 
     def _untracked(self, prefix: bytes) -> list[tuple[bytes, bytes]]:

@@ -73,15 +73,16 @@ class MailRows(SqliteCore):
         )
         return bool(cursor.rowcount)
 
-    def kept_messages(self) -> list[tuple[int, str, str, bool]]:
-        """Every message kept, oldest first: ``(id, to, sent_at, given)``, ``given`` when its
-        named recipient was given it (delivered or acknowledged)."""
+    def kept_messages(self) -> list[tuple[int, str, str, bool, str, str | None]]:
+        """Every message kept, oldest first: ``(id, to, sent_at, given, kind, about)``,
+        ``given`` when its named recipient was given it (delivered or acknowledged)."""
         rows = self._db.execute(
-            "SELECT m.id, m.recipient, m.sent_at, d.delivered_at IS NOT NULL FROM messages m "
+            "SELECT m.id, m.recipient, m.sent_at, d.delivered_at IS NOT NULL, m.kind, m.about "
+            "FROM messages m "
             "LEFT JOIN deliveries d ON d.recipient = m.recipient AND d.key = 'm:' || m.id "
             "ORDER BY m.id"
         ).fetchall()
-        return [(mid, to, at, bool(given)) for mid, to, at, given in rows]
+        return [(mid, to, at, bool(given), kind, about) for mid, to, at, given, kind, about in rows]
 
     def drop_messages(self, message_ids: Sequence[int], notices_before: str) -> None:
         """Drop these messages with what any recipient was told of them, and what computed

@@ -77,10 +77,10 @@ def test_kept_messages_say_whether_given_and_dropped_ones_leave_no_trace(
         store.mark_delivered(ALICE, ["m:1", "m:3", "expiring:c1:9"], TS[1])
         store.mark_delivered(BOB, ["m:3", "expiring:c2:9"], TS[4])
     assert store.kept_messages() == [
-        (1, ALICE, TS[0], True),
-        (2, ALICE, TS[0], False),
-        (3, "all", TS[1], False),  # given to some, but not "its recipient"
-        (4, BOB, TS[1], False),
+        (1, ALICE, TS[0], True, "message", None),
+        (2, ALICE, TS[0], False, "message", None),
+        (3, "all", TS[1], False, "message", None),  # given to some, but not "its recipient"
+        (4, BOB, TS[1], False, "message", None),
     ]
     with store.writing():
         store.drop_messages([1, 3], TS[2])
