@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 from memkeeper import limits
+from memkeeper.claims.ahead import Ahead
 from memkeeper.claims.targets import covers, normalize_target, targets_overlap
 from memkeeper.errors import Invalid, Refused
 
@@ -196,11 +197,11 @@ def _ahead(order: tuple[Request, ...], request: Request) -> tuple[Request, ...]:
 def first_grantable(live: tuple[Claim, ...], waiters: tuple[Request, ...]) -> Request | None:
     """The first of ``waiters`` in queue order that is ``grantable``, or None (the queue
     ordered once, not once per waiter)."""
-    order = queue_order(live, waiters)
-    for place, request in enumerate(order):
-        ahead = any(conflicts(w, request) for w in order[:place])
-        if not ahead and not blockers(live, request):
+    ahead = Ahead()
+    for request in queue_order(live, waiters):
+        if not ahead.blocks(request) and not blockers(live, request):
             return request
+        ahead.add(request)
     return None
 
 

@@ -20,6 +20,7 @@ release costs a constant number of looks whatever the length of the queue.
 from __future__ import annotations
 
 from memkeeper.claims import decisions as rules
+from memkeeper.claims.ahead import Ahead
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,13 +41,14 @@ def views(live: Sequence[Claim], rows: Sequence[WaiterRow]) -> dict[str, View]:
     }
     held = tuple(live)
     waiting = tuple(w.request for w in rows if w.state == "waiting")
-    order = rules.queue_order(held, waiting) if waiting else ()
-    for place, request in enumerate(order):
-        if any(rules.conflicts(ahead, request) for ahead in order[:place]):
+    ahead = Ahead()
+    for request in rules.queue_order(held, waiting) if waiting else ():
+        if ahead.blocks(request):
             found[request.id] = ("waiting", False, _NONE)
         else:
             stops = rules.blockers(held, request)
             found[request.id] = ("waiting", True, min((c.expires_at for c in stops), default=_NONE))
+        ahead.add(request)
     return found
 
 
