@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from typing import Any, NoReturn, Self
 
 
+_set = object.__setattr__  # (a record's own refuses: immutable)
+
+
 class Record:
     """An immutable record whose fields are its ``__slots__``, in order."""
 
@@ -315,7 +318,19 @@ class SectionRow(Record):
         body: bytes,
         lines: int,
     ) -> None:
-        self._fill(key, ord, rev, hash, present, title, level, base, heading, body, lines)
+        # Field by field, not ``_fill``'s loop: a file's every row is built at each look at
+        # it (10,000 sections: 10 ms here against 29 ms).
+        _set(self, "key", key)
+        _set(self, "ord", ord)
+        _set(self, "rev", rev)
+        _set(self, "hash", hash)
+        _set(self, "present", present)
+        _set(self, "title", title)
+        _set(self, "level", level)
+        _set(self, "base", base)
+        _set(self, "heading", heading)
+        _set(self, "body", body)
+        _set(self, "lines", lines)
 
 
 class PendingWrite(Record):
