@@ -42,12 +42,23 @@ def score(a: Vector, b: Vector) -> float:
     Symmetric to the last bit: each term's product commutes."""
     if len(a) != len(b):
         raise ValueError(f"vectors of {len(a)} and {len(b)} dimensions cannot be compared")
-    # each unit vector first (``hypot`` scales: no underflow, no overflow), then their product
-    norm_a, norm_b = math.hypot(*a), math.hypot(*b)
-    if norm_a == 0.0 or norm_b == 0.0:
+    unit_a, unit_b = _unit(a), _unit(b)
+    if unit_a is None or unit_b is None:
         return 0.0
-    cosine = math.fsum((x / norm_a) * (y / norm_b) for x, y in zip(a, b, strict=True))
+    cosine = math.fsum(x * y for x, y in zip(unit_a, unit_b, strict=True))
     return max(-1.0, min(1.0, cosine))
+
+
+def _unit(v: Vector) -> list[float] | None:
+    """``v`` at length 1 (None: all zeros). Divided by its largest component first: its norm
+    is then between 1 and its dimension's root, where ``hypot`` loses nothing — the norm of
+    subnormal components (5e-324 each) would be rounded to a multiple of 5e-324."""
+    peak = max(map(abs, v), default=0.0)
+    if peak == 0.0:
+        return None
+    scaled = [x / peak for x in v]
+    norm = math.hypot(*scaled)
+    return [x / norm for x in scaled]
 
 
 def has_objective(claim: Claim) -> bool:

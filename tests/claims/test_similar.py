@@ -51,6 +51,14 @@ def test_a_vector_scores_one_against_itself_and_zero_when_it_is_all_zeros(v: lis
         assert score(a, a) == 0.0
 
 
+def test_subnormal_and_huge_components_lose_no_precision() -> None:
+    tiny = (5e-324, 5e-324, 5e-324)
+    assert math.isclose(score(tiny, tiny), 1.0, rel_tol=1e-9)  # 0.75 before
+    huge = (1e308, 1e308)
+    assert math.isclose(score(huge, huge), 1.0, rel_tol=1e-9)
+    assert math.isclose(score(tiny, (1.0, 1.0, 1.0)), 1.0, rel_tol=1e-9)
+
+
 def test_vectors_of_different_lengths_are_not_compared() -> None:
     with pytest.raises(ValueError, match="vectors of 2 and 3 dimensions"):
         score((1.0, 0.0), (1.0, 0.0, 0.0))
