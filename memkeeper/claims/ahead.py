@@ -8,9 +8,7 @@ the same (mode, targets) differ only by their agent, so the check is one per suc
 
 from __future__ import annotations
 
-import functools
-
-from memkeeper.claims.targets import targets_overlap
+from memkeeper.claims.targets import any_overlap
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,11 +44,6 @@ class Ahead:
         for (mode, targets), agents in self._groups.items():
             if (mode == "read" and ask.mode == "read") or agents == {ask.agent}:
                 continue
-            if _overlap(targets, ask.targets):
+            if any_overlap(targets, ask.targets):
                 return True
         return False
-
-
-@functools.lru_cache(maxsize=4096)
-def _overlap(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
-    return any(targets_overlap(x, y) for x in a for y in b)

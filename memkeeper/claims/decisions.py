@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Literal
 
 from memkeeper import limits
 from memkeeper.claims.ahead import Ahead
-from memkeeper.claims.targets import covers, normalize_target, targets_overlap
+from memkeeper.claims.targets import any_overlap, covers, normalize_target, targets_overlap
 from memkeeper.errors import Invalid, Refused
 
 if TYPE_CHECKING:
@@ -127,7 +127,7 @@ def conflicts(a: Ask, b: Ask) -> bool:
     """Different agents, at least one writing, some target of each overlapping."""
     if a.agent == b.agent or (a.mode == "read" and b.mode == "read"):
         return False
-    return any(targets_overlap(x, y) for x in a.targets for y in b.targets)
+    return any_overlap(a.targets, b.targets)
 
 
 def split_expired(

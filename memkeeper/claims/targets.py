@@ -75,6 +75,13 @@ def targets_overlap(a: str, b: str) -> bool:
     return key_a is None or key_b is None or _key_within(key_a, key_b) or _key_within(key_b, key_a)
 
 
+@functools.lru_cache(maxsize=4096)
+def any_overlap(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Does some target of ``a`` overlap some target of ``b`` (``targets_overlap``)? Cached:
+    a queue asks it of the same two target lists again and again."""
+    return any(targets_overlap(x, y) for x in a for y in b)
+
+
 def covers(claim_target: str, target: str) -> bool:
     """Does ``claim_target`` cover the concrete file or section ``target`` (never a glob)?"""
     pattern, claim_key = _parse(claim_target)

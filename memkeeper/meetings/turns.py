@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from memkeeper.claims.targets import targets_overlap
+from memkeeper.claims.targets import any_overlap
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -78,4 +78,4 @@ def _after(
 
 
 def _on(m: Meeting, c: Claim) -> bool:
-    return any(targets_overlap(t, u) for t in c.targets for u in m.targets)
+    return any_overlap(c.targets, m.targets)
