@@ -20,13 +20,22 @@ HIGH = 1500
 
 
 @pytest.fixture
-def high() -> Iterator[tuple[int, int]]:
-    """A pipe whose read end is descriptor ``HIGH``."""
+def room() -> Iterator[None]:
+    """Room for descriptor ``HIGH`` (the soft limit raised for the test, then set back)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard != resource.RLIM_INFINITY and hard <= HIGH:
         pytest.skip(f"this system allows {hard} open files: descriptor {HIGH} cannot exist")
     if soft != resource.RLIM_INFINITY and soft <= HIGH:
         resource.setrlimit(resource.RLIMIT_NOFILE, (HIGH + 1, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+@pytest.fixture
+def high(room: None) -> Iterator[tuple[int, int]]:
+    """A pipe whose read end is descriptor ``HIGH``."""
     read, write = os.pipe()
     os.dup2(read, HIGH)
     os.close(read)
@@ -35,7 +44,6 @@ def high() -> Iterator[tuple[int, int]]:
     finally:
         os.close(HIGH)
         os.close(write)
-        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def test_select_refuses_the_descriptor_this_waits_on(high: tuple[int, int]) -> None:
@@ -63,14 +71,9 @@ def test_a_closed_other_end_is_readable_at_once() -> None:
         os.close(read)
 
 
-def test_a_directory_watch_on_a_high_descriptor_wakes(tmp_path: Path) -> None:
+def test_a_directory_watch_on_a_high_descriptor_wakes(tmp_path: Path, room: None) -> None:
     watch = open_watch(str(tmp_path))
     assert watch is not None
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard != resource.RLIM_INFINITY and hard <= HIGH:
-        watch.close()
-        pytest.skip(f"this system allows {hard} open files: descriptor {HIGH} cannot exist")
-    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, HIGH + 1), hard))
     os.dup2(watch.fd, HIGH)
     os.close(watch.fd)
     moved = DirWatch(HIGH)
@@ -80,4 +83,3 @@ def test_a_directory_watch_on_a_high_descriptor_wakes(tmp_path: Path) -> None:
         assert moved.wait(5) is True
     finally:
         moved.close()
-        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
