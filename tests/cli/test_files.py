@@ -42,10 +42,13 @@ def test_append_reads_an_entry_file_or_stdin(cli: Cli, sample: Path) -> None:
     assert (sample / "memory/risks.md").read_text().endswith("\n\nFrom a file.\n\nFrom stdin.\n")
 
 
-def append_many(cli: Cli, agent: str, count: int, failures: list[Run]) -> None:
+def append_many(cli: Cli, root: Path, agent: str, count: int, failures: list[Run]) -> None:
+    """``count`` appends as ``agent``, root and file named whole: the threads share this
+    process's working directory, which each in-process run sets and sets back."""
     for n in range(count):
         text = f"first line of {agent}/{n}\nsecond line of {agent}/{n}"
-        done = cli("append", DECISIONS, "--text", text, "--agent", agent, "--json")
+        where = ("--root", str(root), "append", str(root / DECISIONS))
+        done = cli(*where, "--text", text, "--agent", agent, "--json")
         if done.code != 0:
             failures.append(done)
 
@@ -53,7 +56,9 @@ def append_many(cli: Cli, agent: str, count: int, failures: list[Run]) -> None:
 def test_racing_appends_all_land_whole_in_commit_order(cli: Cli, sample: Path) -> None:
     failures: list[Run] = []
     agents = [f"agent-{n}" for n in range(4)]
-    threads = [threading.Thread(target=append_many, args=(cli, a, 10, failures)) for a in agents]
+    threads = [
+        threading.Thread(target=append_many, args=(cli, sample, a, 10, failures)) for a in agents
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
