@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from memkeeper.records import Record
 
+_set = object.__setattr__  # (a record's own refuses: immutable)
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memkeeper.claims.decisions import Request
@@ -27,4 +29,9 @@ class WaiterRow(Record):
     def __init__(
         self, request: Request, pid: int, deadline: float, state: str, reason: str | None
     ) -> None:
-        self._fill(request, pid, deadline, state, reason)
+        # Field by field, not ``_fill``'s loop: every claim operation builds the whole queue.
+        _set(self, "request", request)
+        _set(self, "pid", pid)
+        _set(self, "deadline", deadline)
+        _set(self, "state", state)
+        _set(self, "reason", reason)

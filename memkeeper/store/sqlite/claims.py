@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-    from memkeeper.claims.decisions import Claim
+    from memkeeper.claims.decisions import Claim, Request
     from memkeeper.claims.lifecycle import ClaimRecord
     from memkeeper.claims.plan import Plan
     from memkeeper.claims.waiters import WaiterRow
@@ -176,11 +176,10 @@ def _marks(count: int) -> str:
 
 @functools.lru_cache(maxsize=1024)
 def _claim(row: tuple[Any, ...]) -> Claim:
-    from memkeeper.claims.decisions import Claim  # not on the read/patch path
-
+    Claim = _kinds()[0]
     id_, token, agent, mode, targets, priority, strict, granted, expires, objective, plan = row
     return Claim(
-        id_, token, agent, mode, tuple(json.loads(targets)), priority, bool(strict), granted,
+        id_, token, agent, mode, _targets(targets), priority, bool(strict), granted,
         expires, objective, plan=None if plan is None else _plan(plan),
     )  # fmt: skip
 
@@ -189,13 +188,10 @@ def _claim(row: tuple[Any, ...]) -> Claim:
 # most of its rows are as the last operation read them.
 @functools.lru_cache(maxsize=1024)
 def _waiter(row: tuple[Any, ...]) -> WaiterRow:
-    from memkeeper.claims.decisions import Request
-    from memkeeper.claims.waiters import WaiterRow  # not on the read/patch path
-
+    _, Request, WaiterRow = _kinds()
     id_, arrival, agent, mode, targets, priority, strict, ttl, objective = row[:9]
     request = Request(
-        id_, agent, mode, tuple(json.loads(targets)), priority, bool(strict), ttl, objective,
-        arrival,
+        id_, agent, mode, _targets(targets), priority, bool(strict), ttl, objective, arrival
     )  # fmt: skip
     pid, deadline, state, reason = row[9:13]
     if len(row) > 13 and row[13] is not None:
@@ -203,6 +199,23 @@ def _waiter(row: tuple[Any, ...]) -> WaiterRow:
 
         request = replace(request, plan=_plan(row[13]))
     return WaiterRow(request, pid, deadline, state, reason)
+
+
+@functools.cache
+def _kinds() -> tuple[type[Claim], type[Request], type[WaiterRow]]:
+    """The classes rows decode to, imported at the first decode (a read or a patch never
+    asks): an import statement in ``_waiter`` would cost more than the rest of a row."""
+    from memkeeper.claims.decisions import Claim, Request
+    from memkeeper.claims.waiters import WaiterRow
+
+    return Claim, Request, WaiterRow
+
+
+# Each process sees every request of a busy queue once (by its next look, the queue has moved
+# on, so ``_waiter``'s cache misses), but they mostly ask for the same few targets.
+@functools.lru_cache(maxsize=256)
+def _targets(raw: str) -> tuple[str, ...]:
+    return tuple(json.loads(raw))
 
 
 def _plan_json(plan: Plan | None) -> str | None:
