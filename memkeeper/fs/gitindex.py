@@ -34,6 +34,11 @@ if TYPE_CHECKING:
     from memkeeper.fs.indexfile import Stat
 
 LOCK_TRIES = 20  # 5 ms apart
+# A git command that started this recently may have read the index and not yet looked at the
+# files: a page is renamed once it ends, or once it is this old (it has then looked, or it is
+# one that waits — a rebase for its editor — whose steps run later anyway).
+GIT_STARTING_S = 3.0
+GIT_POLL_S = 0.01
 
 
 def update_index(
@@ -126,6 +131,12 @@ def _refreshed(index: str, files: Callable[[], Mapping[bytes, tuple[Stat, bytes]
         return None
 
 
+def _git_starting(top: str) -> bool:
+    from memkeeper.fs.processes import git_starting
+
+    return git_starting(top, within_s=GIT_STARTING_S)
+
+
 def filter_installed(root: str, git_dir: str) -> bool:
     """Whether ``install-hooks`` set up the clean filter here: memkeeper's lines in the
     root's ``.gitattributes`` and its filter in the repository's config (read as files: no
@@ -147,8 +158,18 @@ class LiveIndex:
     """Git's index entries of one root's live pages: brought up to date as each is renamed
     into place, or later (``owed``) when git held its index lock."""
 
-    def __init__(self, root: str, git_dir: str | None) -> None:
+    def __init__(
+        self,
+        root: str,
+        git_dir: str | None,
+        *,
+        git_starting: Callable[[str], bool] | None = None,
+        sleep: Callable[[float], object] = time.sleep,
+    ) -> None:
         top = working_tree(root)
+        self.top = top
+        self.git_starting = git_starting or _git_starting
+        self.sleep = sleep
         self.root = root
         self.git_dir = git_dir if top is not None else None
         prefix = "" if top is None else os.path.relpath(root, top).replace(os.sep, "/")
@@ -178,10 +199,18 @@ class LiveIndex:
         """Rename ``rel`` into place under git's index lock, its entry brought up to date in
         the same hold — from the ``staged`` file about to be renamed, when given, committed
         right after the rename (``update_index``) — or, when git holds the lock, renamed
-        anyway and owed. True when the index was rewritten."""
+        anyway and owed. First, it waits for a git command that has just started in the
+        tree to end (``GIT_STARTING_S`` at most): one that read the index before the rename and
+        looked at the page after it would see the new page beside the old entry, and a
+        checkout or a rebase would refuse to overwrite it. True when the index was rewritten."""
         if self.git_dir is None:
             rename()
             return False
+        if self.top is not None:
+            for _ in range(round(GIT_STARTING_S / GIT_POLL_S)):
+                if not self.git_starting(self.top):
+                    break
+                self.sleep(GIT_POLL_S)
         files = lambda: self.files([rel])  # noqa: E731
         early = None if staged is None else (lambda: self.files([rel], staged))
         done = update_index(self.git_dir, files, rename=rename, tries=LOCK_TRIES, staged=early)

@@ -73,3 +73,49 @@ def stopped(pid: int) -> bool:
     except (OSError, IndexError):
         return False
     return state in (b"T", b"t")
+
+
+def git_starting(top: str, *, within_s: float) -> bool:
+    """Whether a git process that started less than ``within_s`` seconds ago works in the
+    working tree ``top`` (git moves to the top of its tree as it starts, so its current
+    directory is ``top`` or below): it may have read the index already and not yet looked at
+    the files. Older ones (a rebase waiting for its editor, a pager) are not counted, nor one
+    that runs this process (a hook or a filter of it waits for us). False where ``/proc``
+    cannot tell (not Linux)."""
+    try:
+        entries = os.listdir("/proc")
+        with open("/proc/uptime", "rb") as handle:
+            uptime = float(handle.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return False
+    tick = os.sysconf("SC_CLK_TCK")
+    inside = os.path.realpath(top).rstrip("/") + "/"
+    for pid in entries:
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                name, _, rest = handle.read().partition(b" (")[2].rpartition(b")")
+            if not name.startswith(b"git") or name.startswith(b"git-credential"):
+                continue
+            started = int(rest.split()[19]) / tick  # field 22: start time since boot
+            where = os.readlink(f"/proc/{pid}/cwd") + "/"
+        except (OSError, ValueError, IndexError):
+            continue
+        fresh = uptime - started < within_s and where.startswith(inside)
+        if fresh and int(pid) not in _ancestors():
+            return True
+    return False
+
+
+def _ancestors() -> set[int]:
+    """This process's parent, its parent, and so on (``/proc``)."""
+    found, pid = set(), os.getppid()
+    while pid > 1 and pid not in found:
+        found.add(pid)
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                pid = int(handle.read().rpartition(b")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return found

@@ -3,10 +3,12 @@ writer that died, another process writing a file or holding its lock."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -157,3 +159,52 @@ def test_a_process_is_alive_until_it_is_gone() -> None:
     gone = int(run_python("import os; print(os.getpid())").stdout)
     assert not processes.pid_alive(gone)
     assert not processes.pid_alive(2**64)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    subprocess.run(["git", "init", "-q", str(tmp_path / "tree")], check=True)
+    (tmp_path / "tree" / "sub").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    return tmp_path / "tree"
+
+
+def test_a_git_command_just_started_in_the_tree_is_seen_until_it_ends_or_ages(
+    tree: Path,
+) -> None:
+    """Issue 22 item 11: the daemon renames a live page once no git command that has just
+    started works in the tree (``fs.gitindex``) — git's own process, by ``/proc``."""
+    assert not processes.git_starting(str(tree), within_s=5.0)
+    waiting = subprocess.Popen(  # a git command that has read what it needs and waits
+        ["git", "cat-file", "--batch"], cwd=tree / "sub", stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 10
+        while not processes.git_starting(str(tree), within_s=5.0):
+            assert time.monotonic() < deadline, "the git process was never seen"
+            time.sleep(0.01)
+        assert not processes.git_starting(str(tree.parent / "elsewhere"), within_s=5.0)
+        assert not processes.git_starting(str(tree) + "-other", within_s=5.0)  # not a prefix
+        time.sleep(0.3)
+        assert not processes.git_starting(str(tree), within_s=0.2)  # too old to count
+    finally:
+        waiting.kill()
+        waiting.wait()
+        assert waiting.stdin is not None
+        waiting.stdin.close()
+    assert not processes.git_starting(str(tree), within_s=5.0)
+
+
+def test_the_git_command_that_runs_this_process_is_not_waited_for(tree: Path) -> None:
+    """A hook or a filter git runs (a ``memkeeper regen`` in a post-checkout hook) would
+    otherwise wait for the very git command waiting for it."""
+    probe = (
+        "from memkeeper.fs import processes; "
+        f"print(processes.git_starting({json.dumps(str(tree))}, within_s=5.0))"
+    )
+    alias = f"alias.probe=!{sys.executable} -c '{probe}'"
+    done = subprocess.run(
+        ["git", "-c", alias, "probe"], cwd=tree, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "False"

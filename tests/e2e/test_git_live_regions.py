@@ -99,19 +99,14 @@ def clean_while(root: Path, seconds: float) -> None:
         time.sleep(0.1)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="known defect (docs/reference.md §5, 'Generated pages and git'): a git command that "
-    "read the index before a render and looks at the page after its rename sees the new size "
-    "against the old entry; the status checks here stayed clean in 6 runs of 6, but a rebase "
-    "whose clean-tree check or checkout straddles a render refuses the page (2 runs of 6)",
-)
 def test_git_works_and_status_stays_clean_while_agents_keep_the_live_page_changing(
     sample: Path, live: Streamed, tmp_path: Path
 ) -> None:
     """Issue 22 item 11: a git status reading the index between a page's rename and the
     commit of its entry called the page modified; the entry is now committed right after the
-    rename (tests/fs/test_gitindex.py)."""
+    rename (tests/fs/test_gitindex.py). A rebase whose clean-tree check or checkout straddled
+    a render refused the page (2 runs of 6): a page waits for a git command just started in
+    the tree (tests/e2e/test_fs_processes.py)."""
     upstream = tmp_path / "upstream"
     git(tmp_path, "clone", "-q", str(sample), str(upstream))
     git(upstream, "config", "user.email", "up@example.com")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.fs.gitindex import update_index
+from memkeeper.fs.gitindex import GIT_POLL_S, GIT_STARTING_S, LiveIndex, update_index
 from memkeeper.fs.indexfile import Stat, size_offsets, stat_of
 
 
@@ -105,3 +105,37 @@ def test_a_staged_pages_entry_is_written_before_its_rename_and_committed_right_a
     assert seen == [len(b"notes\nLIVE 22 and longer\n")]
     assert git(tmp_path, "diff-files", "--name-only") == ""  # the change time followed
     assert not (tmp_path / ".git/index.lock").exists()
+
+
+def test_a_page_waits_for_a_git_command_just_started_in_the_tree_then_is_renamed(
+    tmp_path: Path,
+) -> None:
+    """Issue 22 item 11: a git command that read the index before the rename and looks at the
+    page after it would see the new page beside the old entry (a rebase refuses the page):
+    the rename waits while one that has just started works in the tree."""
+    (tmp_path / ".git").mkdir()
+    asked: list[str] = []
+    naps: list[float] = []
+    renamed: list[int] = []
+
+    def starting(top: str) -> bool:
+        asked.append(top)
+        return len(asked) <= 3  # git works for three looks, then is done
+
+    index = LiveIndex(str(tmp_path), str(tmp_path / ".git"), git_starting=starting,
+                      sleep=naps.append)  # fmt: skip
+    index.rename("p.md", lambda: renamed.append(len(asked)))
+    assert renamed == [4]  # after the fourth look found git done
+    assert naps == [GIT_POLL_S] * 3
+    assert asked == [str(tmp_path)] * 4
+
+
+def test_a_git_command_that_never_ends_delays_the_rename_by_a_bounded_time(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    naps: list[float] = []
+    renamed: list[bool] = []
+    index = LiveIndex(str(tmp_path), str(tmp_path / ".git"), git_starting=lambda top: True,
+                      sleep=naps.append)  # fmt: skip
+    index.rename("p.md", lambda: renamed.append(True))
+    assert renamed == [True]
+    assert sum(naps) == pytest.approx(GIT_STARTING_S)
