@@ -39,6 +39,11 @@ LOCK_TRIES = 20  # 5 ms apart
 # one that waits — a rebase for its editor — whose steps run later anyway).
 GIT_STARTING_S = 3.0
 GIT_POLL_S = 0.01
+GIT_LOOKS = 3  # waits for git before a page is renamed anyway
+
+
+class _GitStarted(Exception):
+    """A git command started between the wait for git and the rename (``LiveIndex``)."""
 
 
 def update_index(
@@ -131,10 +136,10 @@ def _refreshed(index: str, files: Callable[[], Mapping[bytes, tuple[Stat, bytes]
         return None
 
 
-def _git_starting(top: str) -> bool:
+def _git_starting(top: str, seen: set[str]) -> bool:
     from memkeeper.fs.processes import git_starting
 
-    return git_starting(top, within_s=GIT_STARTING_S)
+    return git_starting(top, within_s=GIT_STARTING_S, seen=seen)
 
 
 def filter_installed(root: str, git_dir: str) -> bool:
@@ -163,7 +168,7 @@ class LiveIndex:
         root: str,
         git_dir: str | None,
         *,
-        git_starting: Callable[[str], bool] | None = None,
+        git_starting: Callable[[str, set[str]], bool] | None = None,
         sleep: Callable[[float], object] = time.sleep,
     ) -> None:
         top = working_tree(root)
@@ -202,22 +207,52 @@ class LiveIndex:
         anyway and owed. First, it waits for a git command that has just started in the
         tree to end (``GIT_STARTING_S`` at most): one that read the index before the rename and
         looked at the page after it would see the new page beside the old entry, and a
-        checkout or a rebase would refuse to overwrite it. True when the index was rewritten."""
+        checkout or a rebase would refuse to overwrite it. A last look under the lock, right
+        before the rename, finds one started meanwhile: the lock is let go and the wait begins
+        again (``GIT_LOOKS`` times at most). True when the index was rewritten."""
         if self.git_dir is None:
             rename()
             return False
-        if self.top is not None:
-            for _ in range(round(GIT_STARTING_S / GIT_POLL_S)):
-                if not self.git_starting(self.top):
-                    break
-                self.sleep(GIT_POLL_S)
         files = lambda: self.files([rel])  # noqa: E731
         early = None if staged is None else (lambda: self.files([rel], staged))
-        done = update_index(self.git_dir, files, rename=rename, tries=LOCK_TRIES, staged=early)
+        for attempt in range(GIT_LOOKS):
+            seen = self._git_done()
+            guarded = rename if attempt + 1 == GIT_LOOKS else self._checked(rename, seen)
+            try:
+                done = update_index(
+                    self.git_dir, files, rename=guarded, tries=LOCK_TRIES, staged=early
+                )
+            except _GitStarted:  # the lock and the index left as they were: look again
+                continue
+            break
         if done is False:
             rename()
             self.owed.add(rel)
         return done is True
+
+    def _git_done(self) -> set[str] | None:
+        """Wait until no git command that has just started works in the tree, polling every
+        ``GIT_POLL_S`` for up to ``GIT_STARTING_S``; the processes the last look examined
+        (None: the wait ran out, or there is no tree)."""
+        if self.top is None:
+            return None
+        for _ in range(round(GIT_STARTING_S / GIT_POLL_S)):
+            seen: set[str] = set()
+            if not self.git_starting(self.top, seen):
+                return seen
+            self.sleep(GIT_POLL_S)
+        return None
+
+    def _checked(self, rename: Callable[[], object], seen: set[str] | None) -> Callable[[], None]:
+        """``rename``, once a last look under the index lock finds no git command started
+        since ``seen`` (``_GitStarted`` otherwise: the caller lets go of the lock and waits)."""
+
+        def checked() -> None:
+            if seen is not None and self.top is not None and self.git_starting(self.top, seen):
+                raise _GitStarted
+            rename()
+
+        return checked
 
     def flush(self) -> bool:
         """Bring the owed entries up to date, unless git holds its index now; True when the

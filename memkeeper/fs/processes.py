@@ -75,13 +75,15 @@ def stopped(pid: int) -> bool:
     return state in (b"T", b"t")
 
 
-def git_starting(top: str, *, within_s: float) -> bool:
+def git_starting(top: str, *, within_s: float, seen: set[str] | None = None) -> bool:
     """Whether a git process that started less than ``within_s`` seconds ago works in the
     working tree ``top`` (git moves to the top of its tree as it starts, so its current
     directory is ``top`` or below): it may have read the index already and not yet looked at
     the files. Older ones (a rebase waiting for its editor, a pager) are not counted, nor one
     that runs this process (a hook or a filter of it waits for us). False where ``/proc``
-    cannot tell (not Linux)."""
+    cannot tell (not Linux). ``seen``: the processes an earlier look found nothing in, moments
+    ago, to leave out; each process this look examines is added to it (a second look, then,
+    reads only those started since: a tenth of the time)."""
     try:
         entries = os.listdir("/proc")
         with open("/proc/uptime", "rb") as handle:
@@ -91,8 +93,10 @@ def git_starting(top: str, *, within_s: float) -> bool:
     tick = os.sysconf("SC_CLK_TCK")
     inside = os.path.realpath(top).rstrip("/") + "/"
     for pid in entries:
-        if not pid.isdigit():
+        if not pid.isdigit() or (seen is not None and pid in seen):
             continue
+        if seen is not None:
+            seen.add(pid)
         try:
             with open(f"/proc/{pid}/stat", "rb") as handle:
                 name, _, rest = handle.read().partition(b" (")[2].rpartition(b")")

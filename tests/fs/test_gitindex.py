@@ -118,24 +118,52 @@ def test_a_page_waits_for_a_git_command_just_started_in_the_tree_then_is_renamed
     naps: list[float] = []
     renamed: list[int] = []
 
-    def starting(top: str) -> bool:
+    def starting(top: str, seen: set[str]) -> bool:
         asked.append(top)
         return len(asked) <= 3  # git works for three looks, then is done
 
     index = LiveIndex(str(tmp_path), str(tmp_path / ".git"), git_starting=starting,
                       sleep=naps.append)  # fmt: skip
     index.rename("p.md", lambda: renamed.append(len(asked)))
-    assert renamed == [4]  # after the fourth look found git done
+    assert renamed == [5]  # the fourth look found git done; the fifth, under the lock, too
     assert naps == [GIT_POLL_S] * 3
-    assert asked == [str(tmp_path)] * 4
+    assert asked == [str(tmp_path)] * 5
+
+
+def test_a_git_command_started_while_the_lock_is_taken_sends_the_rename_back_to_waiting(
+    tmp_path: Path,
+) -> None:
+    """The last look, under the index lock right before the rename, reads only processes
+    started since the wait's last look; one that finds git lets go of the lock untouched."""
+    (tmp_path / ".git").mkdir()
+    looks: list[tuple[bool, frozenset[str]]] = []
+    renamed: list[bool] = []
+
+    def starting(top: str, seen: set[str]) -> bool:
+        locked = (tmp_path / ".git/index.lock").exists()
+        looks.append((locked, frozenset(seen)))
+        seen.add(f"pid{len(looks)}")
+        return locked and len(looks) == 2  # git started between the first look and the lock
+
+    index = LiveIndex(str(tmp_path), str(tmp_path / ".git"), git_starting=starting,
+                      sleep=lambda s: None)  # fmt: skip
+    index.rename("p.md", lambda: renamed.append((tmp_path / ".git/index.lock").exists()))
+    assert renamed == [True]
+    assert looks == [
+        (False, frozenset()),  # the wait: no git
+        (True, {"pid1"}),  # under the lock: a git started since pid1 was seen
+        (False, frozenset()),  # the lock let go: the wait again
+        (True, {"pid3"}),  # under the lock: none started since
+    ]
+    assert sorted(p.name for p in (tmp_path / ".git").iterdir()) == []
 
 
 def test_a_git_command_that_never_ends_delays_the_rename_by_a_bounded_time(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     naps: list[float] = []
     renamed: list[bool] = []
-    index = LiveIndex(str(tmp_path), str(tmp_path / ".git"), git_starting=lambda top: True,
+    index = LiveIndex(str(tmp_path), str(tmp_path / ".git"), git_starting=lambda top, seen: True,
                       sleep=naps.append)  # fmt: skip
     index.rename("p.md", lambda: renamed.append(True))
     assert renamed == [True]
-    assert sum(naps) == pytest.approx(GIT_STARTING_S)
+    assert sum(naps) == pytest.approx(GIT_STARTING_S)  # then renamed: no look under the lock
