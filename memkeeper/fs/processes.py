@@ -81,9 +81,11 @@ def git_starting(top: str, *, within_s: float, seen: set[str] | None = None) -> 
     directory is ``top`` or below): it may have read the index already and not yet looked at
     the files. Older ones (a rebase waiting for its editor, a pager) are not counted, nor one
     that runs this process (a hook or a filter of it waits for us). False where ``/proc``
-    cannot tell (not Linux). ``seen``: the processes an earlier look found nothing in, moments
-    ago, to leave out; each process this look examines is added to it (a second look, then,
-    reads only those started since: a tenth of the time)."""
+    cannot tell (not Linux). ``seen``: processes to leave out, to which this look adds those
+    too old ever to count — a second look moments later reads only the young ones (a process
+    forked before the first look may have become git since; an old one that becomes git is
+    still old).
+    """
     try:
         entries = os.listdir("/proc")
         with open("/proc/uptime", "rb") as handle:
@@ -95,19 +97,23 @@ def git_starting(top: str, *, within_s: float, seen: set[str] | None = None) -> 
     for pid in entries:
         if not pid.isdigit() or (seen is not None and pid in seen):
             continue
-        if seen is not None:
-            seen.add(pid)
         try:
             with open(f"/proc/{pid}/stat", "rb") as handle:
                 name, _, rest = handle.read().partition(b" (")[2].rpartition(b")")
-            if not name.startswith(b"git") or name.startswith(b"git-credential"):
-                continue
             started = int(rest.split()[19]) / tick  # field 22: start time since boot
-            where = os.readlink(f"/proc/{pid}/cwd") + "/"
         except (OSError, ValueError, IndexError):
             continue
-        fresh = uptime - started < within_s and where.startswith(inside)
-        if fresh and int(pid) not in _ancestors():
+        if uptime - started >= within_s:
+            if seen is not None:
+                seen.add(pid)
+            continue
+        if not name.startswith(b"git") or name.startswith(b"git-credential"):
+            continue
+        try:
+            where = os.readlink(f"/proc/{pid}/cwd") + "/"
+        except OSError:
+            continue
+        if where.startswith(inside) and int(pid) not in _ancestors():
             return True
     return False
 

@@ -243,7 +243,7 @@ class ClaimTable:
                 return self._sleep(request.id, now, left)
             if row is not None:
                 self._unqueue(request.id)
-                self.changed = True  # a request left the queue: others may move up
+                self.changed |= row.state != "granted"  # a collected grant moves nobody up
             if row is not None and row.state == "waiting":  # its wait ran out
                 self._abort(request, "timeout", settle=False)
             if row is not None and row.state == "granted":

@@ -59,3 +59,15 @@ def test_a_process_is_described_by_its_command_line_and_a_running_one_is_not_sto
     assert not processes.stopped(os.getpid())
     assert processes.describe(2**22 + 1) == f"process {2**22 + 1}"  # no such process
     assert not processes.stopped(2**22 + 1)
+
+
+def test_a_look_for_git_leaves_the_old_processes_to_the_next_look_to_skip() -> None:
+    """``git_starting``'s ``seen``: the processes too old ever to count are added (a second
+    look reads only the young ones); a young one may yet become git, so it is not."""
+    seen: set[str] = set()
+    assert not processes.git_starting("/nonexistent-tree", within_s=0.0, seen=seen)
+    assert "1" in seen and str(os.getpid()) in seen  # every process is older than 0 s
+    young: set[str] = set()
+    assert not processes.git_starting("/nonexistent-tree", within_s=1e12, seen=young)
+    assert young == set()  # none is older than that
+    assert not processes.git_starting("/nonexistent-tree", within_s=1e12, seen={*seen})
