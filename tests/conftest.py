@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,9 +103,34 @@ def run_main(
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
 ) -> Run:
-    """``run_cli`` in this process: ``main(argv)`` with its own cwd, environment and stdio."""
+    """``run_cli`` in this process: ``main(argv)`` with its own cwd, environment and stdio —
+    the process's, set and set back, so one run at a time: a second thread's run fails at
+    once (drive concurrent callers through ``Memory`` or processes)."""
     from memkeeper.cli.main import main
 
+    if not _IN_PROCESS.acquire(blocking=False):
+        raise RuntimeError(
+            "run_main: another thread is running the CLI in this process, which sets the "
+            "process's working directory, environment and stdio — give each thread a Memory "
+            "of its own, or run the CLI as processes (tests/e2e)"
+        )
+    try:
+        return _run_main(root, args, stdin, env, cwd, main)
+    finally:
+        _IN_PROCESS.release()
+
+
+_IN_PROCESS = threading.Lock()
+
+
+def _run_main(
+    root: Path,
+    args: tuple[str, ...],
+    stdin: str | bytes | None,
+    env: Mapping[str, str] | None,
+    cwd: Path | None,
+    main: Callable[[list[str]], int],
+) -> Run:
     data = stdin.encode() if isinstance(stdin, str) else (stdin or b"")
     saved_env, saved_cwd, saved_stdin = dict(os.environ), os.getcwd(), sys.stdin
     out, err = io.StringIO(), io.StringIO()

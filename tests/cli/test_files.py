@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from memkeeper import Memory
 from memkeeper.regions.markers import parse
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from tests.conftest import Cli, Run
+    from tests.conftest import Cli
 
 
 STATUS = "memory/status.md"
@@ -42,23 +43,25 @@ def test_append_reads_an_entry_file_or_stdin(cli: Cli, sample: Path) -> None:
     assert (sample / "memory/risks.md").read_text().endswith("\n\nFrom a file.\n\nFrom stdin.\n")
 
 
-def append_many(cli: Cli, root: Path, agent: str, count: int, failures: list[Run]) -> None:
-    """``count`` appends as ``agent``, root and file named whole: the threads share this
-    process's working directory, which each in-process run sets and sets back."""
-    for n in range(count):
-        text = f"first line of {agent}/{n}\nsecond line of {agent}/{n}"
-        where = ("--root", str(root), "append", str(root / DECISIONS))
-        done = cli(*where, "--text", text, "--agent", agent, "--json")
-        if done.code != 0:
-            failures.append(done)
+def append_many(root: Path, agent: str, count: int, failures: list[BaseException]) -> None:
+    """``count`` appends as ``agent``, through a ``Memory`` of its own: the CLI run in this
+    process (``run_main``) sets the process's working directory, environment and stdio,
+    which threads share."""
+    memory = Memory.open(root, agent=agent)
+    try:
+        for n in range(count):
+            try:
+                memory.append(DECISIONS, f"first line of {agent}/{n}\nsecond line of {agent}/{n}")
+            except Exception as exc:  # the test reports every failure
+                failures.append(exc)
+    finally:
+        memory.close()
 
 
 def test_racing_appends_all_land_whole_in_commit_order(cli: Cli, sample: Path) -> None:
-    failures: list[Run] = []
+    failures: list[BaseException] = []
     agents = [f"agent-{n}" for n in range(4)]
-    threads = [
-        threading.Thread(target=append_many, args=(cli, sample, a, 10, failures)) for a in agents
-    ]
+    threads = [threading.Thread(target=append_many, args=(sample, a, 10, failures)) for a in agents]
     for thread in threads:
         thread.start()
     for thread in threads:
