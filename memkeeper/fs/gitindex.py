@@ -232,8 +232,8 @@ class LiveIndex:
 
     def _git_done(self) -> set[str] | None:
         """Wait until no git command that has just started works in the tree, polling every
-        ``GIT_POLL_S`` for up to ``GIT_STARTING_S``; the processes the last look examined
-        (None: the wait ran out, or there is no tree)."""
+        ``GIT_POLL_S`` for up to ``GIT_STARTING_S``; the processes the last look found too
+        old ever to count (None: the wait ran out, or there is no tree)."""
         if self.top is None:
             return None
         for _ in range(round(GIT_STARTING_S / GIT_POLL_S)):
@@ -244,8 +244,9 @@ class LiveIndex:
         return None
 
     def _checked(self, rename: Callable[[], object], seen: set[str] | None) -> Callable[[], None]:
-        """``rename``, once a last look under the index lock finds no git command started
-        since ``seen`` (``_GitStarted`` otherwise: the caller lets go of the lock and waits)."""
+        """``rename``, once a last look under the index lock — at the processes not in ``seen``
+        — finds no git command just started (``_GitStarted`` otherwise: the caller lets go of
+        the lock and waits again)."""
 
         def checked() -> None:
             if seen is not None and self.top is not None and self.git_starting(self.top, seen):
