@@ -275,6 +275,18 @@ def test_a_read_loads_neither_the_protocols_nor_typing() -> None:
     assert done.stdout.strip() == "[]"
 
 
+def test_the_stores_load_no_domain_that_a_read_or_a_patch_does_not_use() -> None:
+    """Proposals, reconciliations, mail, meetings and work are each an attribute of the store
+    whose module is loaded on first use (store/protocol.py): no mixin every process pays for."""
+    probe = (
+        "import sys, memkeeper.store.sqlite, memkeeper.store.etcd; "
+        "print(sorted(m for m in sys.modules if m.startswith('memkeeper.store.') and "
+        "m.rsplit('.', 1)[1] in ('proposals', 'reconciliations', 'mail', 'meetings', 'work')))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
 def test_the_store_retry_and_the_local_store_load_no_etcd_client() -> None:
     probe = (
         "import sys, memkeeper.store.retry, memkeeper.store.sqlite, memkeeper.ops.workspace; "

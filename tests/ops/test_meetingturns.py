@@ -152,13 +152,13 @@ def test_a_grant_or_a_renewal_asks_nothing_of_the_meetings(agents: Agents) -> No
     serialized(a, human, A, B)
     asked: list[str] = []
     store = a.workspace.store
-    real = store.serializing_meetings
+    real = store.meetings.serializing_meetings
 
     def counted() -> list[Meeting]:
         asked.append("x")
         return real()
 
-    store.serializing_meetings = counted  # type: ignore[method-assign]
+    store.meetings.serializing_meetings = counted  # type: ignore[method-assign]
     a.claim(["notes/"])
     a.renew(first.id, 60)
     assert asked == []
