@@ -1,5 +1,6 @@
 """Who signs this workspace's events, and whether this process may write as its agent at all:
-a part of ``Workspace`` (docs/reference.md, "Who is acting").
+a part of ``Workspace``, ``Workspace.signing``, made when the first event is written — a read
+that writes none never loads it (docs/reference.md, "Who is acting").
 
 Every event is signed with the process's key (``fs.keyring``: ``$MEMKEEPER_KEY``, else the
 machine's key inside an agent's session, else the human's), over its chain hash. Two rules
@@ -22,28 +23,25 @@ if TYPE_CHECKING:
     from memkeeper.events import Sign
     from memkeeper.identity import signers
     from memkeeper.identity.keys import Signer
-    from memkeeper.identity.sessions import Session
     from memkeeper.ops.shape import WorkspaceShape
-else:
-    WorkspaceShape = object  # a read never loads the shape (nor typing)
 
 _UNKNOWN = object()
 
 
-class Signing(WorkspaceShape):
-    session: Session | None  # the agent session this process runs in (None: none detected)
+class Signing:
+    """Who signs the events of the workspace ``ws`` (its agent, in its agent session)."""
 
-    def __init__(self) -> None:
+    def __init__(self, ws: WorkspaceShape) -> None:
+        self._ws = ws
         self._key: object = _UNKNOWN
         self._allowed: bool | None = None
-        super().__init__()
 
     def signing_key(self) -> Signer | None:
         """The key this process signs with (None: it has none)."""
         if self._key is _UNKNOWN:
             from memkeeper.fs import keyring
 
-            self._key = keyring.signing_key(os.environ, self.session is not None)
+            self._key = keyring.signing_key(os.environ, self._ws.session is not None)
         found: Signer | None = self._key  # type: ignore[assignment]
         return found
 
@@ -54,7 +52,7 @@ class Signing(WorkspaceShape):
     def sign_as(self, actor: str) -> Sign | None:
         """What signs an event written as ``actor``, after checking this process may write as
         its agent (``Refused`` otherwise)."""
-        if actor == self.agent and not self._allowed:
+        if actor == self._ws.agent and not self._allowed:
             self._check_allowed()
         key = self.signing_key()
         return None if key is None else key.sign
@@ -64,7 +62,7 @@ class Signing(WorkspaceShape):
         from memkeeper.identity import signers
 
         try:
-            with open(os.path.join(self.top, names.SIGNERS_FILE), "rb") as handle:
+            with open(os.path.join(self._ws.top, names.SIGNERS_FILE), "rb") as handle:
                 data = handle.read()
         except FileNotFoundError:
             return ()
@@ -74,14 +72,13 @@ class Signing(WorkspaceShape):
         from memkeeper.identity import sessions, signers
 
         trusted = self.trusted_signers()
-        acting_as = sessions.impersonates(self.agent, self.session, signers.protected(trusted))
+        agent = self._ws.agent
+        acting_as = sessions.impersonates(agent, self._ws.session, signers.protected(trusted))
         required = signers.required_by(self._policy_bytes())
         if acting_as or required:
             key = self.signing_key()
             standing, name = (
-                ("unknown", "")
-                if key is None
-                else signers.standing(trusted, key.public, self.agent)
+                ("unknown", "") if key is None else signers.standing(trusted, key.public, agent)
             )
             if standing != "trusted":
                 raise Refused(self._refusal(key, standing, name, acting_as), reason="identity")
@@ -90,16 +87,16 @@ class Signing(WorkspaceShape):
     def _refusal(self, key: Signer | None, standing: str, name: str, acting_as: bool) -> str:
         from memkeeper.identity.keys import short
 
-        session = self.session
+        session, agent = self._ws.session, self._ws.agent
         if acting_as and session is not None:
             why = (
                 f"this process runs in {session.agent} session {session.id} (${session.variable})"
-                f", so it acts as {session.identity}; acting as {self.agent} needs a key "
-                f"{names.SIGNERS_FILE} trusts for {self.agent}"
+                f", so it acts as {session.identity}; acting as {agent} needs a key "
+                f"{names.SIGNERS_FILE} trusts for {agent}"
             )
         else:
-            why = f"the policy requires signatures, and writing as {self.agent} needs a key "
-            why += f"{names.SIGNERS_FILE} trusts for {self.agent}"
+            why = f"the policy requires signatures, and writing as {agent} needs a key "
+            why += f"{names.SIGNERS_FILE} trusts for {agent}"
         if key is None:
             have = "this process has no key (memkeeper keys init makes one)"
         elif standing == "unknown":
@@ -107,15 +104,15 @@ class Signing(WorkspaceShape):
         elif standing == "revoked":
             have = f"its key {short(key.public)} ({name}) was revoked"
         else:
-            have = f"its key {short(key.public)} ({name}) may not sign as {self.agent}"
+            have = f"its key {short(key.public)} ({name}) may not sign as {agent}"
         return (
-            f"{why}: {have} — nothing was changed. Leave the change to {self.agent}, or "
+            f"{why}: {have} — nothing was changed. Leave the change to {agent}, or "
             f"sign with a trusted key ($MEMKEEPER_KEY; memkeeper keys list shows who is trusted)"
         )
 
     def _policy_bytes(self) -> bytes:
         try:
-            with open(os.path.join(self.top, names.POLICY_FILE), "rb") as handle:
+            with open(os.path.join(self._ws.top, names.POLICY_FILE), "rb") as handle:
                 return handle.read()
         except FileNotFoundError:
             return b""
