@@ -337,7 +337,7 @@ def _check_owner(ws: Workspace, rel: str, key: str) -> None:
 def _check_claims(ws: Workspace, rel: str, key: str, claim: str | None) -> tuple[str, ...]:
     """Warnings from advisory claims; ``Refused`` for strict ones or a failed fence.
     One cheap query when nobody holds a claim and the write names none."""
-    if claim is None and not ws.store.any_live_claim(ws.claim_now()):
+    if claim is None and not ws.store.any_live_claim(ws.claim_now):
         return ()
     from memkeeper.ops.claimwrites import check_write
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from contextlib import AbstractContextManager
 
     from memkeeper.checkpoints import Checkpoint
@@ -143,7 +143,10 @@ class ClaimStore(Protocol):
 
     def bump(self, counter: str) -> int: ...
 
-    def any_live_claim(self, now: float) -> bool: ...
+    def any_live_claim(self, now: Callable[[], float]) -> bool:
+        """Whether a claim is live at ``now()``, the claims' time (``Workspace.claim_now``),
+        which is asked only when a claim is stored: where nobody claims, no clock is read."""
+        ...
 
     def claim_rows(self, expired_by: float | None = None) -> list[Claim]: ...
 
