@@ -45,8 +45,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("markdown", "regions", "policy", "claims", "shell", "identity", "mail", "meetings", "work"),
     ("fs", "store"),  # the shell's bottom: the disk and the state store
     ("ops",),  # one module per operation, on a Workspace
-    # Memory, the façade, and its sub-façades
-    ("api", "mailbox", "claimbook", "meetingroom", "workqueue"),
+    # Memory, the façade, its sub-façades, and one Memory per thread for the servers
+    ("api", "mailbox", "claimbook", "meetingroom", "workqueue", "memories"),
     # the long-running and per-agent shells, and the installer of the agents' configuration
     ("daemon", "gate", "install", "mcpserver", "dashboard", "doctor"),
     ("cli",),  # argparse and the exit boundary

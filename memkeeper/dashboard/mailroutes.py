@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
-    from memkeeper.api import Memories, Memory
+    from memkeeper.api import Memory
+    from memkeeper.memories import Memories
 
     Handler = Callable[[Request], Awaitable[Response]]
     Guard = Callable[..., Handler]
