@@ -13,7 +13,6 @@ signature here, and by mypy on the assignments of ``declared_as_protocols``.
 from __future__ import annotations
 
 import ast
-import functools
 import importlib
 import inspect
 from collections.abc import Iterable, Iterator, Mapping
@@ -408,12 +407,9 @@ def implementer(backend: type[object], proto: type[object]) -> type[object]:
         if domain is not proto or not isinstance(vars(protocol.StateStore).get(module), property):
             continue
         made = inspect.getattr_static(backend, module, None)
-        if isinstance(made, functools.cached_property):
-            getter = made.func
-        elif isinstance(made, property) and made.fget is not None:
-            getter = made.fget
-        else:
+        if not isinstance(made, property) or made.fget is None:
             raise AssertionError(f"{backend.__name__}.{module} is not a {proto.__name__}")
+        getter = made.fget
         package = importlib.import_module(f"{getter.__module__}.{module}")
         found: type[object] = getattr(package, getter.__annotations__["return"])
         return found

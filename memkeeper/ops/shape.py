@@ -3,9 +3,8 @@ checker.
 
 A ``Workspace`` is its context (``ops.workspace``) and its parts: the write-ahead replace
 (``ops.writeahead``), kept links (``ops.keptlinks``), indexing of changes memkeeper did not
-make (``ops.indexing``), the policy's verdicts (``ops.verdicts``), who signs the events
-(``ops.signing``) and, with a shared store, the sync of this root's files with it
-(``ops.sharedsync``). The parts call one another
+make (``ops.indexing``), the policy's verdicts (``ops.verdicts``) and, with a shared store,
+the sync of this root's files with it (``ops.sharedsync``). The parts call one another
 through the workspace; this Protocol declares those calls, so each part is checked against
 it and the ``Workspace`` is checked to provide all of it (a member it lacks leaves it
 abstract). Only the type checker reads this module: at run time the parts' base is
@@ -20,7 +19,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from contextlib import AbstractContextManager
 
-    from memkeeper.identity.sessions import Session
     from memkeeper.markdown.sections import Document
     from memkeeper.records import Event, FileState, Verdict
     from memkeeper.store.protocol import StateStore
@@ -36,7 +34,6 @@ class WorkspaceShape(Protocol):
     top: str
     agent: str
     home: str
-    session: Session | None  # the agent session this process runs in (None: none detected)
     _editing: set[str]
 
     # -- the context (ops.workspace) --------------------------------------------------------

@@ -23,16 +23,17 @@ if TYPE_CHECKING:
     from memkeeper.events import Sign
     from memkeeper.identity import signers
     from memkeeper.identity.keys import Signer
-    from memkeeper.ops.shape import WorkspaceShape
+    from memkeeper.identity.sessions import Session
 
 _UNKNOWN = object()
 
 
 class Signing:
-    """Who signs the events of the workspace ``ws`` (its agent, in its agent session)."""
+    """Who signs the events ``agent`` writes under the root ``top``, in the agent session
+    ``session`` (None: none detected)."""
 
-    def __init__(self, ws: WorkspaceShape) -> None:
-        self._ws = ws
+    def __init__(self, top: str, agent: str, session: Session | None) -> None:
+        self.top, self.agent, self.session = top, agent, session
         self._key: object = _UNKNOWN
         self._allowed: bool | None = None
 
@@ -41,7 +42,7 @@ class Signing:
         if self._key is _UNKNOWN:
             from memkeeper.fs import keyring
 
-            self._key = keyring.signing_key(os.environ, self._ws.session is not None)
+            self._key = keyring.signing_key(os.environ, self.session is not None)
         found: Signer | None = self._key  # type: ignore[assignment]
         return found
 
@@ -52,7 +53,7 @@ class Signing:
     def sign_as(self, actor: str) -> Sign | None:
         """What signs an event written as ``actor``, after checking this process may write as
         its agent (``Refused`` otherwise)."""
-        if actor == self._ws.agent and not self._allowed:
+        if actor == self.agent and not self._allowed:
             self._check_allowed()
         key = self.signing_key()
         return None if key is None else key.sign
@@ -62,7 +63,7 @@ class Signing:
         from memkeeper.identity import signers
 
         try:
-            with open(os.path.join(self._ws.top, names.SIGNERS_FILE), "rb") as handle:
+            with open(os.path.join(self.top, names.SIGNERS_FILE), "rb") as handle:
                 data = handle.read()
         except FileNotFoundError:
             return ()
@@ -72,13 +73,14 @@ class Signing:
         from memkeeper.identity import sessions, signers
 
         trusted = self.trusted_signers()
-        agent = self._ws.agent
-        acting_as = sessions.impersonates(agent, self._ws.session, signers.protected(trusted))
+        acting_as = sessions.impersonates(self.agent, self.session, signers.protected(trusted))
         required = signers.required_by(self._policy_bytes())
         if acting_as or required:
             key = self.signing_key()
             standing, name = (
-                ("unknown", "") if key is None else signers.standing(trusted, key.public, agent)
+                ("unknown", "")
+                if key is None
+                else signers.standing(trusted, key.public, self.agent)
             )
             if standing != "trusted":
                 raise Refused(self._refusal(key, standing, name, acting_as), reason="identity")
@@ -87,16 +89,16 @@ class Signing:
     def _refusal(self, key: Signer | None, standing: str, name: str, acting_as: bool) -> str:
         from memkeeper.identity.keys import short
 
-        session, agent = self._ws.session, self._ws.agent
+        session = self.session
         if acting_as and session is not None:
             why = (
                 f"this process runs in {session.agent} session {session.id} (${session.variable})"
-                f", so it acts as {session.identity}; acting as {agent} needs a key "
-                f"{names.SIGNERS_FILE} trusts for {agent}"
+                f", so it acts as {session.identity}; acting as {self.agent} needs a key "
+                f"{names.SIGNERS_FILE} trusts for {self.agent}"
             )
         else:
-            why = f"the policy requires signatures, and writing as {agent} needs a key "
-            why += f"{names.SIGNERS_FILE} trusts for {agent}"
+            why = f"the policy requires signatures, and writing as {self.agent} needs a key "
+            why += f"{names.SIGNERS_FILE} trusts for {self.agent}"
         if key is None:
             have = "this process has no key (memkeeper keys init makes one)"
         elif standing == "unknown":
@@ -104,15 +106,15 @@ class Signing:
         elif standing == "revoked":
             have = f"its key {short(key.public)} ({name}) was revoked"
         else:
-            have = f"its key {short(key.public)} ({name}) may not sign as {agent}"
+            have = f"its key {short(key.public)} ({name}) may not sign as {self.agent}"
         return (
-            f"{why}: {have} — nothing was changed. Leave the change to {agent}, or "
+            f"{why}: {have} — nothing was changed. Leave the change to {self.agent}, or "
             f"sign with a trusted key ($MEMKEEPER_KEY; memkeeper keys list shows who is trusted)"
         )
 
     def _policy_bytes(self) -> bytes:
         try:
-            with open(os.path.join(self._ws.top, names.POLICY_FILE), "rb") as handle:
+            with open(os.path.join(self.top, names.POLICY_FILE), "rb") as handle:
                 return handle.read()
         except FileNotFoundError:
             return b""

@@ -286,7 +286,7 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks):
         """Who signs this workspace's events (``ops.signing``), made at the first one."""
         from memkeeper.ops.signing import Signing
 
-        return Signing(self)
+        return Signing(self.top, self.agent, self.session)
 
     # -- the write path: every operation that replaces a managed file goes through these ------
 

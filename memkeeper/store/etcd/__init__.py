@@ -13,8 +13,6 @@ are loaded on first use, each an ``EtcdDomain`` through the same core: ``EtcdSto
 
 from __future__ import annotations
 
-import functools
-
 from memkeeper.store.etcd.claims import ClaimKeys
 from memkeeper.store.etcd.events import EventKeys
 from memkeeper.store.etcd.files import FileKeys
@@ -37,35 +35,35 @@ class EtcdStore(FileKeys, EventKeys, ClaimKeys, PendingKeys, ReadKeys):
     """The state of one memory home (or a fleet of them) under ``prefix`` on an etcd cluster,
     with every domain's keys."""
 
-    @functools.cached_property
+    @property
     def proposals(self) -> ProposalKeys:
         """The merges that could not land (``proposals``), in this store's transactions."""
         from memkeeper.store.etcd.proposals import ProposalKeys
 
         return ProposalKeys(self)
 
-    @functools.cached_property
+    @property
     def reconciliations(self) -> ReconciliationKeys:
         """Hand edits of generated regions (``reconciliations``), in this store's transactions."""
         from memkeeper.store.etcd.reconciliations import ReconciliationKeys
 
         return ReconciliationKeys(self)
 
-    @functools.cached_property
+    @property
     def mail(self) -> MailKeys:
         """Messages and what each recipient was told (``mail``), in this store's transactions."""
         from memkeeper.store.etcd.mail import MailKeys
 
         return MailKeys(self)
 
-    @functools.cached_property
+    @property
     def meetings(self) -> MeetingKeys:
         """Meetings on overlapping claims (``meetings``), in this store's transactions."""
         from memkeeper.store.etcd.meetings import MeetingKeys
 
         return MeetingKeys(self)
 
-    @functools.cached_property
+    @property
     def work(self) -> WorkKeys:
         """Work items (``work``), in this store's transactions."""
         from memkeeper.store.etcd.work import WorkKeys

@@ -14,8 +14,6 @@ looks that use it; ``schema`` holds the tables and their version.
 
 from __future__ import annotations
 
-import functools
-
 from memkeeper.fs.home import prepare_home
 from memkeeper.store.sqlite.claims import ClaimRows
 from memkeeper.store.sqlite.events import EventRows
@@ -38,35 +36,35 @@ __all__ = ["Store", "prepare_home"]
 class Store(FileRows, EventRows, ClaimRows, PendingRows, ReadRows):
     """One connection to the memory home's database, with every domain's tables."""
 
-    @functools.cached_property
+    @property
     def proposals(self) -> ProposalRows:
         """The merges that could not land (``proposals``), on this connection."""
         from memkeeper.store.sqlite.proposals import ProposalRows
 
         return ProposalRows(self._db)
 
-    @functools.cached_property
+    @property
     def reconciliations(self) -> ReconciliationRows:
         """Hand edits of generated regions (``reconciliations``), on this connection."""
         from memkeeper.store.sqlite.reconciliations import ReconciliationRows
 
         return ReconciliationRows(self._db)
 
-    @functools.cached_property
+    @property
     def mail(self) -> MailRows:
         """Messages and what each recipient was told (``mail``), on this connection."""
         from memkeeper.store.sqlite.mail import MailRows
 
         return MailRows(self._db)
 
-    @functools.cached_property
+    @property
     def meetings(self) -> MeetingRows:
         """Meetings on overlapping claims (``meetings``), on this connection."""
         from memkeeper.store.sqlite.meetings import MeetingRows
 
         return MeetingRows(self._db)
 
-    @functools.cached_property
+    @property
     def work(self) -> WorkRows:
         """Work items (``work``), on this connection."""
         from memkeeper.store.sqlite.work import WorkRows
