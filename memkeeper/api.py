@@ -6,18 +6,16 @@ call the same operations; orchestrators and tests import this class."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 
 from memkeeper import names
 from memkeeper.fs import root as roots
 from memkeeper.ops import read as reading
 from memkeeper.ops.workspace import Workspace
-from memkeeper.workqueue import WorkOf
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Iterable, Sequence
     from pathlib import Path
     from typing import Any
 
@@ -35,6 +33,7 @@ if TYPE_CHECKING:
     from memkeeper.ops.commitguard import Pushed
     from memkeeper.ops.regen import RegenResult
     from memkeeper.records import Event, PatchResult, SectionInfo, SectionText
+    from memkeeper.workqueue import Work
 
 
 class Memory:
@@ -89,7 +88,12 @@ class Memory:
 
         return MeetingRoom(self.workspace)
 
-    work = WorkOf()  # work items with claim-next: a ``Work`` (``memkeeper.workqueue``)
+    @property
+    def work(self) -> Work:
+        """Work items with an atomic claim-next (``memkeeper.workqueue``)."""
+        from memkeeper.workqueue import Work
+
+        return Work(self)
 
     @property
     def home(self) -> str:
@@ -363,38 +367,3 @@ class Memory:
         from memkeeper.ops.verify import verify
 
         return verify(self.workspace, full=full)
-
-
-class Memories:
-    """One ``Memory`` per thread, all on one root: for a server whose handlers run in worker
-    threads (an SQLite connection belongs to the thread that opened it). The MCP server and
-    the dashboard hold one each."""
-
-    def __init__(self, root: str | os.PathLike[str] | None, agent: str | None = None) -> None:
-        import threading  # here, not at the top: the CLI and the gate never need it
-
-        self.root, self.agent = root, agent
-        self._local = threading.local()
-        self._all: list[Memory] = []
-        self._lock = threading.Lock()
-
-    def get(self, agent: str | Callable[[], str] | None = None) -> Memory:
-        """This thread's ``Memory``, opened on its first call as ``self.agent``, else as
-        ``agent`` (or the name it returns, asked only then), else as ``Memory.open`` chooses
-        (``$MEMKEEPER_AGENT``, then the default)."""
-        held: Memory | None = getattr(self._local, "memory", None)
-        if held is None:
-            chosen = self.agent or (agent() if callable(agent) else agent)
-            held = Memory.open(self.root, agent=chosen)
-            self._local.memory = held
-            with self._lock:
-                self._all.append(held)
-        return held
-
-    def close(self) -> None:
-        """Close every thread's ``Memory`` (when the server stops: none is used after)."""
-        with self._lock:
-            held, self._all = self._all, []
-        for memory in held:
-            with contextlib.suppress(Exception):  # one that fails must not keep others open
-                memory.close()

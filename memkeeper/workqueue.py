@@ -17,20 +17,13 @@ if TYPE_CHECKING:
     from memkeeper.work.items import Item
 
     class Memory(Protocol):
-        """What ``Work`` needs of a ``Memory`` (``Memory.work`` is ``WorkOf()``)."""
+        """What ``Work`` needs of a ``Memory`` (``Memory.work`` makes one)."""
 
         @property
         def workspace(self) -> Workspace: ...
 
 
-__all__ = ["Work", "WorkOf"]
-
-
-class WorkOf:
-    """``Memory.work``: the ``Work`` of the ``Memory`` it is read on (a typed property)."""
-
-    def __get__(self, memory: Memory, owner: object = None) -> Work:
-        return Work(memory)
+__all__ = ["Work"]
 
 
 class Work:

@@ -89,7 +89,7 @@ def _repo(root: Path, events: int) -> Path:
     ws = memory.workspace
     os.environ["XDG_CONFIG_HOME"] = _config(root)  # the key this process signs with
     try:
-        sign = ws.sign_as("bench")
+        sign = ws.signing.sign_as("bench")
         for first in range(0, events, FILL_BATCH):
             with ws.store.writing():
                 for n in range(first, min(events, first + FILL_BATCH)):
@@ -110,7 +110,7 @@ def _open(root: Path) -> Memory:
     os.environ["XDG_CONFIG_HOME"] = _config(root)
     try:
         memory = Memory.open(root, agent="bench")
-        memory.workspace.signing_key()
+        memory.workspace.signing.signing_key()
     finally:
         del os.environ["XDG_CONFIG_HOME"]
     return memory

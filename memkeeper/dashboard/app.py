@@ -31,12 +31,13 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from memkeeper.api import Memories, Memory
+from memkeeper.api import Memory
 from memkeeper.dashboard.mailroutes import mail_routes
 from memkeeper.dashboard.signatures import Marks
 from memkeeper.dashboard.stream import Broadcaster
 from memkeeper.dashboard.workroutes import work_routes
 from memkeeper.errors import Busy, Conflict, Invalid, MemkeeperError, Refused
+from memkeeper.memories import Memories
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
-    from memkeeper.api import Memories, Memory
+    from memkeeper.api import Memory
+    from memkeeper.memories import Memories
 
     Handler = Callable[[Request], Awaitable[Response]]
     Guard = Callable[..., Handler]
@@ -36,12 +37,14 @@ def recent(memory: Memory, limit: int = SHOWN) -> dict[str, Any]:
     ws = memory.workspace
     if not ws.has_store:
         return {"identity": memory.agent, "messages": []}
-    kept = ws.store.kept_messages()[-limit:]
+    kept = ws.store.mail.kept_messages()[-limit:]
     named = {row[1] for row in kept if row[1] != ALL}
-    states = {(to, m.id): m for to in sorted(named) for m in ws.store.messages_for(to, acked=True)}
+    states = {
+        (to, m.id): m for to in sorted(named) for m in ws.store.mail.messages_for(to, acked=True)
+    }
     out = []
     for message_id, to, *_ in reversed(kept):
-        found = states.get((to, message_id)) or ws.store.message(message_id)
+        found = states.get((to, message_id)) or ws.store.mail.message(message_id)
         if found is not None:
             out.append(found.to_json())
     return {"identity": memory.agent, "messages": out}

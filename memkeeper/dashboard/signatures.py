@@ -31,7 +31,7 @@ class Marks:
         self._judged: dict[int, str | None] = {}
 
     def shown(self, memory: Memory, events: Iterable[Event]) -> list[dict[str, Any]]:
-        trusted = memory.workspace.trusted_signers()
+        trusted = memory.workspace.signing.trusted_signers()
         if trusted != self._trusted:
             self._trusted, self._judged = trusted, {}
         return [self._mark(event) for event in events]

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
-    from memkeeper.api import Memories
+    from memkeeper.memories import Memories
 
     Handler = Callable[[Request], Awaitable[Response]]
     Guard = Callable[..., Handler]

@@ -216,10 +216,12 @@ def gather(
     now = 0.0
     claims: tuple[Claim, ...] = ()
     try:
-        if (paths or entries) and ws.store.any_live_claim(now := ws.claim_now()):
-            from memkeeper.ops.jointclaims import shared  # a join's claim is each one's
+        if paths or entries:
+            now = ws.claim_now()
+            if ws.store.any_live_claim(lambda: now):
+                from memkeeper.ops.jointclaims import shared  # a join's claim is each one's
 
-            claims = tuple(shared(ws, ws.store.claim_rows()))
+                claims = tuple(shared(ws, ws.store.claim_rows()))
     # A shared store down: the policy still decides, without the claims nobody can read now.
     except StoreUnavailable:
         pass

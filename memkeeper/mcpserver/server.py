@@ -26,11 +26,12 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field, ValidationError
 
-from memkeeper.api import Memories, Memory
+from memkeeper.api import Memory
 from memkeeper.errors import MemkeeperError
 from memkeeper.identity import sessions
 from memkeeper.limits import MAX_INT
 from memkeeper.mcpserver import stdio, tools
+from memkeeper.memories import Memories
 
 Payload = dict[str, Any]
 NOTICES_EVERY_S = 1.0  # a result looks for new messages at most this often

@@ -73,9 +73,9 @@ def _attempt(ws: Workspace, rel: str, entry: str, title: str) -> AppendResult:
 def _check_claims(ws: Workspace, rel: str) -> tuple[str, ...]:
     """Warnings for other agents' advisory claims on the file; ``Refused`` (reason
     ``claimed``) under another agent's strict claim or a ``strict: true`` rule."""
-    now = ws.claim_now()
-    if not ws.store.any_live_claim(now):
+    if not ws.store.any_live_claim(ws.claim_now):  # nobody claims: no clock read
         return ()
+    now = ws.claim_now()
     from memkeeper.claims.wording import holder_json
     from memkeeper.ops.claimwrites import write_decision
 

@@ -95,4 +95,6 @@ def _act(
 
 def _meeting_on(ws: Workspace, c: Claim) -> bool:
     """Whether a meeting not yet resolved is about claim ``c`` already, with this identity."""
-    return any(c.id in m.claims and ws.agent in m.participants for m in ws.store.meetings())
+    return any(
+        c.id in m.claims and ws.agent in m.participants for m in ws.store.meetings.meetings()
+    )

@@ -71,7 +71,7 @@ class Walk:
 def verify_chain(ws: Workspace, *, full: bool = False, record: bool = True) -> ChainReport:
     """Walk the chain from the last checkpoint (``full``: from the log's start) and, with
     ``record``, leave a checkpoint at its head when nothing was wrong."""
-    store, trusted, signers = ws.store, ws.trusted_signers(), signers_digest(ws)
+    store, trusted, signers = ws.store, ws.signing.trusted_signers(), signers_digest(ws)
     found: list[Violation] = []
     # A forged or unreadable ``verified`` checkpoint is reported, and the walk starts before
     # it; a full walk that finds nothing else replaces it with a checkpoint of its own.
@@ -225,7 +225,7 @@ def _recorded(
 ) -> ChainReport:
     """Leave a ``verified`` checkpoint at ``last``, signed with this process's key — unless
     a later one is there already (another verify's), or no key can sign one."""
-    key = ws.signing_key()
+    key = ws.signing.signing_key()
     if key is None:
         return replace(report, unsigned="this process has no key (memkeeper keys init makes one)")
     made = checkpoints.make(VERIFIED, last, iso_utc(ws.now()), ws.agent, signers, key.sign)

@@ -370,7 +370,7 @@ def _reconciliations(root: Path, paths: Sequence[str]) -> tuple[list[Violation],
     try:
         if not ws.has_store:
             return [], []
-        rows = ws.store.reconciliations()
+        rows = ws.store.reconciliations.reconciliations()
         mine = ws.shared_region() if ws.shared else None
     except StoreUnavailable as exc:
         return [], [f"reconciliations not checked: the shared store does not answer ({exc})"]

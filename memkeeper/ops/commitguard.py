@@ -200,7 +200,7 @@ def _live_claims(ws: Workspace) -> tuple[list[Claim], float, str | None]:
         return [], 0.0, None
     try:
         now = ws.claim_now()
-        if not ws.store.any_live_claim(now):
+        if not ws.store.any_live_claim(lambda: now):
             return [], now, None
         from memkeeper.ops.jointclaims import shared
 

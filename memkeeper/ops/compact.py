@@ -72,7 +72,7 @@ def compact_to(
     end = cut if limit is None else min(cut, base[0] + limit)
     if end <= base[0]:
         return {"compacted": base[0], "removed": 0, "more": False}
-    key = ws.signing_key()
+    key = ws.signing.signing_key()
     if key is None:
         raise EnvironmentFailure(
             "compacting signs a checkpoint of the log's new start, and this process has no "
@@ -126,7 +126,7 @@ def _base(ws: Workspace) -> tuple[int, str]:
     one that cannot be read or whose signature does not hold stops the compaction."""
     found: list[Violation] = []
     cp = judged_checkpoint(
-        stored_checkpoint(ws.store, COMPACTED, found), ws.trusted_signers(), found
+        stored_checkpoint(ws.store, COMPACTED, found), ws.signing.trusted_signers(), found
     )
     if found:
         raise Failed("the log's compaction point cannot be vouched for", violations=found)
@@ -136,7 +136,7 @@ def _base(ws: Workspace) -> tuple[int, str]:
 def _remove(ws: Workspace, base: tuple[int, str], end: int, key: Signer) -> int:
     """Walk and remove the events after ``base`` through ``end``, batch by batch; how many
     were removed (``Failed`` at the first problem, the batches before it removed)."""
-    store, trusted, signers = ws.store, ws.trusted_signers(), signers_digest(ws)
+    store, trusted, signers = ws.store, ws.signing.trusted_signers(), signers_digest(ws)
     batch = SHARED_BATCH if ws.shared else LOCAL_BATCH
     walk, removed = Walk(base, []), 0
     while walk.point[0] < end:

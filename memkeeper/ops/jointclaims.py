@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 def joint_claims(ws: Workspace) -> dict[str, tuple[str, ...]]:
     """Claim id -> the participants who share it."""
     out: dict[str, tuple[str, ...]] = {}
-    for m in ws.store.meetings(resolved=True):
+    for m in ws.store.meetings.meetings(resolved=True):
         for claim_id in m.joint:
             out[claim_id] = tuple(dict.fromkeys((*out.get(claim_id, ()), *m.participants)))
     return out

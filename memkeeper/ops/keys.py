@@ -36,7 +36,7 @@ def init(ws: Workspace, human: str | None = None, machine: str | None = None) ->
     from memkeeper.fs import keyring
 
     made = []
-    trusted = ws.trusted_signers()
+    trusted = ws.signing.trusted_signers()
     for role, name, identities in (("human", human, "human"), ("machine", machine, "*:*")):
         chosen = name or _default_name(role)
         if not signers.valid_name(chosen):
@@ -56,7 +56,7 @@ def init(ws: Workspace, human: str | None = None, machine: str | None = None) ->
                 else f"memkeeper keys trust {key.name} {key.public} --as '{identities}'",
             }
         )
-    ws.forget_key()  # a key made now signs this workspace's next events
+    ws.signing.forget_key()  # a key made now signs this workspace's next events
     return {"keys": made}
 
 
@@ -69,7 +69,7 @@ def listing(ws: Workspace) -> dict[str, Any]:
         key = keyring.load(keyring.key_path(os.environ, role))
         if key is not None:
             mine[key.public] = role
-    in_use = ws.signing_key()
+    in_use = ws.signing.signing_key()
     return {
         "keys": [
             {"role": role, "key": public, "signing": in_use is not None and in_use.public == public}
@@ -83,7 +83,7 @@ def listing(ws: Workspace) -> dict[str, Any]:
                 "revoked": s.revoked,
                 "mine": mine.get(s.key),
             }
-            for s in ws.trusted_signers()
+            for s in ws.signing.trusted_signers()
         ],
         "file": names.SIGNERS_FILE,
     }
@@ -148,7 +148,7 @@ def _write(ws: Workspace, old: bytes | None, new: bytes, event: str, data: dict[
     """Replace the signers file, if it still holds ``old`` (None: creates it, if it is still
     absent) — checked at the rename itself, so an editor's or git's save meanwhile (they take
     no lock) is never overwritten."""
-    ws.sign_as(ws.agent)  # refused here, before the file changes, if this process may not
+    ws.signing.sign_as(ws.agent)  # refused here, before the file changes, if this process may not
     with ws.locked(names.SIGNERS_FILE):
         try:
             if old is None:

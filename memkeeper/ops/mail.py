@@ -84,7 +84,7 @@ def inbox(ws: Workspace, *, acked: bool = False) -> list[Message]:
     """What is waiting for this identity, oldest first (acknowledged ones too with ``acked``)."""
     if not ws.has_store:
         return []
-    return ws.store.messages_for(ws.agent, acked=acked)
+    return ws.store.mail.messages_for(ws.agent, acked=acked)
 
 
 def ack(ws: Workspace, message_id: int) -> Message:
@@ -98,7 +98,7 @@ def ack_many(ws: Workspace, message_ids: Sequence[int]) -> list[Message]:
     identity's: ``Invalid``, none acknowledged."""
     found = []
     for message_id in dict.fromkeys(message_ids):
-        message = ws.store.message(message_id) if ws.has_store else None
+        message = ws.store.mail.message(message_id) if ws.has_store else None
         if message is None or not messages.addressed_to(message, ws.agent):
             raise Invalid(
                 f"there is no message {message_id} for {ws.agent} — list yours with: "
@@ -110,7 +110,7 @@ def ack_many(ws: Workspace, message_ids: Sequence[int]) -> list[Message]:
         fresh = []
         with ws.store.writing():
             for message in some:
-                fresh.append(ws.store.ack_message(ws.agent, message.id, iso_utc(ws.now())))
+                fresh.append(ws.store.mail.ack_message(ws.agent, message.id, iso_utc(ws.now())))
                 if fresh[-1]:
                     ws.record("message.acked", None, None, {"message": message.id})
         return fresh
@@ -119,7 +119,9 @@ def ack_many(ws: Workspace, message_ids: Sequence[int]) -> list[Message]:
     for start in range(0, len(found), ACKS_AT_ONCE):
         fresh += ws.again(functools.partial(once, found[start : start + ACKS_AT_ONCE]))
     at = iso_utc(ws.now())
-    before = {} if all(fresh) else {m.id: m for m in ws.store.messages_for(ws.agent, acked=True)}
+    before = (
+        {} if all(fresh) else {m.id: m for m in ws.store.mail.messages_for(ws.agent, acked=True)}
+    )
     return [
         m._replace(delivered_at=at, acked_at=at) if new else before.get(m.id, m)
         for m, new in zip(found, fresh, strict=True)
@@ -144,12 +146,13 @@ def deliver(ws: Workspace, via: str) -> tuple[list[Message], list[str]]:
     """What to tell this identity's agent now, each thing once: ``(messages, notices)``."""
     if not ws.has_store:
         return [], []
-    if ws.store.meetings():  # a meeting past its deadline escalates now: its people hear here
+    # A meeting past its deadline escalates now: its people hear here.
+    if ws.store.meetings.meetings():
         from memkeeper.ops.meetings import settle
 
         settle(ws)
     me, now, claims_now = ws.agent, ws.now(), ws.claim_now()
-    waiting = [m for m in ws.store.messages_for(me) if m.delivered_at is None]
+    waiting = [m for m in ws.store.mail.messages_for(me) if m.delivered_at is None]
     mine = [c for c in ws.store.claim_rows() if c.agent == me and c.is_live(claims_now)]
     computed = messages.expiring(mine, claims_now)
     marks = [f"m:{m.id}" for m in waiting] + [key for key, _ in computed]
@@ -160,7 +163,7 @@ def deliver(ws: Workspace, via: str) -> tuple[list[Message], list[str]]:
 
     def once() -> tuple[list[Message], list[str]]:
         with ws.store.writing():
-            fresh = set(ws.store.mark_delivered(me, marks, iso_utc(now)))
+            fresh = set(ws.store.mail.mark_delivered(me, marks, iso_utc(now)))
             told = [m for m in waiting if f"m:{m.id}" in fresh]
             if told:
                 data = {"messages": [m.id for m in told], "via": via}

@@ -63,7 +63,7 @@ def wait(
 
 
 def _inbox(ws: Workspace) -> list[Message]:
-    return ws.store.messages_for(ws.agent) if ws.has_store else []
+    return ws.store.mail.messages_for(ws.agent) if ws.has_store else []
 
 
 def poke(ws: Workspace, to: str) -> None:

@@ -79,7 +79,7 @@ def open_meeting(
 
     def once() -> Meeting:
         with ws.store.writing():
-            m = ws.store.add_meeting(draft)
+            m = ws.store.meetings.add_meeting(draft)
             _trim(ws, m.opened_at)
             _record(ws, "meeting.opened", m, {"participants": list(m.participants)})
             _tell(ws, m, f"{ws.agent} opened meeting {m.id} on {', '.join(m.targets)}{_why(m)}")
@@ -94,7 +94,7 @@ def listing(ws: Workspace, *, resolved: bool = False) -> list[Meeting]:
     if not ws.has_store:
         return []
     settle(ws)
-    return ws.store.meetings(resolved=resolved)
+    return ws.store.meetings.meetings(resolved=resolved)
 
 
 def show(ws: Workspace, meeting_id: int) -> Meeting:
@@ -157,7 +157,7 @@ def resolve(
 
     def commit() -> None:
         m = done[0]
-        ws.store.put_meeting(m)
+        ws.store.meetings.put_meeting(m)
         if m.state == "escalated":
             _escalated(ws, m, ws.agent)
             return
@@ -188,16 +188,16 @@ def settle(ws: Workspace) -> list[Meeting]:
         return []
     _hand_over(ws)
     now = ws.now()
-    if not any(rules.due(m, now) for m in ws.store.meetings()):
+    if not any(rules.due(m, now) for m in ws.store.meetings.meetings()):
         return []  # the common case: nothing written, no lock
 
     def once() -> list[Meeting]:
         out = []
         with ws.store.writing():
-            for m in ws.store.meetings():
+            for m in ws.store.meetings.meetings():
                 if rules.due(m, now):
                     out.append(rules.escalated(m, _owners(ws, m)))
-                    ws.store.put_meeting(out[-1])
+                    ws.store.meetings.put_meeting(out[-1])
                     _escalated(ws, out[-1], SYSTEM, "deadline")
         return out
 
@@ -243,7 +243,7 @@ def _change(
             rules.check_rev(m, expect_rev)
             changed = step(m, ws.now())
             if changed is not m:
-                ws.store.put_meeting(changed)
+                ws.store.meetings.put_meeting(changed)
                 _record(ws, event, changed, dict(extra or {}))
                 _tell(ws, changed, told(changed))
         return changed
@@ -258,13 +258,13 @@ def _trim(ws: Workspace, now: float) -> None:
     from memkeeper.meetings.keeping import to_trim
 
     _, _, keep_days, keep = ws.meeting_settings()
-    drop = to_trim(ws.store.kept_meetings(), now, keep_days, keep)
+    drop = to_trim(ws.store.meetings.kept_meetings(), now, keep_days, keep)
     if drop:
-        ws.store.drop_meetings(drop)
+        ws.store.meetings.drop_meetings(drop)
 
 
 def _get(ws: Workspace, meeting_id: int) -> Meeting:
-    found = ws.store.meeting(meeting_id) if ws.has_store else None
+    found = ws.store.meetings.meeting(meeting_id) if ws.has_store else None
     if found is None:
         raise Invalid(f"there is no meeting {meeting_id} — list them with: memkeeper meeting list")
     return found
@@ -319,7 +319,7 @@ def _tell(
     sender, at = by or ws.agent, iso_utc(ws.now())
     for to in m.participants:
         if to not in (sender, skip):
-            msg = ws.store.post_message(sender, to, "meeting", f"meeting {m.id}", text, at)
+            msg = ws.store.mail.post_message(sender, to, "meeting", f"meeting {m.id}", text, at)
             data = {"message": msg.id, "to": to, "kind": "meeting", "about": msg.about}
             ws.record("message.sent", None, None, data, sender)
 

@@ -49,7 +49,7 @@ class ClaimTable(Protocol):
 def due(ws: Workspace) -> bool:
     """Whether a serializing meeting's turn is due now (the common case: no such meeting, one
     read of an empty index)."""
-    found = ws.store.serializing_meetings() if ws.has_store else []
+    found = ws.store.meetings.serializing_meetings() if ws.has_store else []
     if not found:
         return False
     now = ws.claim_now()
@@ -60,7 +60,7 @@ def due(ws: Workspace) -> bool:
 def hand_over(table: ClaimTable, now: float) -> None:
     """Give every serializing meeting's turn on where it is due (inside ``table``'s
     transaction)."""
-    for m in table.ws.store.serializing_meetings():
+    for m in table.ws.store.meetings.serializing_meetings():
         turn = turns.next_turn(m, table.held, now)
         if turn is not None:
             _apply(table, m, turn, now)
@@ -68,11 +68,11 @@ def hand_over(table: ClaimTable, now: float) -> None:
 
 def _apply(table: ClaimTable, m: Meeting, turn: turns.Turn, now: float) -> None:
     ws = table.ws
-    stored = ws.store.meeting(m.id)  # compare-and-swap on the rev, inside the transaction
+    stored = ws.store.meetings.meeting(m.id)  # compare-and-swap on the rev, inside the transaction
     if stored is None or stored.rev != m.rev:
         return
     after = turn.meeting
-    ws.store.put_meeting(after)
+    ws.store.meetings.put_meeting(after)
     for agent, why in turn.skipped:
         data = {"meeting": m.id, "rev": after.rev, "agent": agent, "reason": why}
         ws.record("meeting.skipped", None, None, data, SYSTEM)

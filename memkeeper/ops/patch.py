@@ -171,7 +171,7 @@ def _merge(
     if outcome == "merged":
         return merged
     why = "overlap" if outcome == "conflict" else "unavailable"
-    open_here = [p for p in ws.store.proposals() if (p.path, p.section) == (rel, row.key)]
+    open_here = [p for p in ws.store.proposals.proposals() if (p.path, p.section) == (rel, row.key)]
     same = (rel, row.key, want.expect_rev, mine, ws.agent)
     retried = next((p for p in open_here if _identity(p) == same), None)
     if retried is None and len(open_here) >= MAX_OPEN_PROPOSALS:
@@ -183,7 +183,7 @@ def _merge(
             "(`memkeeper proposals`)"
         )
         return _conflict(lost, full, merge=why, proposal=None)
-    proposal = retried or ws.store.open_proposal(
+    proposal = retried or ws.store.proposals.open_proposal(
         rel, row.key, want.expect_rev, mine, ws.agent, iso_utc(ws.now())
     )
     if retried is None:
@@ -217,7 +217,7 @@ def _conflict(lost: Conflict, message: str, **extra: Any) -> Conflict:
 def open_proposal(ws: Workspace, proposal_id: int) -> Proposal:
     """The open proposal ``proposal_id`` (read inside the caller's transaction), or
     ``Invalid`` saying why there is none."""
-    found = ws.store.proposal(proposal_id)
+    found = ws.store.proposals.proposal(proposal_id)
     if found is None:
         raise Invalid(f"there is no proposal {proposal_id} — list them with: memkeeper proposals")
     if found.state != "open":
@@ -229,7 +229,7 @@ def open_proposal(ws: Workspace, proposal_id: int) -> Proposal:
 
 
 def _close_proposal(ws: Workspace, rel: str, key: str, proposal: int, done: PatchResult) -> None:
-    ws.store.close_proposal(proposal, "applied", ws.agent, iso_utc(ws.now()), done.rev)
+    ws.store.proposals.close_proposal(proposal, "applied", ws.agent, iso_utc(ws.now()), done.rev)
     ws.record("proposal.applied", rel, key, {"proposal": proposal, "rev": done.rev})
 
 
@@ -337,7 +337,7 @@ def _check_owner(ws: Workspace, rel: str, key: str) -> None:
 def _check_claims(ws: Workspace, rel: str, key: str, claim: str | None) -> tuple[str, ...]:
     """Warnings from advisory claims; ``Refused`` for strict ones or a failed fence.
     One cheap query when nobody holds a claim and the write names none."""
-    if claim is None and not ws.store.any_live_claim(ws.claim_now()):
+    if claim is None and not ws.store.any_live_claim(ws.claim_now):
         return ()
     from memkeeper.ops.claimwrites import check_write
 

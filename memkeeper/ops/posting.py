@@ -31,7 +31,7 @@ def post(
     """Post a message inside the caller's transaction (``message.sent``), keeping the bound
     (``waiting``: the requests queued now, when the caller knows them — the overlap notices
     about the others are withdrawn, ``messages.to_trim``)."""
-    posted = ws.store.post_message(sender, to, kind, about, text, iso_utc(ws.now()))
+    posted = ws.store.mail.post_message(sender, to, kind, about, text, iso_utc(ws.now()))
     data = {"message": posted.id, "to": to, "kind": kind, "about": about}
     ws.record("message.sent", None, None, data, sender)
     _trim(ws, waiting)
@@ -57,7 +57,9 @@ def handoff(ws: Workspace, old: ClaimRecord, new_id: str) -> None:
     from memkeeper.mail.handoffs import handoff_text
 
     text = handoff_text(old, new_id)
-    posted = ws.store.post_message(old.agent, ws.agent, "handoff", new_id, text, iso_utc(ws.now()))
+    posted = ws.store.mail.post_message(
+        old.agent, ws.agent, "handoff", new_id, text, iso_utc(ws.now())
+    )
     data = {"message": posted.id, "to": ws.agent, "kind": "handoff", "about": new_id}
     ws.record("message.sent", None, None, {**data, "words_of": old.agent, "claim": old.id})
     _trim(ws, None)
@@ -67,5 +69,5 @@ def _trim(ws: Workspace, waiting: Collection[str] | None) -> None:
     """Keep the messages within their bound (``messages.to_trim``), in the transaction that
     posts a new one."""
     before = iso_utc(ws.now() - messages.KEEP_S)
-    drop = messages.to_trim(ws.store.kept_messages(), before, messages.KEEP_GIVEN, waiting)
-    ws.store.drop_messages(drop, before)
+    drop = messages.to_trim(ws.store.mail.kept_messages(), before, messages.KEEP_GIVEN, waiting)
+    ws.store.mail.drop_messages(drop, before)

@@ -26,7 +26,7 @@ def list_proposals(ws: Workspace, *, closed: bool = False) -> list[Proposal]:
     no store yet (nothing is created)."""
     if not ws.has_store:
         return []
-    return ws.store.proposals(closed=closed)
+    return ws.store.proposals.proposals(closed=closed)
 
 
 def show(ws: Workspace, proposal_id: int) -> dict[str, Any]:
@@ -61,7 +61,7 @@ def apply(ws: Workspace, proposal_id: int, *, expect_rev: int) -> tuple[Proposal
 
     found = _proposal(ws, proposal_id)
     result = patch(ws, found.ref, found.body, expect_rev=expect_rev, proposal=found.id)
-    closed = ws.store.proposal(found.id)
+    closed = ws.store.proposals.proposal(found.id)
     assert closed is not None
     return closed, result
 
@@ -75,12 +75,12 @@ def drop(ws: Workspace, proposal_id: int) -> Proposal:
     def once() -> Proposal:
         with ws.store.writing():
             found = open_proposal(ws, proposal_id)
-            ws.store.close_proposal(found.id, "dropped", ws.agent, iso_utc(ws.now()))
+            ws.store.proposals.close_proposal(found.id, "dropped", ws.agent, iso_utc(ws.now()))
             ws.record("proposal.dropped", found.path, found.section, {"proposal": found.id})
         return found
 
     found = ws.again(once)
-    dropped = ws.store.proposal(found.id)
+    dropped = ws.store.proposals.proposal(found.id)
     assert dropped is not None
     return dropped
 
@@ -91,7 +91,7 @@ def _proposal(ws: Workspace, proposal_id: int) -> Proposal:
             f"there is no proposal {proposal_id} — nothing has been proposed under "
             f"{ws.top} (no .memkeeper/ state)"
         )
-    found = ws.store.proposal(proposal_id)
+    found = ws.store.proposals.proposal(proposal_id)
     if found is None:
         raise Invalid(f"there is no proposal {proposal_id} — list them with: memkeeper proposals")
     return found

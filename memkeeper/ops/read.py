@@ -16,7 +16,6 @@ from memkeeper.events import digest
 from memkeeper.fs import files
 from memkeeper.markdown import refs
 from memkeeper.records import SectionInfo, SectionText
-from memkeeper.store.errors import StoreRefused, StoreUnavailable
 from memkeeper.store.retry import Retry
 
 TYPE_CHECKING = False
@@ -69,6 +68,8 @@ def read(ws: Workspace, ref: str) -> SectionText:
     if not ws.shared:
         answer = _read(ws, rel, key)
     else:
+        from memkeeper.store.errors import StoreRefused, StoreUnavailable  # a shared store's
+
         try:
             answer = ws.again(lambda: _read(ws, rel, key))  # (a snapshot moved on meanwhile)
         except StoreRefused:

@@ -36,9 +36,9 @@ SHARED_HOW = (
 
 def find(ws: Workspace, rec_id: int, *, must_be_open: bool = False) -> Reconciliation:
     """The reconciliation ``rec_id``; ``Invalid`` if there is none (or it is closed)."""
-    row = ws.store.reconciliation(rec_id)
+    row = ws.store.reconciliations.reconciliation(rec_id)
     if row is None:
-        known = [str(r.id) for r in ws.store.reconciliations()]
+        known = [str(r.id) for r in ws.store.reconciliations.reconciliations()]
         hint = f"open ones: {', '.join(known)}" if known else "none is open"
         raise Invalid(f"no reconciliation {rec_id} — {hint} (memkeeper reconcile list)", id=rec_id)
     if must_be_open and row.resolution is not None:
@@ -96,7 +96,7 @@ def resolve(ws: Workspace, rec_id: int, how: str) -> Reconciliation:
         with ws.locked(rel), ws.editing(rel, missing_ok=True) as data:
             row = find(ws, rec_id, must_be_open=True)  # a racing resolver may have won
             by, at = ws.agent, iso_utc(ws.now())
-            ws.store.resolve_reconciliation(rec_id, how, by, at)  # before rendering
+            ws.store.reconciliations.resolve_reconciliation(rec_id, how, by, at)  # before rendering
             if data is not None:
                 _rewrite(ws, policy, row, data, claims, how)
             data_out = {"id": rec_id, "region": row.region, "resolution": how}
@@ -116,7 +116,7 @@ def _resolve_shared(ws: Workspace, rec_id: int, rel: str, how: str) -> Reconcili
         with ws.locked(rel), ws.writing():
             row = find(ws, rec_id, must_be_open=True)
             by, at = ws.agent, iso_utc(ws.now())
-            ws.store.resolve_reconciliation(rec_id, how, by, at)
+            ws.store.reconciliations.resolve_reconciliation(rec_id, how, by, at)
             data = files.read_bytes(ws.top, rel, whole=True) if _exists(ws, rel) else None
             state = ws.store.file_state(rel)
             if how == "keep-local" and data is not None:

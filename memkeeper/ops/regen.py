@@ -226,7 +226,7 @@ def _write(
 def open_reconciliation(ws: Workspace, rel: str, region: Region, data: bytes, text: str) -> None:
     """Open (once) the reconciliation of a hand-edited region, with ``reconcile.opened``."""
     human = region.text(data).decode("utf-8", "replace")
-    row, opened = ws.store.open_reconciliation(
+    row, opened = ws.store.reconciliations.open_reconciliation(
         rel, region.id, human, text, ws.agent, iso_utc(ws.now())
     )
     if opened:
@@ -252,10 +252,12 @@ def close_undone(ws: Workspace, rel: str, found: tuple[Region, ...], edited: lis
     (the human undid the edit, or wrote what memkeeper renders), each with
     ``reconcile.resolved`` (resolution ``undone``, actor ``external``)."""
     settled = {r.id for r in found} - {r.id for r in edited}
-    for row in ws.store.reconciliations(path=rel):
+    for row in ws.store.reconciliations.reconciliations(path=rel):
         if row.region not in settled:
             continue
-        ws.store.resolve_reconciliation(row.id, UNDONE, "external", iso_utc(ws.now()))
+        ws.store.reconciliations.resolve_reconciliation(
+            row.id, UNDONE, "external", iso_utc(ws.now())
+        )
         data = {
             "id": row.id,
             "region": row.region,
@@ -277,7 +279,7 @@ def context(
     policy's rules."""
     queries = [query for region in shown for query in event_queries(region, policy.templates)]
     events = shown_events(ws, policy, queries)
-    open_ = ws.store.reconciliations()
+    open_ = ws.store.reconciliations.reconciliations()
     found = tuple(r for r in open_ if not is_private(policy, r.path))
     return Context(events, claims, found, rule_views(policy), _work(ws, claims))
 

@@ -44,7 +44,7 @@ def _pending(ws: Workspace, claim: Claim) -> bool:
     """Whether this identity asked ``claim``'s holder for it already, unanswered so far."""
     return any(
         m.sender == ws.agent and m.kind == "release-request" and m.about == claim.id
-        for m in ws.store.messages_for(claim.agent)
+        for m in ws.store.mail.messages_for(claim.agent)
     )
 
 
@@ -59,7 +59,7 @@ def answer(
     """Answer release request ``message_id`` (sent to this identity): ``release`` gives the
     claim back; else ``reason`` (and ``eta``, seconds from now) says why not yet. The
     requester gets a ``release-answer`` message; the request is acknowledged."""
-    request = ws.store.message(message_id) if ws.has_store else None
+    request = ws.store.mail.message(message_id) if ws.has_store else None
     if request is None or request.kind != "release-request" or request.to != ws.agent:
         raise Invalid(
             f"there is no release request {message_id} for {ws.agent} — list yours with: "
@@ -85,7 +85,7 @@ def answer(
 
     def once() -> None:
         with ws.store.writing():
-            ws.store.ack_message(ws.agent, message_id, iso_utc(ws.now()))
+            ws.store.mail.ack_message(ws.agent, message_id, iso_utc(ws.now()))
             data = {"request": message_id, "answer": told.id, "claim": claim_id}
             data |= {"released": release, "reason": reason, "eta_s": eta}
             ws.record("release.answered", None, None, data)
@@ -124,7 +124,7 @@ def view(ws: Workspace) -> list[dict[str, Any]]:
     for e in found:
         if e.type != "message.sent" or e.data.get("kind") != "release-request":
             continue
-        sent = ws.store.message(e.data["message"])
+        sent = ws.store.mail.message(e.data["message"])
         said = answers.get(e.data["message"])
         out.append({
             "id": e.data["message"], "from": e.actor, "to": e.data["to"],

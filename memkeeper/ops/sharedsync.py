@@ -225,7 +225,7 @@ class SharedSync:
         ws = self.ws
         region = self.region()
         local, stored = data.decode("utf-8", "replace"), committed.decode("utf-8", "replace")
-        row, opened = ws.store.open_reconciliation(
+        row, opened = ws.store.reconciliations.open_reconciliation(
             rel, region, local, stored, ws.agent, iso_utc(ws.now())
         )
         if opened:
@@ -234,7 +234,7 @@ class SharedSync:
     def diverged(self, rel: str) -> int | None:
         """The open reconciliation of this root's ``rel`` with the shared store, if any."""
         region = self.region()
-        for row in self.ws.store.reconciliations():
+        for row in self.ws.store.reconciliations.reconciliations():
             if row.path == rel and row.region == region:
                 return row.id
         return None

@@ -1,5 +1,6 @@
 """Who signs this workspace's events, and whether this process may write as its agent at all:
-a part of ``Workspace`` (docs/reference.md, "Who is acting").
+a part of ``Workspace``, ``Workspace.signing``, made when the first event is written — a read
+that writes none never loads it (docs/reference.md, "Who is acting").
 
 Every event is signed with the process's key (``fs.keyring``: ``$MEMKEEPER_KEY``, else the
 machine's key inside an agent's session, else the human's), over its chain hash. Two rules
@@ -23,20 +24,18 @@ if TYPE_CHECKING:
     from memkeeper.identity import signers
     from memkeeper.identity.keys import Signer
     from memkeeper.identity.sessions import Session
-    from memkeeper.ops.shape import WorkspaceShape
-else:
-    WorkspaceShape = object  # a read never loads the shape (nor typing)
 
 _UNKNOWN = object()
 
 
-class Signing(WorkspaceShape):
-    session: Session | None  # the agent session this process runs in (None: none detected)
+class Signing:
+    """Who signs the events ``agent`` writes under the root ``top``, in the agent session
+    ``session`` (None: none detected)."""
 
-    def __init__(self) -> None:
+    def __init__(self, top: str, agent: str, session: Session | None) -> None:
+        self.top, self.agent, self.session = top, agent, session
         self._key: object = _UNKNOWN
         self._allowed: bool | None = None
-        super().__init__()
 
     def signing_key(self) -> Signer | None:
         """The key this process signs with (None: it has none)."""

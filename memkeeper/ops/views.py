@@ -192,7 +192,7 @@ def reconciliations(ws: Workspace) -> list[dict[str, Any]]:
 def list_reconciliations(ws: Workspace, *, resolved: bool = False) -> list[Reconciliation]:
     """The open reconciliations by id (all of them with ``resolved``); none where there is
     no store yet (none is created to say so)."""
-    return ws.store.reconciliations(resolved=resolved) if ws.has_store else []
+    return ws.store.reconciliations.reconciliations(resolved=resolved) if ws.has_store else []
 
 
 def contention(ws: Workspace, window_s: float | None = None) -> list[dict[str, Any]]:

@@ -91,7 +91,7 @@ class WorkQueue(ClaimLife):
 
         def once() -> list[Item]:
             with self.round():
-                return rules.ready_list(self.items) if ready else self.store.work_items()
+                return rules.ready_list(self.items) if ready else self.store.work.work_items()
 
         return self.ws.again(once)
 
@@ -122,14 +122,14 @@ class WorkQueue(ClaimLife):
             with self.round() as now:
                 known = {i.id: i for i in self.items}
                 for dep in set(after) - set(known):  # a done item: read alone
-                    found = self.store.work_item(dep)
+                    found = self.store.work.work_item(dep)
                     if found is not None:
                         known[dep] = found
                 draft = rules.added(
                     0, title, self.ws.agent, now, paths=resolved, priority=priority,
                     after=after, body=body, known=known,
                 )  # fmt: skip
-                item = self.store.add_work(draft)
+                item = self.store.work.add_work(draft)
                 self._log("work.added", item, {"after": list(item.after)})
                 if keeping.due(item.id):
                     self._trim([*self.items, item], now)
@@ -333,13 +333,15 @@ class WorkQueue(ClaimLife):
         """Keep the ended items within the policy's ``work:`` bound (``work.keeping``)."""
         keep_days, keep = self.ws.work_settings()
         failed = [(i.id, i.ended_at) for i in unfinished if i.state == "failed"]
-        drop = keeping.to_trim([*self.store.done_work(), *failed], unfinished, now, keep_days, keep)
+        drop = keeping.to_trim(
+            [*self.store.work.done_work(), *failed], unfinished, now, keep_days, keep
+        )
         if drop:
-            self.store.drop_work(drop)
+            self.store.work.drop_work(drop)
             self.items = [i for i in self.items if i.id not in set(drop)]
 
     def _put(self, item: Item) -> Item:
-        self.store.put_work(item)
+        self.store.work.put_work(item)
         self.items = [item if i.id == item.id else i for i in self.items]
         self.moved = True
         return item
@@ -352,7 +354,7 @@ class WorkQueue(ClaimLife):
 
     def _item(self, item_id: int) -> Item:
         found = next((i for i in self.items if i.id == item_id), None)
-        found = found or self.store.work_item(item_id)  # a done one: read alone
+        found = found or self.store.work.work_item(item_id)  # a done one: read alone
         if found is None:
             raise Invalid(
                 f"no work item {item_id} — list them with: memkeeper work list",
@@ -373,7 +375,7 @@ def unfinished(store: StateStore) -> list[Item]:
     """Every item not done — open, claimed, failed: all readiness needs, since an item it
     does not hold is done (``rules.ready``) — what every work operation reads, however many
     items were done before."""
-    return store.work_items(("open", "claimed", "failed"))
+    return store.work.work_items(("open", "claimed", "failed"))
 
 
 def poke_watchers(home: str) -> None:

@@ -25,7 +25,7 @@ def work_board(ws: Workspace) -> dict[str, Any]:
 
     def once() -> tuple[list[Item], int, list[Claim]]:
         with queue.round():
-            done = len(ws.store.work_items(("done",)))
+            done = len(ws.store.work.work_items(("done",)))
             claims = {i.claim for i in queue.items if i.state == "claimed"}
             return list(queue.items), done, [c for c in queue.held if c.id in claims]
 

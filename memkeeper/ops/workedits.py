@@ -71,7 +71,7 @@ class WorkEdits(WorkQueue):
     def _known(self, after: tuple[int, ...]) -> dict[int, Item]:
         known = {i.id: i for i in self.items}
         for dep in set(after) - set(known):  # a done item: read alone
-            found = self.store.work_item(dep)
+            found = self.store.work.work_item(dep)
             if found is not None:
                 known[dep] = found
         return known

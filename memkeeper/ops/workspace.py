@@ -3,10 +3,10 @@
 It holds what operations share and nothing they decide: the root and agent, the clock, the
 store (opened on first use), the per-file locks, event recording and the transactions an
 operation changes files in (``editing``, ``writing``). Its parts have modules of their own,
-each a base class of ``Workspace``: the write-ahead replace (``ops.writeahead``), kept links
+each a base class of ``Workspace`` — the write-ahead replace (``ops.writeahead``), kept links
 (``ops.keptlinks``), indexing of changes memkeeper did not make (``ops.indexing``), the
-policy's verdicts (``ops.verdicts``) and who signs the events (``ops.signing``); with a
-shared store, the sync of this root's files with it (``ops.sharedsync``, imported only then).
+policy's verdicts (``ops.verdicts``) — or made on first use: who signs the events
+(``ops.signing``), and the sync of this root's files with a shared store (``ops.sharedsync``).
 Operations live in their own modules (``ops.read``, ``ops.patch`` …); ``memkeeper.Memory`` is
 the public façade over them.
 """
@@ -14,6 +14,7 @@ the public façade over them.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import stat
 import sys
@@ -25,7 +26,6 @@ from memkeeper.events import digest, iso_utc
 from memkeeper.fs import files, root
 from memkeeper.ops.indexing import Indexing
 from memkeeper.ops.keptlinks import KeptLinks
-from memkeeper.ops.signing import Signing
 from memkeeper.ops.verdicts import Verdicts
 from memkeeper.ops.writeahead import WriteAhead
 from memkeeper.policy.storeurl import StoreUrl, parse_store_url, policy_store
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from memkeeper.clock import Clock
     from memkeeper.identity.sessions import Session
     from memkeeper.ops.sharedsync import SharedSync
+    from memkeeper.ops.signing import Signing
     from memkeeper.records import Event, FileState
     from memkeeper.store.etcd.access import Access
     from memkeeper.store.protocol import StampStore, StateStore
@@ -71,7 +72,7 @@ def etcd_access(url: StoreUrl) -> Access:
         raise Invalid(f"the shared store {url.text}: {err}") from None
 
 
-class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks, Signing):
+class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks):
     """Shared memory files under one root, seen by one agent: the operations' context."""
 
     def __init__(
@@ -272,13 +273,20 @@ class Workspace(Verdicts, Indexing, WriteAhead, KeptLinks, Signing):
         """Append one event to the chain, by ``actor`` (default: this agent), now, signed with
         this process's key (``ops.signing``: ``Refused`` if it may not write as its agent)."""
         actor = actor or self.agent
-        sign = self.sign_as(actor)
+        sign = self.signing.sign_as(actor)
         event = self.store.append_event(iso_utc(self.now()), actor, type, path, section, data, sign)
         if type.startswith(("message.", "claim.")):  # who it wakes, poked by ``again``
             from memkeeper.ops.wakes import woken
 
             self._wakes.update(woken(type, data))
         return event
+
+    @functools.cached_property
+    def signing(self) -> Signing:
+        """Who signs this workspace's events (``ops.signing``), made at the first one."""
+        from memkeeper.ops.signing import Signing
+
+        return Signing(self.top, self.agent, self.session)
 
     # -- the write path: every operation that replaces a managed file goes through these ------
 

@@ -6,7 +6,10 @@ Each domain is one module in each backend (``store/sqlite/<domain>.py``,
 ``store/etcd/<domain>.py``) and one contract file (``tests/store/contract/test_<domain>.py``);
 ``tests/test_architecture.py`` checks that both backends implement every protocol here, by
 name and signature, and mypy checks it wherever a ``StateStore`` is declared. A new domain —
-a work queue, a mailbox — is a protocol here, a module in each backend and a contract file.
+a work queue, a mailbox — is a protocol here, a module in each backend and a contract file;
+unless a read or a patch uses it, it is an attribute of the store, not a mixin
+(``store.work.add_work(…)``), so that its module is loaded only by the commands that use it
+(docs/architecture.md, "Start-up").
 
 Where the in-between methods went:
 
@@ -31,7 +34,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from contextlib import AbstractContextManager
 
     from memkeeper.checkpoints import Checkpoint
@@ -140,7 +143,10 @@ class ClaimStore(Protocol):
 
     def bump(self, counter: str) -> int: ...
 
-    def any_live_claim(self, now: float) -> bool: ...
+    def any_live_claim(self, now: Callable[[], float]) -> bool:
+        """Whether a claim is live at ``now()``, the claims' time (``Workspace.claim_now``),
+        which is asked only when a claim is stored: where nobody claims, no clock is read."""
+        ...
 
     def claim_rows(self, expired_by: float | None = None) -> list[Claim]: ...
 
@@ -307,20 +313,26 @@ class StampStore(Protocol):
     def put_stamps(self, rows: Sequence[Stamped]) -> None: ...
 
 
-class StateStore(
-    FileStore,
-    EventStore,
-    ClaimStore,
-    ProposalStore,
-    ReconciliationStore,
-    PendingStore,
-    MailStore,
-    ReadStore,
-    MeetingStore,
-    WorkStore,
-    Protocol,
-):
-    """A whole store: every domain, and the transactions, prefetches and cache they share."""
+class StateStore(FileStore, EventStore, ClaimStore, PendingStore, ReadStore, Protocol):
+    """A whole store: every domain, and the transactions, prefetches and cache they share. The
+    domains a read or a patch uses are the store's own methods; each of the others is an
+    attribute of the store named after its module, whose module is loaded on first use (every
+    process pays for each module it imports): ``store.mail.post_message(…)``."""
+
+    @property
+    def proposals(self) -> ProposalStore: ...
+
+    @property
+    def reconciliations(self) -> ReconciliationStore: ...
+
+    @property
+    def mail(self) -> MailStore: ...
+
+    @property
+    def meetings(self) -> MeetingStore: ...
+
+    @property
+    def work(self) -> WorkStore: ...
 
     def writing(self, *, durable: bool = True) -> AbstractContextManager[None]: ...
 
@@ -343,7 +355,8 @@ class StateStore(
     def cache(self, key: str, value: str) -> None: ...
 
 
-# The module that holds each domain in each backend (``store/<backend>/<module>.py``); the
+# The module that holds each domain in each backend (``store/<backend>/<module>.py``; a
+# domain that is an attribute of ``StateStore`` is reached as ``store.<module>``); the
 # transactions, prefetches and cache, ``StateStore``'s own, are each backend's ``core``.
 DOMAINS: dict[str, type[Any]] = {
     "files": FileStore,

@@ -68,16 +68,28 @@ def test_a_second_patch_imports_no_parser_either(sample: Path) -> None:
     assert done.stdout.strip().splitlines()[-1] == "0 []"
 
 
-# How many of memkeeper's own modules a read of an indexed file and a second patch load, as
-# issue 21 left them (43a09fe: 31 and 35, before the store and the Workspace had a module per
-# part; 50 and 67 before this bound): every agent's every call pays for each one. Raise a
-# bound only for a module the path needs, and say why. +4 (read) and patch alike: a read is
-# written down for the channel's "changed since you read it" (mail, mail.reads and the store's
-# reads domain), and the SQLite store is one class of a mixin per domain (meetings). +2: the
-# store's work mixin, and ``Memory.work``'s sub-façade (``workqueue``: a module importing
-# nothing, which ``Memory`` names at its creation). +1 (read): a read written down is a write,
-# which takes its turn at the store's write lock (``store.sqlite.writeturn``, issue 26).
-READ_MODULES, PATCH_MODULES = 48, 64
+# How many of memkeeper's own modules a read of an indexed file and a keyless second patch
+# load: every agent's every call pays for each one. 43a09fe, before the store and the Workspace
+# had a module per part, loaded 31 and 35; the split and the features since made them 48 and
+# 63, and issue 21 brought them to 40 and 53: the store's domains that neither path uses
+# (proposals, reconciliations, mail, meetings, work) and who signs events (``ops.signing``) are
+# loaded on first use, ``Memory.work`` is a property, and a patch where nobody claims reads no
+# claims' clock. Lower a bound when a module leaves a path; raise one only for a module the
+# path needs, and say why. Beyond 43a09fe's modules (less cli.parser, fs.synced, gate,
+# gate.agents, the store's four table modules, store.netfs and the WAL sync, which a read no
+# longer loads), a read loads: the split's parts — the SQLite store's core, schema and netfs,
+# its mixins of the domains a read or a patch uses (files, events, claims, pending, reads),
+# fs.home, the Workspace's parts (indexing, keptlinks, verdicts, writeahead); the read written
+# down for the channel's "changed since you read it" (mail, mail.reads), a write that takes its
+# turn at the store's write lock (writeturn, issue 26); the identity from the agent's session
+# (identity, identity.sessions); cli.plainwords in place of argparse. A patch, beyond the read's
+# modules less mail and mail.reads, and its own (cli.inputs, ops.patch, markdown.lines,
+# markdown.patchrules): its body's bound (limits), its crash points (fs.crash), the replace with
+# a kept link settled in the background (fs.atomic, fs.background, fs.locks, fs.processes), the
+# bases of merges (store.bodies), the log's group commit (store.sqlite.walsync) and its event's
+# signature (ops.signing, fs.keyring, identity.signers). Where a claim is stored, a patch also
+# loads the claims' clock (claims, claims.epoch, clock).
+READ_MODULES, PATCH_MODULES = 40, 53
 LOADED_BY = (
     "import sys, io; from memkeeper.cli.main import main; out, sys.stdout = sys.stdout, "
     "io.StringIO(); code = main({argv!r}); sys.stdout = out; "
@@ -270,6 +282,18 @@ def test_a_read_loads_neither_the_protocols_nor_typing() -> None:
     probe = (
         "import sys, memkeeper.ops.read, memkeeper.ops.workspace, memkeeper.store.sqlite; "
         "print(sorted(m for m in ('memkeeper.store.protocol', 'typing') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_stores_load_no_domain_that_a_read_or_a_patch_does_not_use() -> None:
+    """Proposals, reconciliations, mail, meetings and work are each an attribute of the store
+    whose module is loaded on first use (store/protocol.py): no mixin every process pays for."""
+    probe = (
+        "import sys, memkeeper.store.sqlite, memkeeper.store.etcd; "
+        "print(sorted(m for m in sys.modules if m.startswith('memkeeper.store.') and "
+        "m.rsplit('.', 1)[1] in ('proposals', 'reconciliations', 'mail', 'meetings', 'work')))"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

@@ -18,6 +18,8 @@ from memkeeper.ops.commitguard import Pushed, _commits, judge, parse_pushed
 from memkeeper.store.errors import StoreUnavailable
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tests.ops.conftest import Agents
 
 ZERO = "0" * 40
@@ -186,7 +188,7 @@ def test_a_store_that_does_not_answer_lets_the_commit_through_with_a_warning(
     git(repo, "add", "-A")
     ws = agents("claude-code:S1").workspace
 
-    def down(now: float) -> bool:
+    def down(now: Callable[[], float]) -> bool:
         raise StoreUnavailable("no member of the cluster answered")
 
     monkeypatch.setattr(ws.store, "any_live_claim", down)

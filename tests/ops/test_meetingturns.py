@@ -14,9 +14,12 @@ from memkeeper.ops import meetings, meetingturns
 from memkeeper.ops.meetings import How
 
 if TYPE_CHECKING:
+    import pytest
+
     from memkeeper import Memory
     from memkeeper.clock import FakeClock
     from memkeeper.meetings.records import Meeting
+    from memkeeper.store.protocol import MeetingStore
     from tests.ops.conftest import Agents
 
 A, B, C = "claude-code:s1", "codex:t2", "codex:t3"
@@ -146,19 +149,21 @@ def test_a_scope_change_that_lets_the_contested_targets_go_hands_over(agents: Ag
     assert b.meetings.show(1).state == "resolved"
 
 
-def test_a_grant_or_a_renewal_asks_nothing_of_the_meetings(agents: Agents) -> None:
+def test_a_grant_or_a_renewal_asks_nothing_of_the_meetings(
+    agents: Agents, monkeypatch: pytest.MonkeyPatch
+) -> None:
     a, human = agents(A), agents("human")
     first = a.claim(["docs/"], strict=True)
     serialized(a, human, A, B)
     asked: list[str] = []
-    store = a.workspace.store
-    real = store.serializing_meetings
+    rows = type(a.workspace.store.meetings)  # the store's meetings, made at each use
+    real = rows.serializing_meetings
 
-    def counted() -> list[Meeting]:
+    def counted(self: MeetingStore) -> list[Meeting]:
         asked.append("x")
-        return real()
+        return real(self)
 
-    store.serializing_meetings = counted  # type: ignore[method-assign]
+    monkeypatch.setattr(rows, "serializing_meetings", counted)
     a.claim(["notes/"])
     a.renew(first.id, 60)
     assert asked == []

@@ -55,7 +55,7 @@ def test_an_overlap_notice_is_withdrawn_once_its_request_waits_no_more(agents: A
         request = rules.make_request(f"c{n}", ME, ["src/"], mode="write", ttl=5.0, arrival=n)
         with ws.store.writing():
             posting.overlaps(ws, request, [theirs], {f"c{n}"})
-    kept = ws.store.kept_messages()
+    kept = ws.store.mail.kept_messages()
     assert [(row[4], row[5]) for row in kept] == [("overlap", "c5")]
     assert [m.about for m in mail.inbox(agents(THEM).workspace)] == ["c5"]
     sent = [e.data["about"] for e in ws.store.events() if e.type == "message.sent"]

@@ -143,7 +143,7 @@ def test_a_resolution_is_stamped_with_the_agent_and_the_clock(sample: Path) -> N
     event = memory.events()[-1]
     assert (event.type, event.actor, event.path) == ("reconcile.resolved", "agent-b", STATUS)
     assert event.data == {"id": rec.id, "region": "claims", "resolution": "keep-human"}
-    assert memory.workspace.store.reconciliation(rec.id) == done
+    assert memory.workspace.store.reconciliations.reconciliation(rec.id) == done
 
 
 def test_resolving_leaves_the_index_in_step_with_the_file(memory: Memory, sample: Path) -> None:

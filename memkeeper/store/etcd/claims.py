@@ -36,7 +36,7 @@ from memkeeper.store.etcd.keys import CLAIMS, GRANTS, WAITERS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from memkeeper.claims.decisions import Claim
     from memkeeper.claims.lifecycle import ClaimRecord
@@ -64,9 +64,14 @@ class ClaimKeys(EtcdCore):
         self._put(key, str(value).encode())
         return value
 
-    def any_live_claim(self, now: float) -> bool:
-        """The cheap question a patch asks before loading any claim."""
-        return any(c.is_live(now) for c in self._lease_rows("")[0])
+    def any_live_claim(self, now: Callable[[], float]) -> bool:
+        """The cheap question a patch asks before loading any claim (the claims' time,
+        ``now``, asked only when a claim is stored)."""
+        claims = self._lease_rows("")[0]
+        if not claims:
+            return False
+        at = now()
+        return any(c.is_live(at) for c in claims)
 
     def claim_rows(self, expired_by: float | None = None) -> list[Claim]:
         """Every stored claim (expired ones stay until swept), or those expired by then, in

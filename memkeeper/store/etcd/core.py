@@ -1,7 +1,7 @@
 """The etcd store's core: its gateway, its transactions, its format check, the raw access to
-keys every domain's mixin (``files``, ``events``, ``claims``, ``proposals``,
-``reconciliations``, ``pending``) builds on, and the small cache; the package assembles them
-into ``EtcdStore``.
+keys every domain builds on, and the small cache: the package assembles the core and the
+mixins of the domains a read or a patch uses (``files``, ``events``, ``claims``, ``pending``,
+``reads``) into ``EtcdStore``; the others are an ``EtcdDomain`` each, loaded on first use.
 
 Transactions. ``writing()`` runs its block in one ``stm.Txn``: every read sees one snapshot
 (the revision of its first read), every write is buffered (and seen by the block's later
@@ -367,3 +367,13 @@ class EtcdCore:
     def cache(self, key: str, value: str) -> None:
         """Remember a derived fact, inside the current transaction or in one of its own."""
         self._alone(self._put, self._key("cache", key), value.encode())
+
+
+class EtcdDomain:
+    """A domain loaded on first use (``EtcdStore.proposals``, ``EtcdStore.mail`` …), not a
+    mixin of ``EtcdStore``: its keys, read and written through the store's core, so in the
+    transaction the store has open (``writing()``, ``reading()``) or, outside one, each
+    writing method in a transaction of its own (``_alone``)."""
+
+    def __init__(self, core: EtcdCore) -> None:
+        self._core = core

@@ -1,17 +1,18 @@
-"""Work items in the etcd store (``keys``: ``P/work/<id>`` an item not done — open, claimed
-or failed —, ``P/workdone/<id>`` a done one, each the record as JSON; ids from
-``P/seq/work``). Done items move out of ``P/work/`` so that ``work next``, which scans the
-items not done, reads only those however long the queue's history grows. A read inside ``writing()``
-is compared at the commit — the range of every item ``work next`` scanned included — so its
-read of the items and the claims, its grant and its put commit together or not at all. A
-mixin of ``EtcdStore``."""
+"""Work items in the etcd store (``keys``: ``P/work/<id>`` an item not done — open, claimed or
+failed —, ``P/workdone/<id>`` a done one, each the record as JSON; ids from ``P/seq/work``). Done
+items move out of ``P/work/`` so that ``work next``, which scans the items not done, reads only
+those however long the queue's history grows. A read inside ``writing()`` is compared at the commit
+— the range of every item ``work next`` scanned included — so its read of the items and the claims,
+its grant and its put commit together or not at all. Not a mixin of ``EtcdStore``:
+``EtcdStore.work``, loaded on first use, through the store's core (its transactions, its raw access
+to keys)."""
 
 from __future__ import annotations
 
 from memkeeper.store.etcd import keys
-from memkeeper.store.etcd.core import EtcdCore
+from memkeeper.store.etcd.core import EtcdDomain
 
-TYPE_CHECKING = False  # start-up idiom: every store opens with this mixin, few read work items
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -21,24 +22,24 @@ LIVE, DONE = "work", "workdone"
 _UNDONE = frozenset({"open", "claimed", "failed"})
 
 
-class WorkKeys(EtcdCore):
+class WorkKeys(EtcdDomain):
     def add_work(self, item: Item) -> Item:
         """Keep a new item: ``item`` with the id it was given."""
-        result: Item = self._alone(self._add_work, item)
+        result: Item = self._core._alone(self._add_work, item)
         return result
 
     def _add_work(self, item: Item) -> Item:
         from dataclasses import replace
 
-        added = replace(item, id=self._next_id("work"))
+        added = replace(item, id=self._core._next_id("work"))
         self._put_work(added)
         return added
 
     def work_item(self, item_id: int) -> Item | None:
         number = keys.number(item_id)
         # a done item never changes again: no comparison at the commit (etcd allows 128)
-        raw = self._get(self._key(DONE, number), track=False)
-        raw = raw if raw is not None else self._get(self._key(LIVE, number))
+        raw = self._core._get(self._core._key(DONE, number), track=False)
+        raw = raw if raw is not None else self._core._get(self._core._key(LIVE, number))
         if raw is None:
             return None
         from memkeeper.work.items import decode
@@ -48,7 +49,9 @@ class WorkKeys(EtcdCore):
     def work_items(self, states: Sequence[str] = ()) -> list[Item]:
         """The items in ``states`` (none named: all), by id."""
         tables = [LIVE] if states and set(states) <= _UNDONE else [LIVE, DONE]
-        stored = [kv for table in tables for kv in self._scan_prefix(self._key(table, ""))]
+        stored = [
+            kv for table in tables for kv in self._core._scan_prefix(self._core._key(table, ""))
+        ]
         if not stored:
             return []
         from memkeeper.work.items import decode
@@ -57,24 +60,24 @@ class WorkKeys(EtcdCore):
         return [i for i in found if not states or i.state in states]
 
     def put_work(self, item: Item) -> None:
-        self._alone(self._put_work, item)
+        self._core._alone(self._put_work, item)
 
     def _put_work(self, item: Item) -> None:
         from memkeeper.work.items import encode
 
         number = keys.number(item.id)
         table = LIVE if item.state in _UNDONE else DONE
-        if table == DONE and self._get(self._key(LIVE, number)) is not None:
-            self._delete(self._key(LIVE, number))
-        self._put(self._key(table, number), encode(item).encode())
+        if table == DONE and self._core._get(self._core._key(LIVE, number)) is not None:
+            self._core._delete(self._core._key(LIVE, number))
+        self._core._put(self._core._key(table, number), encode(item).encode())
 
     def done_work(self) -> list[tuple[int, float | None]]:
         """The done items, oldest id first: each id, and when it ended (a done item never
         changes again: nothing is compared at the commit)."""
         from memkeeper.store.etcd.gateway import prefix_end
 
-        start = self._key(DONE, "")
-        stored = self._scan(start, prefix_end(start), track=False)
+        start = self._core._key(DONE, "")
+        stored = self._core._scan(start, prefix_end(start), track=False)
         if not stored:
             return []
         from memkeeper.work.items import decode
@@ -86,4 +89,4 @@ class WorkKeys(EtcdCore):
         """Forget these items, done or not (call inside ``writing()``)."""
         for item_id in ids:
             for table in (LIVE, DONE):
-                self._alone(self._delete, self._key(table, keys.number(item_id)))
+                self._core._alone(self._core._delete, self._core._key(table, keys.number(item_id)))

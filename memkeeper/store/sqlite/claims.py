@@ -15,7 +15,7 @@ from memkeeper.store.sqlite.core import SqliteCore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import Any
 
     from memkeeper.claims.decisions import Claim, Request
@@ -31,7 +31,8 @@ class ClaimRows(SqliteCore):
         same for every process however its wall clock is set. The first look of a boot keeps
         its epoch (in the open transaction, else in one of its own) and ends every claim and
         wait of an earlier boot at that moment."""
-        from memkeeper.claims import epoch as epochs  # a read or a patch never asks
+        # A read never asks, nor a patch where nobody claims (``any_live_claim``).
+        from memkeeper.claims import epoch as epochs
 
         boot, uptime = clock.since_boot()
         kept = epochs.decode(self.cached(epochs.EPOCH_KEY))
@@ -56,10 +57,13 @@ class ClaimRows(SqliteCore):
         ).fetchall()
         return int(rows[0][0])
 
-    def any_live_claim(self, now: float) -> bool:
-        """The cheap question a patch asks before loading any claim."""
+    def any_live_claim(self, now: Callable[[], float]) -> bool:
+        """The cheap question a patch asks before loading any claim: with none stored, the
+        claims' clock (``now``, which keeps the boot's epoch) is not even read."""
+        if self._db.execute("SELECT 1 FROM claims LIMIT 1").fetchone() is None:
+            return False
         sql = "SELECT 1 FROM claims WHERE expires_at > ? LIMIT 1"
-        return self._db.execute(sql, (now,)).fetchone() is not None
+        return self._db.execute(sql, (now(),)).fetchone() is not None
 
     def claim_rows(self, expired_by: float | None = None) -> list[Claim]:
         """Every stored claim (expired ones stay until swept), or those expired by then."""

@@ -1,6 +1,7 @@
-"""The SQLite store's core: its connection, its transactions and the small cache; each domain's
-tables are a mixin of it (``files``, ``events``, ``claims``, ``proposals``,
-``reconciliations``, ``pending``), assembled into ``Store`` by the package.
+"""The SQLite store's core: its connection, its transactions and the small cache; the tables
+of the domains a read or a patch uses are a mixin of it (``files``, ``events``, ``claims``,
+``pending``, ``reads``), assembled into ``Store`` by the package; the others' are a
+``SqliteDomain`` each on the same connection, loaded on first use.
 
 Every writing operation runs inside ``writing()``, one ``BEGIN IMMEDIATE`` transaction (a
 deferred read-then-write fails at once with SQLITE_BUSY_SNAPSHOT); reads that need a
@@ -254,6 +255,15 @@ class SqliteCore:
         # Derived: a power cut that undoes it costs a recomputation.
         with self.writing(durable=False):
             self.cache(key, value)
+
+
+class SqliteDomain:
+    """A domain loaded on first use (``Store.proposals``, ``Store.mail`` …), not a mixin of
+    ``Store``: its tables, on the store's connection, so in the transaction the store has
+    open (``Store.writing()``) or, outside one, each statement its own (autocommit)."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._db = connection
 
 
 def _user_version(db: sqlite3.Connection) -> int:

@@ -1,13 +1,14 @@
 """The messages of the SQLite store, and what each recipient was told (``deliveries``: a
 message's ``m:ID``, or a computed notice's key) and acknowledged.
 
-A mixin of ``Store`` (it shares the one connection and its transactions). Call the writing
+Not a mixin of ``Store``: ``Store.mail``, loaded on first use (a read or a patch that
+lands never uses it), on the store's connection and in its transactions. Call the writing
 methods inside ``Store.writing()``.
 """
 
 from __future__ import annotations
 
-from memkeeper.store.sqlite.core import SqliteCore
+from memkeeper.store.sqlite.core import SqliteDomain
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 _COLUMNS = "m.id, m.sender, m.recipient, m.kind, m.about, m.text, m.sent_at"
 
 
-class MailRows(SqliteCore):
+class MailRows(SqliteDomain):
     def post_message(
         self, sender: str, to: str, kind: str, about: str | None, text: str, at: str
     ) -> Message:

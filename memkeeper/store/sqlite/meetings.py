@@ -1,22 +1,23 @@
 """The meetings of the SQLite store: one row each, the record as JSON beside its state.
 
-A mixin of ``Store`` (it shares the one connection and its transactions). Call the writing
+Not a mixin of ``Store``: ``Store.meetings``, loaded on first use (a read or a patch that
+lands never uses it), on the store's connection and in its transactions. Call the writing
 methods inside ``Store.writing()``: its ``BEGIN IMMEDIATE`` makes a read, a compare and a put
 one step nobody else can come between.
 """
 
 from __future__ import annotations
 
-from memkeeper.store.sqlite.core import SqliteCore
+from memkeeper.store.sqlite.core import SqliteDomain
 
-TYPE_CHECKING = False  # start-up idiom: every store opens with this mixin, few read meetings
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from memkeeper.meetings.records import Meeting
 
 
-class MeetingRows(SqliteCore):
+class MeetingRows(SqliteDomain):
     def add_meeting(self, m: Meeting) -> Meeting:
         """Keep a new meeting: ``m`` with the id it was given."""
         cursor = self._db.execute("INSERT INTO meetings (state, record) VALUES (?, '')", (m.state,))

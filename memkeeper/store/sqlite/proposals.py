@@ -1,13 +1,14 @@
 """The proposals table of the SQLite store: the bodies of merges that could not land, kept
 until applied or dropped (the bases of merges, each section's recent bodies, are ``files``').
 
-A mixin of ``Store`` (it shares the one connection and its transactions). Call the writing
+Not a mixin of ``Store``: ``Store.proposals``, loaded on first use (a read or a patch that
+lands never uses it), on the store's connection and in its transactions. Call the writing
 methods inside ``Store.writing()``.
 """
 
 from __future__ import annotations
 
-from memkeeper.store.sqlite.core import SqliteCore
+from memkeeper.store.sqlite.core import SqliteDomain
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from memkeeper.coordination import Proposal
 
 
-class ProposalRows(SqliteCore):
+class ProposalRows(SqliteDomain):
     def open_proposal(
         self, path: str, section: str, base_rev: int, body: bytes, agent: str, at: str
     ) -> Proposal:

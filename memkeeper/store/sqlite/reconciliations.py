@@ -1,12 +1,13 @@
 """The reconciliations table of the SQLite store: hand edits of generated regions.
 
-A mixin of ``Store`` (it shares the one connection and its transactions). Call the writing
+Not a mixin of ``Store``: ``Store.reconciliations``, loaded on first use (a read or a patch that
+lands never uses it), on the store's connection and in its transactions. Call the writing
 methods inside ``Store.writing()``.
 """
 
 from __future__ import annotations
 
-from memkeeper.store.sqlite.core import SqliteCore
+from memkeeper.store.sqlite.core import SqliteDomain
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     from memkeeper.coordination import Reconciliation
 
 
-class ReconciliationRows(SqliteCore):
+class ReconciliationRows(SqliteDomain):
     def open_reconciliation(
         self, path: str, region: str, human: str, generated: str, by: str, at: str
     ) -> tuple[Reconciliation, bool]:

@@ -1,22 +1,23 @@
 """The work items of the SQLite store: one row each, the record as JSON beside its state.
 
-A mixin of ``Store`` (it shares the one connection and its transactions). Call the writing
+Not a mixin of ``Store``: ``Store.work``, loaded on first use (a read or a patch that
+lands never uses it), on the store's connection and in its transactions. Call the writing
 methods inside ``Store.writing()``: its ``BEGIN IMMEDIATE`` makes ``work next``'s read of the
 items and the claims, its grant and its put one step nobody else can come between.
 """
 
 from __future__ import annotations
 
-from memkeeper.store.sqlite.core import SqliteCore
+from memkeeper.store.sqlite.core import SqliteDomain
 
-TYPE_CHECKING = False  # start-up idiom: every store opens with this mixin, few read work items
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from memkeeper.work.items import Item
 
 
-class WorkRows(SqliteCore):
+class WorkRows(SqliteDomain):
     def add_work(self, item: Item) -> Item:
         """Keep a new item: ``item`` with the id it was given."""
         from dataclasses import replace

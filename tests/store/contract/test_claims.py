@@ -6,6 +6,7 @@ time it is given: tests/store/sqlite/test_claims.py)."""
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -98,6 +99,24 @@ def test_a_dropped_claim_is_gone(store: StateStore) -> None:
     store.drop_claim("never")  # nothing to drop: nothing happens
     assert store.claim_rows() == []
     assert store.claim_table() == ([], [])
+
+
+def test_any_live_claim_reads_the_claims_clock_only_when_a_claim_is_stored(
+    store: StateStore,
+) -> None:
+    """A patch asks it of every root: where nobody claims, it loads no clock (start-up)."""
+    asked: list[float] = []
+
+    def now() -> float:
+        asked.append(NOW)
+        return NOW
+
+    assert store.any_live_claim(now) is False
+    assert asked == []
+    with store.writing():
+        store.put_claim(claim("c1", 1, NOW + 60))
+    assert store.any_live_claim(now) is True
+    assert asked == [NOW]
 
 
 def test_a_waiter_round_trips_with_its_request(store: StateStore) -> None:
@@ -339,7 +358,7 @@ def test_a_claim_is_live_while_etcd_keeps_its_key_whatever_any_clock_says(
         store.claim_table()
         store.put_claim(claim("c1", 1, NOW + 1))
     for now in (NOW + 60, NOW + 3600):
-        assert store.any_live_claim(now) is True
+        assert store.any_live_claim(functools.partial(float, now)) is True
         assert store.claim_rows(expired_by=now) == []
         assert store.earliest_expiry(now) == now + 1.0  # look again soon: etcd decides
     store.close()
@@ -347,7 +366,7 @@ def test_a_claim_is_live_while_etcd_keeps_its_key_whatever_any_clock_says(
     ended = _until_ended(reader, "c1", 1 + 3)
     assert ended == claim("c1", 1, NOW + 1)
     for now in (NOW - 60, NOW):
-        assert reader.any_live_claim(now) is False
+        assert reader.any_live_claim(functools.partial(float, now)) is False
         assert reader.claim_rows(expired_by=now) == [ended]
         assert reader.earliest_expiry(now) == now  # due: sweep it
     reader.drop_claim("c1")

@@ -26,20 +26,20 @@ def opened() -> Meeting:
 
 def test_meetings_are_kept_whole_and_listed_until_resolved(store: StateStore) -> None:
     with store.writing():
-        first = store.add_meeting(opened())
-        second = store.add_meeting(opened())
+        first = store.meetings.add_meeting(opened())
+        second = store.meetings.add_meeting(opened())
     assert (first.id, second.id) == (1, 2)
-    assert store.meeting(1) == first
-    assert store.meeting(99) is None
+    assert store.meetings.meeting(1) == first
+    assert store.meetings.meeting(99) is None
     split = rules.plan("split", first, assign={A: ["CLAUDE.md#a"], B: ["CLAUDE.md#b"]})
     proposed = rules.propose(first, B, split, NOW + 1)
     done = rules.resolved(rules.accept(proposed, A, 1), A, split, NOW + 2)
     with store.writing():
-        store.put_meeting(done)
-    assert store.meeting(1) == done
-    assert store.meeting(1).resolution == split  # type: ignore[union-attr]
-    assert [m.id for m in store.meetings()] == [2]
-    assert [m.id for m in store.meetings(resolved=True)] == [1, 2]
+        store.meetings.put_meeting(done)
+    assert store.meetings.meeting(1) == done
+    assert store.meetings.meeting(1).resolution == split  # type: ignore[union-attr]
+    assert [m.id for m in store.meetings.meetings()] == [2]
+    assert [m.id for m in store.meetings.meetings(resolved=True)] == [1, 2]
 
 
 def test_a_record_round_trips_every_field(store: StateStore) -> None:
@@ -50,39 +50,39 @@ def test_a_record_round_trips_every_field(store: StateStore) -> None:
         joint=("c7",),
     )
     with store.writing():
-        added = store.add_meeting(m)
-    assert store.meeting(added.id) == replace(m, id=added.id)
+        added = store.meetings.add_meeting(m)
+    assert store.meetings.meeting(added.id) == replace(m, id=added.id)
 
 
 def test_serializing_meetings_are_those_taking_turns_until_the_last(store: StateStore) -> None:
     with store.writing():
-        m = store.add_meeting(opened())
-        store.add_meeting(opened())
-    assert store.serializing_meetings() == []
+        m = store.meetings.add_meeting(opened())
+        store.meetings.add_meeting(opened())
+    assert store.meetings.serializing_meetings() == []
     turns = rules.resolved(m, "human", Plan("serialize", who=B), NOW, (), {A: ["c1"]})
     with store.writing():
-        store.put_meeting(turns)
-    assert store.serializing_meetings() == [turns]
-    assert store.meeting(m.id) == turns  # order, turn, standing round-trip
-    assert [x.id for x in store.meetings()] == [1, 2]  # not resolved yet
+        store.meetings.put_meeting(turns)
+    assert store.meetings.serializing_meetings() == [turns]
+    assert store.meetings.meeting(m.id) == turns  # order, turn, standing round-trip
+    assert [x.id for x in store.meetings.meetings()] == [1, 2]  # not resolved yet
     last = replace(turns, rev=turns.rev + 1, state="resolved", turn=1, settled_at=NOW + 5)
     with store.writing():
-        store.put_meeting(last)
-    assert store.serializing_meetings() == []
-    assert store.kept_meetings() == [(1, NOW + 5)]
+        store.meetings.put_meeting(last)
+    assert store.meetings.serializing_meetings() == []
+    assert store.meetings.kept_meetings() == [(1, NOW + 5)]
 
 
 def test_kept_meetings_are_the_resolved_ones_and_drop_forgets_them(store: StateStore) -> None:
     with store.writing():
-        ms = [store.add_meeting(opened()) for _ in range(3)]
+        ms = [store.meetings.add_meeting(opened()) for _ in range(3)]
         for m, at in ((ms[0], NOW + 1), (ms[2], NOW + 3)):
-            store.put_meeting(rules.resolved(m, A, Plan("join"), at))
-    assert store.kept_meetings() == [(1, NOW + 1), (3, NOW + 3)]
+            store.meetings.put_meeting(rules.resolved(m, A, Plan("join"), at))
+    assert store.meetings.kept_meetings() == [(1, NOW + 1), (3, NOW + 3)]
     with store.writing():
-        store.drop_meetings([1])
-    assert store.meeting(1) is None
-    assert store.kept_meetings() == [(3, NOW + 3)]
-    assert [m.id for m in store.meetings(resolved=True)] == [2, 3]
+        store.meetings.drop_meetings([1])
+    assert store.meetings.meeting(1) is None
+    assert store.meetings.kept_meetings() == [(3, NOW + 3)]
+    assert [m.id for m in store.meetings.meetings(resolved=True)] == [2, 3]
 
 
 @etcd_only
@@ -92,21 +92,21 @@ def test_a_stale_read_loses_the_commit_and_the_retry_sees_the_new_rev(
     one, two = etcd_on(cluster, prefix), etcd_on(cluster, prefix)
     try:
         with one.writing():
-            m = one.add_meeting(opened())
+            m = one.meetings.add_meeting(opened())
         seen: list[int] = []
 
         def bump(store: EtcdStore, sneak: bool) -> None:
-            current = store.meeting(m.id)
+            current = store.meetings.meeting(m.id)
             assert current is not None
             seen.append(current.rev)
             if sneak and len(seen) == 1:  # another writer gets in between read and commit
                 with two.writing():
-                    two.put_meeting(replace(current, rev=current.rev + 1))
-            store.put_meeting(replace(current, rev=current.rev + 1))
+                    two.meetings.put_meeting(replace(current, rev=current.rev + 1))
+            store.meetings.put_meeting(replace(current, rev=current.rev + 1))
 
         retrying(one, lambda: bump(one, True))
         assert seen == [1, 2]
-        assert one.meeting(m.id).rev == 3  # type: ignore[union-attr]
+        assert one.meetings.meeting(m.id).rev == 3  # type: ignore[union-attr]
     finally:
         one.close()
         two.close()

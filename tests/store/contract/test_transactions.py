@@ -33,7 +33,7 @@ def test_a_block_that_raises_leaves_nothing(store: StateStore) -> None:
             store.put_file("CLAUDE.md", STATE)
             store.append_event(TS[0], "a", "x", "CLAUDE.md", None, {})
             store.cache("k", "v")
-            store.open_reconciliation("CLAUDE.md", "r", "h", "g", "a", TS[0])
+            store.reconciliations.open_reconciliation("CLAUDE.md", "r", "h", "g", "a", TS[0])
             store.put_pending(pending_write("CLAUDE.md", 1.0, 1))
             assert store.file_state("CLAUDE.md") == STATE
             raise RuntimeError("boom")
@@ -45,7 +45,7 @@ def test_a_block_that_raises_leaves_nothing(store: StateStore) -> None:
     assert store.events() == []
     assert store.events_head() is None
     assert store.cached("k") is None
-    assert store.reconciliations(resolved=True) == []
+    assert store.reconciliations.reconciliations(resolved=True) == []
     assert store.pending("CLAUDE.md") == []
 
 

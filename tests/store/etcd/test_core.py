@@ -59,7 +59,7 @@ def test_prefetch_file_reads_what_a_patch_reads_first_in_one_read_only_request(
         assert store.sections("C.md") == [row("build", 0)]
         assert store.events_head() == (head.id, head.hash)
         assert [c.id for c in store.claim_rows()] == ["c1"]
-        assert store.any_live_claim(NOW)
+        assert store.any_live_claim(lambda: NOW)
     assert sent(store) == []  # no read went out, and a block that wrote nothing commits nothing
 
 

@@ -43,8 +43,8 @@ def test_reconciliations_proposals_and_pending_writes_number_from_seq_keys(
     store: EtcdStore,
 ) -> None:
     with store.writing():
-        rec, _ = store.open_reconciliation("s.md", "claims", "h", "g", "a", TS[0])
-        prop = store.open_proposal("s.md", "build", 3, b"mine\n", "a", TS[0])
+        rec, _ = store.reconciliations.open_reconciliation("s.md", "claims", "h", "g", "a", TS[0])
+        prop = store.proposals.open_proposal("s.md", "build", 3, b"mine\n", "a", TS[0])
         store.put_pending(pending("s.md", 10.5, 7))
         store.put_pending(pending("s.md", 11.5, 8))
     keys = stored(store)
@@ -53,7 +53,7 @@ def test_reconciliations_proposals_and_pending_writes_number_from_seq_keys(
     assert keys[key("reco/s.md", "claims")] == b"1"  # the open one of the region
     assert json.loads(keys[key("prop/" + n20(1))]) == [*list(prop)[:4], "mine\n", *list(prop)[5:]]
     assert json.loads(keys[key("pend/s.md", n20(2))]) == list(pending("s.md", 11.5, 8))[1:]
-    store.resolve_reconciliation(rec.id, "keep-human", "b", TS[1])
+    store.reconciliations.resolve_reconciliation(rec.id, "keep-human", "b", TS[1])
     assert key("reco/s.md", "claims") not in stored(store)
     assert json.loads(stored(store)[key("rec/" + n20(1))])[7:] == ["keep-human", "b", TS[1]]
 

@@ -18,7 +18,7 @@ pytestmark = etcd_only
 
 def post(store: EtcdStore, to: str) -> None:
     with store.writing():
-        store.post_message("codex:t2", to, "message", None, "hi", TS[0])
+        store.mail.post_message("codex:t2", to, "message", None, "hi", TS[0])
 
 
 def test_a_message_posted_after_the_watch_began_wakes_it(

@@ -26,10 +26,12 @@ def test_two_blocks_drawing_the_same_proposal_id_cannot_both_commit(
 
     def open_while_they_do() -> None:
         with store.writing():
-            mine = store.open_proposal("C.md", "build", 1, b"mine\n", "a", TS[0])
-            theirs.append(other.open_proposal("C.md", "build", 1, b"theirs\n", "b", TS[0]))
+            mine = store.proposals.open_proposal("C.md", "build", 1, b"mine\n", "a", TS[0])
+            theirs.append(
+                other.proposals.open_proposal("C.md", "build", 1, b"theirs\n", "b", TS[0])
+            )
             assert mine.id == theirs[0].id == 1
 
     with pytest.raises(StoreRetry):
         open_while_they_do()
-    assert store.proposals() == theirs
+    assert store.proposals.proposals() == theirs

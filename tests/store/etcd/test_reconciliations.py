@@ -19,15 +19,21 @@ if TYPE_CHECKING:
 
 @etcd_only
 def test_the_open_key_names_the_open_one_until_it_is_resolved(store: EtcdStore) -> None:
-    first, opened = store.open_reconciliation("s.md", "claims", "h1", "g1", "a", TS[0])
+    first, opened = store.reconciliations.open_reconciliation(
+        "s.md", "claims", "h1", "g1", "a", TS[0]
+    )
     assert opened
-    again, opened = store.open_reconciliation("s.md", "claims", "h2", "g2", "b", TS[1])
+    again, opened = store.reconciliations.open_reconciliation(
+        "s.md", "claims", "h2", "g2", "b", TS[1]
+    )
     assert (opened, again.id) == (False, first.id)
     assert stored(store)[key("reco/s.md", "claims")] == b"1"
     assert json.loads(stored(store)[key("rec/" + n20(1))])[3:5] == ["h2", "g2"]
-    store.resolve_reconciliation(first.id, "keep-human", "c", TS[2])
+    store.reconciliations.resolve_reconciliation(first.id, "keep-human", "c", TS[2])
     assert key("reco/s.md", "claims") not in stored(store)
-    reopened, opened = store.open_reconciliation("s.md", "claims", "h3", "g3", "a", TS[3])
+    reopened, opened = store.reconciliations.open_reconciliation(
+        "s.md", "claims", "h3", "g3", "a", TS[3]
+    )
     assert (opened, reopened.id) == (True, 2)
     assert stored(store)[key("reco/s.md", "claims")] == b"2"
 
@@ -40,9 +46,13 @@ def test_two_blocks_opening_one_for_the_same_region_cannot_both_commit(
 
     def open_while_they_do() -> None:
         with store.writing():
-            store.open_reconciliation("s.md", "claims", "mine", "g", "a", TS[0])
-            theirs.append(other.open_reconciliation("s.md", "claims", "theirs", "g", "b", TS[0])[0])
+            store.reconciliations.open_reconciliation("s.md", "claims", "mine", "g", "a", TS[0])
+            theirs.append(
+                other.reconciliations.open_reconciliation(
+                    "s.md", "claims", "theirs", "g", "b", TS[0]
+                )[0]
+            )
 
     with pytest.raises(StoreRetry):
         open_while_they_do()
-    assert store.reconciliations() == theirs
+    assert store.reconciliations.reconciliations() == theirs

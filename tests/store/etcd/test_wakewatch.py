@@ -82,7 +82,7 @@ def test_a_work_waiter_is_woken_by_an_item_and_by_a_claim_ending_not_by_a_grant(
         assert woken.wait(10), "not woken by a release"
         woken.clear()
         with other.writing():
-            other.add_work(added(0, "the api", "codex:t2", time.time(), known={}))
+            other.work.add_work(added(0, "the api", "codex:t2", time.time(), known={}))
         assert woken.wait(10), "not woken by a new item"
     finally:
         watch.close()

@@ -17,25 +17,27 @@ NOW = 1_800_000_000.0
 
 @etcd_only
 def test_the_layout_of_a_work_item(store: EtcdStore) -> None:
-    item = store.add_work(rules.added(0, "x", "a:1", NOW, paths=["src/"], known={}))
+    item = store.work.add_work(rules.added(0, "x", "a:1", NOW, paths=["src/"], known={}))
     keys = stored(store)
     assert decode(keys[key("work/" + n20(1))]) == item
     assert keys[key("seq/work")] == b"1"
-    store.put_work(rules.returned(item, "expired"))
+    store.work.put_work(rules.returned(item, "expired"))
     assert decode(stored(store)[key("work/" + n20(1))]).state == "open"
 
 
 @etcd_only
 def test_a_done_item_moves_out_of_the_range_next_scans(store: EtcdStore) -> None:
-    item = store.add_work(rules.added(0, "x", "a:1", NOW, known={}))
+    item = store.work.add_work(rules.added(0, "x", "a:1", NOW, known={}))
     done = rules.ended(item, "done", NOW + 1)
-    store.put_work(done)
+    store.work.put_work(done)
     keys = stored(store)
     assert key("work/" + n20(1)) not in keys
     assert decode(keys[key("workdone/" + n20(1))]) == done
-    assert store.work_item(1) == done
-    assert store.work_items(["open", "claimed", "failed"]) == []
-    assert store.work_items() == [done]
-    failed = store.add_work(rules.ended(rules.added(0, "y", "a:1", NOW, known={}), "failed", NOW))
+    assert store.work.work_item(1) == done
+    assert store.work.work_items(["open", "claimed", "failed"]) == []
+    assert store.work.work_items() == [done]
+    failed = store.work.add_work(
+        rules.ended(rules.added(0, "y", "a:1", NOW, known={}), "failed", NOW)
+    )
     assert key("work/" + n20(2)) in stored(store)
-    assert store.work_items(["failed"]) == [failed]
+    assert store.work.work_items(["failed"]) == [failed]

@@ -56,11 +56,11 @@ def reopened_from_7(home: Path, table: str) -> Store:
 
     store = Store.open(str(home))
     with store.writing():
-        store.post_message("human", "a:1", "message", None, "kept", KEPT_AT)
+        store.mail.post_message("human", "a:1", "message", None, "kept", KEPT_AT)
     store.close()
     raw_sql(home, f"DROP TABLE {table}")
     raw_sql(home, "PRAGMA user_version=7")
     upgraded = Store.open(str(home))
     assert pragma(upgraded, "user_version") == SCHEMA_VERSION
-    assert [m.text for m in upgraded.messages_for("a:1")] == ["kept"]
+    assert [m.text for m in upgraded.mail.messages_for("a:1")] == ["kept"]
     return upgraded

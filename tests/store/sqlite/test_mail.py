@@ -15,16 +15,16 @@ AT = "2026-12-06T12:00:00.000Z"
 def test_a_schema_6_store_gains_the_messages_on_opening(home: Path) -> None:
     store = Store.open(str(home))
     with store.writing():
-        store.post_message("human", "a:1", "message", None, "kept", AT)
+        store.mail.post_message("human", "a:1", "message", None, "kept", AT)
     store.close()
     raw_sql(home, "DROP TABLE deliveries")
     raw_sql(home, "PRAGMA user_version=6")
     upgraded = Store.open(str(home))
     try:
         assert pragma(upgraded, "user_version") == SCHEMA_VERSION
-        assert [m.text for m in upgraded.messages_for("a:1")] == ["kept"]
+        assert [m.text for m in upgraded.mail.messages_for("a:1")] == ["kept"]
         with upgraded.writing():
-            assert upgraded.mark_delivered("a:1", ["m:1"], AT) == ["m:1"]
+            assert upgraded.mail.mark_delivered("a:1", ["m:1"], AT) == ["m:1"]
     finally:
         upgraded.close()
 
@@ -33,8 +33,8 @@ def test_a_delivery_another_connection_marked_is_not_marked_again(
     store: Store, other: Store
 ) -> None:
     with store.writing():
-        store.post_message("human", "a:1", "message", None, "once", AT)
+        store.mail.post_message("human", "a:1", "message", None, "once", AT)
     with other.writing():
-        assert other.mark_delivered("a:1", ["m:1"], AT) == ["m:1"]
+        assert other.mail.mark_delivered("a:1", ["m:1"], AT) == ["m:1"]
     with store.writing():
-        assert store.mark_delivered("a:1", ["m:1"], AT) == []
+        assert store.mail.mark_delivered("a:1", ["m:1"], AT) == []

@@ -20,7 +20,7 @@ def test_a_schema_7_store_gains_the_meetings_on_opening(home: Path) -> None:
     upgraded = reopened_from_7(home, "meetings")
     try:
         with upgraded.writing():
-            m = upgraded.add_meeting(rules.opened(0, "a:1", ["b:2"], ["docs/"], NOW))
+            m = upgraded.meetings.add_meeting(rules.opened(0, "a:1", ["b:2"], ["docs/"], NOW))
         assert m.id == 1
     finally:
         upgraded.close()
@@ -30,8 +30,8 @@ def test_the_rows_state_follows_the_record(home: Path) -> None:
     store = Store.open(str(home))
     try:
         with store.writing():
-            m = store.add_meeting(rules.opened(0, "a:1", ["b:2"], ["docs/"], NOW))
-            store.put_meeting(rules.resolved(m, "human", Plan("escalate"), NOW))
+            m = store.meetings.add_meeting(rules.opened(0, "a:1", ["b:2"], ["docs/"], NOW))
+            store.meetings.put_meeting(rules.resolved(m, "human", Plan("escalate"), NOW))
         rows = store._db.execute("SELECT id, state FROM meetings").fetchall()
         assert rows == [(1, "resolved")]
     finally:

@@ -19,7 +19,7 @@ def test_a_schema_7_store_gains_the_work_items_on_opening(home: Path) -> None:
     upgraded = reopened_from_7(home, "work")
     try:
         with upgraded.writing():
-            item = upgraded.add_work(rules.added(0, "x", "a:1", NOW, known={}))
+            item = upgraded.work.add_work(rules.added(0, "x", "a:1", NOW, known={}))
         assert item.id == 1
     finally:
         upgraded.close()
@@ -29,8 +29,8 @@ def test_the_rows_state_follows_the_record(home: Path) -> None:
     store = Store.open(str(home))
     try:
         with store.writing():
-            item = store.add_work(rules.added(0, "x", "a:1", NOW, known={}))
-            store.put_work(rules.ended(item, "failed", NOW, "no"))
+            item = store.work.add_work(rules.added(0, "x", "a:1", NOW, known={}))
+            store.work.put_work(rules.ended(item, "failed", NOW, "no"))
         rows = store._db.execute("SELECT id, state FROM work").fetchall()
         assert rows == [(1, "failed")]
     finally:

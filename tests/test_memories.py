@@ -6,12 +6,14 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from memkeeper.api import Memories, Memory
+from memkeeper.memories import Memories
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     import pytest
+
+    from memkeeper.api import Memory
 
 
 def in_thread(memories: Memories, agent: str | None = None) -> Memory:
