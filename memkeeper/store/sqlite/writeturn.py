@@ -13,7 +13,8 @@ lost time. SQLite's lock stays the one that guards the data (a writer that takes
 turn is let go at the commit, before the log's sync, so group commit still gathers writers.
 
 Uncontended, a turn costs one non-blocking ``flock`` (microseconds). Contended, the wait is
-the kernel's, in a helper thread, so that it stays bounded as SQLite's wait was (a holder
+the kernel's, in a helper thread (``fs.locks.wait_in_kernel``, as every file lock's), so that
+it stays bounded as SQLite's wait was (a holder
 stopped with the turn, by Ctrl-Z or a debugger, makes the others give up with
 ``store_busy`` naming it, never hang). Where the lock file cannot be made (a home read-only
 to this user), writers go without turns, as before.
@@ -46,7 +47,9 @@ class WriteTurn:
             return True
         except BlockingIOError:
             pass
-        fd = _wait_in_kernel(self.path, timeout)
+        from memkeeper.fs.locks import wait_in_kernel  # only when another writer holds it
+
+        fd = wait_in_kernel(self.path, timeout)
         if fd is None:
             return False
         os.close(self._fd)  # (it held nothing: its try failed) the one holding the turn
@@ -62,40 +65,6 @@ class WriteTurn:
         if self._fd >= 0:
             os.close(self._fd)
         self._fd = _NONE
-
-
-def _wait_in_kernel(path: str, timeout: float) -> int | None:
-    """A new descriptor of ``path`` holding its lock, taken by a blocking ``flock`` (the
-    kernel wakes it as the holder lets go) in a helper thread; None when ``timeout`` seconds
-    pass first (the helper then lets the lock go as soon as it gets it) or the lock cannot be
-    had at all."""
-    import threading
-
-    fd = _open(path)
-    if fd == _NONE:
-        return None
-    done, guard = threading.Event(), threading.Lock()
-    state = {"held": False, "given_up": False}
-
-    def wait() -> None:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            held = True
-        except OSError:
-            held = False
-        with guard:
-            state["held"] = held
-            if state["given_up"] or not held:
-                os.close(fd)  # too late, or no lock to be had: nobody takes it over
-            done.set()
-
-    threading.Thread(target=wait, name="memkeeper-write-turn", daemon=True).start()
-    done.wait(timeout)
-    with guard:
-        if done.is_set():
-            return fd if state["held"] else None
-        state["given_up"] = True
-    return None
 
 
 def _open(path: str) -> int:
