@@ -27,6 +27,7 @@ from memkeeper.store.etcd.access import Access
 from memkeeper.store.etcd.gateway import Gateway, b64, prefix_end
 
 START_TIMEOUT_S = 30.0
+START_TRIES = 3  # starts on new ports after one was taken meanwhile
 SECURE_ENV = "MEMKEEPER_TESTS_ETCD"  # "secure": the session's cluster is a secure one
 USER, PASSWORD, ROOT_PASSWORD = "memkeeper", "fleet-secret-1", "root-secret-1"
 
@@ -151,9 +152,25 @@ class Cluster:
         return ",".join(f"{host}:{port}" for host, port in self.endpoints)
 
     def start(self) -> Cluster:
-        for member in self.members:
-            self.start_member(member, initial=True)
-        self.wait_healthy()
+        """Start every member and wait until all are healthy. A port another process took
+        between ``free_port`` and etcd's bind (the other test worker's etcd, say) is no
+        failure of the test: every member is stopped, and the cluster starts again on new
+        ports (three tries). Any other failure stops every member before it is raised, so no
+        etcd outlives a cluster that never started."""
+        for attempt in range(START_TRIES):
+            for member in self.members:
+                self.start_member(member, initial=True)
+            try:
+                self.wait_healthy()
+            except RuntimeError as exc:
+                self.stop()
+                if "address already in use" not in str(exc) or attempt + 1 == START_TRIES:
+                    raise
+                for member in self.members:
+                    shutil.rmtree(member.data / "data", ignore_errors=True)  # the log stays
+                    member.client, member.peer = free_port(), free_port()
+                continue
+            break
         if self.secure:
             self._enable_auth()
         return self
@@ -202,10 +219,13 @@ class Cluster:
 
     def wait_healthy(self, members: list[Member] | None = None) -> None:
         deadline = time.monotonic() + START_TIMEOUT_S
-        for member in members or self.members:
+        started = members or self.members
+        for member in started:
             while not member.healthy():
-                if member.process is not None and member.process.poll() is not None:
-                    raise RuntimeError(f"etcd {member.name} exited: {self.log(member)}")
+                # any member that exited (a member without its peers never gets healthy)
+                for other in started:
+                    if other.process is not None and other.process.poll() is not None:
+                        raise RuntimeError(f"etcd {other.name} exited: {self.log(other)}")
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"etcd {member.name} not healthy: {self.log(member)}")
                 time.sleep(0.05)

@@ -219,3 +219,26 @@ def test_a_holder_frozen_past_its_ttl_cannot_land_a_claimed_write(
     after = run_cli(b, "read", REF, "--json", env=env(store, "b")).json
     assert after["rev"] == before["rev"]
     assert "late" not in (a / "CLAUDE.md").read_text()
+
+
+def test_a_port_taken_before_etcd_binds_it_starts_the_cluster_again_on_new_ports(
+    tmp_path: Path,
+) -> None:
+    """The test harness's own fault (seen in CI): another process took a member's port
+    between ``free_port`` and etcd's bind. The cluster starts again on new ports, and the
+    members of the failed try are stopped — none left running, no ``Popen`` left to warn."""
+    import socket
+
+    cluster = Cluster(tmp_path / "etcd", size=2)
+    taken = cluster.members[1].client
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as holder:
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        holder.bind(("127.0.0.1", taken))
+        holder.listen()
+        cluster.start()
+        try:
+            assert taken not in (m.client for m in cluster.members)
+            assert all(m.healthy() for m in cluster.members)
+            assert "address already in use" in (tmp_path / "etcd/m1/etcd.log").read_text()
+        finally:
+            cluster.stop()
