@@ -102,7 +102,7 @@ def clean_while(root: Path, seconds: float) -> None:
 @pytest.mark.xfail(
     strict=False,
     reason="known defect (docs/reference.md §5, 'Generated pages and git'): a git status early in "
-    "the run, as the agents start, can call the page modified (2 runs of 28 since a page waits "
+    "the run, as the agents start, can call the page modified (1 run of 18 since a page waits "
     "for a git command just started; 2 of 6 before, the same hour)",
 )
 def test_git_works_and_status_stays_clean_while_agents_keep_the_live_page_changing(
