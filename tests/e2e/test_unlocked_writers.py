@@ -82,7 +82,9 @@ def run_race(
     )
     project = str(Path(__file__).resolve().parents[2])
     stop_at = str(time.time() + 600)  # they are stopped long before; a bound if a test dies
-    daemon = subprocess.Popen([MEMKEEPER, "watch"], cwd=root, stdout=subprocess.DEVNULL)
+    log = watch_log(root).open("wb")  # what the daemon did, for a failure's report
+    daemon = subprocess.Popen([MEMKEEPER, "watch", "--json"], cwd=root, stdout=log)
+    log.close()
     agents: list[subprocess.Popen[bytes]] = []
     try:
         time.sleep(0.5)
@@ -135,12 +137,17 @@ def lost_saves(text: str, events: list[dict[str, object]], saves: int) -> list[i
     ]
 
 
+def watch_log(root: Path) -> Path:
+    return root.parent / "watch.jsonl"
+
+
 def test_no_save_of_a_writer_without_a_lock_is_lost(sample: Path) -> None:
     saves = int(os.environ.get("MEMKEEPER_STRESS_SAVES", "60"))
     text, events = run_race(sample, saves, max_pause=0.3)
     assert lost_saves(text, events, saves) == []
     verify = subprocess.run([MEMKEEPER, "verify", "--json"], cwd=sample, capture_output=True)
-    assert verify.returncode == 0, verify.stdout
+    last = watch_log(sample).read_text(errors="replace").splitlines()[-15:]
+    assert verify.returncode == 0, (verify.stdout, "the daemon's last lines:", last)
 
 
 def test_no_save_to_a_generated_page_is_lost_while_the_daemon_renders_it(sample: Path) -> None:
