@@ -225,16 +225,20 @@ def test_reading_a_verb_imports_its_group_alone() -> None:
 # -- the modules on those paths ------------------------------------------------------------
 
 
+def printed(code: str) -> str:
+    """What a fresh interpreter running ``code`` prints (stripped); it must exit 0."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
 def test_loading_waiters_does_not_load_the_decisions() -> None:
     probe = (
         "import sys, memkeeper.claims.waiters; "
         "print(sorted(m for m in sys.modules if m in "
         "{'memkeeper.claims.decisions', 'memkeeper.claims.targets', 'dataclasses'}))"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    )
-    assert result.stdout.strip() == "[]"
+    assert printed(probe) == "[]"
 
 
 def test_lines_import_only_the_standard_library() -> None:
@@ -243,19 +247,13 @@ def test_lines_import_only_the_standard_library() -> None:
         "print(sorted(m for m in sys.modules if m.split('.')[0] in "
         "{'markdown_it', 'mdit_py_plugins', 'dataclasses'}))"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    )
-    assert result.stdout.strip() == "[]"
+    assert printed(probe) == "[]"
 
 
 def test_refs_import_neither_the_markdown_parser_nor_dataclasses() -> None:
     heavy = "{'markdown_it', 'dataclasses', 'inspect'}"
     probe = f"import sys, memkeeper.markdown.refs; print(sorted({heavy} & set(sys.modules)))"
-    result = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    )
-    assert result.stdout.strip() == "[]"
+    assert printed(probe) == "[]"
 
 
 def test_an_absent_policy_never_imports_the_yaml_or_glob_libraries() -> None:
@@ -263,10 +261,7 @@ def test_an_absent_policy_never_imports_the_yaml_or_glob_libraries() -> None:
         "import sys, memkeeper.policy.loader as loader; loader.parse_policy(None); "
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'ruamel', 'pathspec'}))"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    )
-    assert result.stdout.strip() == "[]"
+    assert printed(probe) == "[]"
 
 
 def test_the_store_errors_load_no_etcd_client() -> None:
@@ -274,8 +269,7 @@ def test_the_store_errors_load_no_etcd_client() -> None:
         "import sys, memkeeper.store.errors; "
         "print(sorted(m for m in sys.modules if m.startswith('memkeeper.store.etcd')))"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"
+    assert printed(probe) == "[]"
 
 
 def test_a_read_loads_neither_the_protocols_nor_typing() -> None:
@@ -283,8 +277,7 @@ def test_a_read_loads_neither_the_protocols_nor_typing() -> None:
         "import sys, memkeeper.ops.read, memkeeper.ops.workspace, memkeeper.store.sqlite; "
         "print(sorted(m for m in ('memkeeper.store.protocol', 'typing') if m in sys.modules))"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"
+    assert printed(probe) == "[]"
 
 
 def test_the_stores_load_no_domain_that_a_read_or_a_patch_does_not_use() -> None:
@@ -295,8 +288,7 @@ def test_the_stores_load_no_domain_that_a_read_or_a_patch_does_not_use() -> None
         "print(sorted(m for m in sys.modules if m.startswith('memkeeper.store.') and "
         "m.rsplit('.', 1)[1] in ('proposals', 'reconciliations', 'mail', 'meetings', 'work')))"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"
+    assert printed(probe) == "[]"
 
 
 def test_the_store_retry_and_the_local_store_load_no_etcd_client() -> None:
@@ -304,8 +296,7 @@ def test_the_store_retry_and_the_local_store_load_no_etcd_client() -> None:
         "import sys, memkeeper.store.retry, memkeeper.store.sqlite, memkeeper.ops.workspace; "
         "print(sorted(m for m in sys.modules if m.startswith('memkeeper.store.etcd')))"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"
+    assert printed(probe) == "[]"
 
 
 def test_a_read_uses_no_random_nor_threads_to_retry() -> None:
@@ -314,8 +305,7 @@ def test_a_read_uses_no_random_nor_threads_to_retry() -> None:
         "list(Retry(3, delay=0.0).tries()); Retry(2)(lambda: 1); "
         "print(sorted(m for m in ('random', 'threading', 'typing') if m in sys.modules))"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"
+    assert printed(probe) == "[]"
 
 
 def test_the_etcd_client_and_its_access_load_without_dataclasses() -> None:
@@ -324,18 +314,14 @@ def test_the_etcd_client_and_its_access_load_without_dataclasses() -> None:
         "import sys, memkeeper.store.etcd, memkeeper.store.etcd.access, "
         "memkeeper.store.etcd.tokens; print('dataclasses' in sys.modules)"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "False"
+    assert printed(code) == "False"
 
 
 def test_records_load_without_dataclasses_or_typing() -> None:
     probe = (
         "import sys, memkeeper.records; print(sorted({'dataclasses', 'typing'} & set(sys.modules)))"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    )
-    assert result.stdout.strip() == "[]"
+    assert printed(probe) == "[]"
 
 
 def test_the_coordination_records_load_without_dataclasses_or_typing() -> None:
@@ -343,10 +329,7 @@ def test_the_coordination_records_load_without_dataclasses_or_typing() -> None:
         "import sys, memkeeper.coordination; "
         "print(sorted({'dataclasses', 'typing'} & set(sys.modules)))"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    )
-    assert result.stdout.strip() == "[]"
+    assert printed(probe) == "[]"
 
 
 def test_importing_the_workspace_loads_neither_the_shape_nor_typing() -> None:
@@ -354,8 +337,7 @@ def test_importing_the_workspace_loads_neither_the_shape_nor_typing() -> None:
         "import sys, memkeeper.ops.workspace; "
         "print(sorted(m for m in ('memkeeper.ops.shape', 'typing') if m in sys.modules))"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"
+    assert printed(probe) == "[]"
 
 
 def test_a_patch_without_live_claims_never_loads_the_lease_core(
@@ -371,9 +353,7 @@ def test_a_patch_without_live_claims_never_loads_the_lease_core(
         "print(sorted({'memkeeper.claims.decisions', 'memkeeper.ops.claims', 'dataclasses'}"
         " & set(sys.modules)))"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    assert printed(probe) == "[]"
 
 
 LOADED = (
