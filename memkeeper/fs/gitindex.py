@@ -2,18 +2,32 @@
 "Generated pages and git").
 
 With the clean filter, a re-rendered page holds what git stores — but git trusts its index's
-stat data: a page whose size or times changed is modified for ``status`` until it compares
-it, and for ``checkout`` or ``rebase`` (which compare nothing) a change they refuse to
-overwrite. So a live page is renamed into place while memkeeper holds git's ``index.lock``
-and, in the same hold, the page's index entry gets the new file's stat data when what git
-would store of it is the blob the entry names (``fs.indexfile``): every git step sees the page
-and its entry agree. The blob, and so what is staged, stays as it was.
+stat data: a page whose size or times changed is modified for ``status`` (which reads the
+index, refreshes it, then looks at the files again) and for ``checkout`` or ``rebase`` (which
+compare nothing) a change they refuse to overwrite. A live page is therefore put in place in
+three steps, each safe against any git command running beside it:
+
+1. **mark**: once no git command that has just started works in the tree (so that the mark
+   is held for moments), under git's ``index.lock``, the page's entry is marked "assume
+   valid" (what ``git update-index --assume-unchanged`` sets) when it names what git would
+   store of the page: a git command that reads the index from now on takes the entry as up
+   to date without a look at the page. A page modified for git (a human's note) is not
+   marked: git keeps seeing it, and its rename changes nothing git says of it;
+2. **wait** for the git commands that started before the mark to end — they may have read
+   the index unmarked and not yet looked at the page (``GIT_STARTING_S`` at most: an older
+   one, a rebase waiting for its editor, has looked already or reads the index again);
+3. **rename** under ``index.lock``, the entry given the new file's stat data (when what git
+   would store of it is the blob the entry names, ``fs.indexfile``) and its mark cleared in
+   the same hold (cleared too when the rename fails: a writer got in first): a ``checkout``
+   (which holds the lock) sees page and entry agree.
 
 The index is git's: this takes ``index.lock`` exactly as git does (created exclusively),
-writes the new index into it and renames it over the index, holding it for a rename and a
-read and write of the index, with no process started. Held by git, it is tried again every
-5 ms for up to 0.1 s; then the page is renamed anyway and its entry brought up to date later
-(``LiveIndex.owed``) — git, meanwhile, may call the page modified.
+writes the new index into it and renames it over the index, holding it for a read and a
+write of the index (and the page's rename), with no process started. Held by git, it is
+tried again every 5 ms for up to 0.1 s, up to ``LOCK_ROUNDS`` times; then the page is
+renamed anyway and its entry brought up to date later (``LiveIndex.owed``), its mark kept
+meanwhile. The blob, and so what is staged, stays as it was; a mark the user set on a live
+page is cleared with memkeeper's own.
 """
 
 from __future__ import annotations
@@ -24,26 +38,22 @@ import time
 from typing import TYPE_CHECKING
 
 from memkeeper.errors import Invalid
-from memkeeper.fs.indexfile import refreshed, stat_of
+from memkeeper.fs.indexfile import marked, refreshed, stat_of
 from memkeeper.fs.root import working_tree
 from memkeeper.regions.gitform import stored
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Collection, Iterable, Mapping
 
     from memkeeper.fs.indexfile import Stat
 
 LOCK_TRIES = 20  # 5 ms apart
-# A git command that started this recently may have read the index and not yet looked at the
-# files: a page is renamed once it ends, or once it is this old (it has then looked, or it is
-# one that waits — a rebase for its editor — whose steps run later anyway).
+LOCK_ROUNDS = 3  # of LOCK_TRIES, for the mark and for the rename, before renaming anyway
+# A git command that started before the mark may have read the index unmarked and not yet
+# looked at the page: the rename waits for it to end, or to be this old (it has then looked,
+# or it is one that waits — a rebase for its editor — whose steps read the index again).
 GIT_STARTING_S = 3.0
 GIT_POLL_S = 0.01
-GIT_LOOKS = 3  # waits for git before a page is renamed anyway
-
-
-class _GitStarted(Exception):
-    """A git command started between the wait for git and the rename (``LiveIndex``)."""
 
 
 def update_index(
@@ -51,61 +61,84 @@ def update_index(
     files: Callable[[], Mapping[bytes, tuple[Stat, bytes]]],
     *,
     rename: Callable[[], object] | None = None,
+    unmark: Collection[bytes] = (),
     tries: int = 1,
     sleep: Callable[[float], object] = time.sleep,
-    staged: Callable[[], Mapping[bytes, tuple[Stat, bytes]]] | None = None,
 ) -> bool | None:
     """Under git's ``index.lock``: ``rename`` (a page into place), then the entries of
     ``files()`` (paths from the top of the working tree: stat data, stored form) refreshed
-    (``indexfile.refreshed``). True when the index was rewritten, None when nothing needed
-    it (``rename`` done), False when git held its lock ``tries`` times (``rename`` not done).
-
-    ``staged``: the entries as they will be once renamed (the staged file's stat data, which
-    a rename keeps but for the change time). The new index is then written first and
-    committed right after the rename, so that a ``git status`` (which takes no lock) never
-    reads the old entry beside the new page for longer than between two renames; the change
-    time follows in a second hold."""
+    and those of ``unmark`` unmarked (``indexfile.refreshed``) — unmarked too when ``rename``
+    fails (its error raised after). True when the index was rewritten, None when nothing
+    needed it (``rename`` done), False when git held its lock ``tries`` times (``rename``
+    not done)."""
     index = os.path.join(git_dir, "index")
     lock = index + ".lock"
     fd = _lock(lock, tries, sleep)
     if fd is None:
         return False
-    if rename is not None and staged is not None:
-        early = _refreshed(index, staged)
-        if early is not None:
-            try:
-                with os.fdopen(os.dup(fd), "wb") as out:
-                    out.write(early)
-                rename()
-            except BaseException:
-                _release(fd, lock)
-                raise
-            os.replace(lock, index)
-            os.close(fd)
-            fd = _lock(lock, LOCK_TRIES, sleep)
-            if fd is None:
-                return True  # the change time: at git's next refresh
-            rename = None
-    committed = False
     try:
+        failed: BaseException | None = None
         if rename is not None:
-            rename()
+            try:
+                rename()
+            except Exception as exc:  # (the page left as it was: its mark goes all the same)
+                failed, files = exc, dict
         try:
-            new = _refreshed(index, files)
-        except FileNotFoundError:
-            return None
-        if new is None:
-            return None
+            with open(index, "rb") as handle:
+                new = refreshed(handle.read(), files(), unmark)
+        except FileNotFoundError:  # no index: nothing is tracked yet
+            new = None
+    except BaseException:
+        _release(fd, lock)
+        raise
+    _settle(fd, new, lock, index)
+    if failed is not None:
+        raise failed
+    return None if new is None else True
+
+
+def mark_index(
+    git_dir: str,
+    files: Callable[[], Mapping[bytes, tuple[Stat, bytes]]],
+    *,
+    tries: int = 1,
+    sleep: Callable[[float], object] = time.sleep,
+) -> bool | None:
+    """Under git's ``index.lock``, the entries of ``files()`` that name what git would store
+    of the file marked "assume valid" (``indexfile.marked``). True when the index was
+    rewritten, None when nothing needed it (no such entry, another blob, marked already, no
+    index), False when git held its lock ``tries`` times."""
+    index = os.path.join(git_dir, "index")
+    lock = index + ".lock"
+    fd = _lock(lock, tries, sleep)
+    if fd is None:
+        return False
+    try:
+        with open(index, "rb") as handle:
+            new = marked(handle.read(), {path: form for path, (_, form) in files().items()})
+    except FileNotFoundError:
+        new = None
+    except BaseException:
+        _release(fd, lock)
+        raise
+    _settle(fd, new, lock, index)
+    return None if new is None else True
+
+
+def _settle(fd: int, new: bytes | None, lock: str, index: str) -> None:
+    """Write ``new`` into the held lock and rename it over the index, as git commits it; the
+    lock let go, the index untouched, when there is nothing new or the write fails."""
+    if new is None:
+        _release(fd, lock)
+        return
+    try:
         with os.fdopen(os.dup(fd), "wb") as out:
             out.write(new)
         os.replace(lock, index)
-        committed = True
-        return True
-    finally:
-        if committed:
-            os.close(fd)
-        else:
-            _release(fd, lock)
+    except BaseException:
+        _release(fd, lock)
+        raise
+    os.close(fd)
 
 
 def _lock(lock: str, tries: int, sleep: Callable[[float], object]) -> int | None:
@@ -126,20 +159,16 @@ def _release(fd: int, lock: str) -> None:
         os.unlink(lock)
 
 
-def _refreshed(index: str, files: Callable[[], Mapping[bytes, tuple[Stat, bytes]]]) -> bytes | None:
-    """The index with ``files()``'s entries refreshed; None when nothing changes or there is
-    no index (nothing is tracked yet)."""
-    try:
-        with open(index, "rb") as handle:
-            return refreshed(handle.read(), files())
-    except FileNotFoundError:
-        return None
+def _git_started(top: str, before: float) -> bool:
+    from memkeeper.fs.processes import git_started
+
+    return git_started(top, before=before, within_s=GIT_STARTING_S)
 
 
-def _git_starting(top: str, seen: set[str]) -> bool:
-    from memkeeper.fs.processes import git_starting
+def _boot_clock() -> float:
+    from memkeeper.fs.processes import boot_clock
 
-    return git_starting(top, within_s=GIT_STARTING_S, seen=seen)
+    return boot_clock()
 
 
 def filter_installed(root: str, git_dir: str) -> bool:
@@ -160,21 +189,22 @@ def filter_installed(root: str, git_dir: str) -> bool:
 
 
 class LiveIndex:
-    """Git's index entries of one root's live pages: brought up to date as each is renamed
-    into place, or later (``owed``) when git held its index lock."""
+    """Git's index entries of one root's live pages: marked, then brought up to date as each
+    is renamed into place (the module's three steps), or later (``owed``) when git held its
+    index lock."""
 
     def __init__(
         self,
         root: str,
         git_dir: str | None,
         *,
-        git_starting: Callable[[str, set[str]], bool] | None = None,
+        git_started: Callable[[str, float], bool] = _git_started,
+        clock: Callable[[], float] = _boot_clock,
         sleep: Callable[[float], object] = time.sleep,
     ) -> None:
         top = working_tree(root)
         self.top = top
-        self.git_starting = git_starting or _git_starting
-        self.sleep = sleep
+        self.git_started, self.clock, self.sleep = git_started, clock, sleep
         self.root = root
         self.git_dir = git_dir if top is not None else None
         prefix = "" if top is None else os.path.relpath(root, top).replace(os.sep, "/")
@@ -187,9 +217,8 @@ class LiveIndex:
         new version)."""
         found: dict[bytes, tuple[Stat, bytes]] = {}
         for rel in rels:
-            path = at or os.path.join(self.root, rel)
             try:
-                with open(path, "rb") as handle:
+                with open(at or os.path.join(self.root, rel), "rb") as handle:
                     data = handle.read()
                     info = os.fstat(handle.fileno())
                 form = stored(data, rel)
@@ -197,71 +226,81 @@ class LiveIndex:
                 continue
             stat = stat_of(info.st_ctime_ns, info.st_mtime_ns, info.st_dev, info.st_ino,
                            info.st_uid, info.st_gid, info.st_size)  # fmt: skip
-            found[os.fsencode(self.prefix + rel)] = (stat, form)
+            found[self.path(rel)] = (stat, form)
         return found
 
+    def renamed(
+        self, rel: str, staged: Mapping[bytes, tuple[Stat, bytes]]
+    ) -> dict[bytes, tuple[Stat, bytes]]:
+        """The page ``staged`` (``files(..., at=)``) once renamed into place: the same file
+        (the rename moves its change time alone), read again by its stat alone — nothing,
+        when the file in place is another."""
+        try:
+            info = os.stat(os.path.join(self.root, rel), follow_symlinks=False)
+        except OSError:
+            return {}
+        found: dict[bytes, tuple[Stat, bytes]] = {}
+        for path, (before, form) in staged.items():
+            stat = stat_of(info.st_ctime_ns, info.st_mtime_ns, info.st_dev, info.st_ino,
+                           info.st_uid, info.st_gid, info.st_size)  # fmt: skip
+            if stat[2:] == before[2:]:  # all but the change time
+                found[path] = (stat, form)
+        return found
+
+    def path(self, rel: str) -> bytes:
+        """``rel``'s path in the index (from the top of the working tree)."""
+        return os.fsencode(self.prefix + rel)
+
     def rename(self, rel: str, rename: Callable[[], object], staged: str | None = None) -> bool:
-        """Rename ``rel`` into place under git's index lock, its entry brought up to date in
-        the same hold — from the ``staged`` file about to be renamed, when given, committed
-        right after the rename (``update_index``) — or, when git holds the lock, renamed
-        anyway and owed. First, it waits for a git command that has just started in the
-        tree to end (``GIT_STARTING_S`` at most): one that read the index before the rename and
-        looked at the page after it would see the new page beside the old entry, and a
-        checkout or a rebase would refuse to overwrite it. A last look under the lock, right
-        before the rename, finds one started meanwhile: the lock is let go and the wait begins
-        again (``GIT_LOOKS`` times at most). True when the index was rewritten."""
+        """Put ``rel`` in place by ``rename`` (of the file ``staged``, when given): once no
+        git command that has just started works in the tree, its entry marked (when git sees
+        the page unmodified), the git commands started meanwhile waited for, then renamed
+        under git's index lock with its entry brought up to date and unmarked in the same
+        hold (the module's steps) — or, when git holds the lock ``LOCK_ROUNDS`` times, renamed
+        anyway and owed. Both pages are read before the lock is taken: it is held for the
+        index (and the rename) alone. True when the index was rewritten."""
         if self.git_dir is None:
             rename()
             return False
-        files = lambda: self.files([rel])  # noqa: E731
-        early = None if staged is None else (lambda: self.files([rel], staged))
-        for attempt in range(GIT_LOOKS):
-            seen = self._git_done()
-            guarded = rename if attempt + 1 == GIT_LOOKS else self._checked(rename, seen)
-            try:
-                done = update_index(
-                    self.git_dir, files, rename=guarded, tries=LOCK_TRIES, staged=early
-                )
-            except _GitStarted:  # the lock and the index left as they were: look again
-                continue
-            break
-        if done is False:
-            rename()
-            self.owed.add(rel)
-        return done is True
+        git_dir, path = self.git_dir, self.path(rel)
+        self._wait_for_git(self.clock())  # so that the mark is held as briefly as can be
+        now = self.files([rel])
+        for _ in range(LOCK_ROUNDS):
+            mark = mark_index(git_dir, lambda: now, tries=LOCK_TRIES, sleep=self.sleep)
+            if mark is not False:
+                break
+        if mark is True:  # (None: not tracked, modified, or marked already)
+            self._wait_for_git(self.clock())
+        new = None if staged is None else self.files([rel], staged)
+        files = (lambda: self.files([rel])) if new is None else (lambda: self.renamed(rel, new))
+        for _ in range(LOCK_ROUNDS):
+            done = update_index(
+                git_dir, files, rename=rename, unmark=[path], tries=LOCK_TRIES, sleep=self.sleep
+            )
+            if done is not False:
+                return done is True
+        rename()
+        self.owed.add(rel)  # marked meanwhile (when it could be): git takes it as up to date
+        return False
 
-    def _git_done(self) -> set[str] | None:
-        """Wait until no git command that has just started works in the tree, polling every
-        ``GIT_POLL_S`` for up to ``GIT_STARTING_S``; the processes the last look found too
-        old ever to count (None: the wait ran out, or there is no tree)."""
+    def _wait_for_git(self, marked_at: float) -> None:
+        """Wait until no git command that started by ``marked_at`` works in the tree, polling
+        every ``GIT_POLL_S`` for up to ``GIT_STARTING_S``."""
         if self.top is None:
-            return None
+            return
         for _ in range(round(GIT_STARTING_S / GIT_POLL_S)):
-            seen: set[str] = set()
-            if not self.git_starting(self.top, seen):
-                return seen
+            if not self.git_started(self.top, marked_at):
+                return
             self.sleep(GIT_POLL_S)
-        return None
-
-    def _checked(self, rename: Callable[[], object], seen: set[str] | None) -> Callable[[], None]:
-        """``rename``, once a last look under the index lock — at the processes not in ``seen``
-        — finds no git command just started (``_GitStarted`` otherwise: the caller lets go of
-        the lock and waits again)."""
-
-        def checked() -> None:
-            if seen is not None and self.top is not None and self.git_starting(self.top, seen):
-                raise _GitStarted
-            rename()
-
-        return checked
 
     def flush(self) -> bool:
-        """Bring the owed entries up to date, unless git holds its index now; True when the
-        index was rewritten."""
+        """Bring the owed entries up to date, and unmark them, unless git holds its index
+        now; True when the index was rewritten."""
         if not self.owed or self.git_dir is None:
             return False
         owed = sorted(self.owed)
-        done = update_index(self.git_dir, lambda: self.files(owed))
+        paths = [self.path(rel) for rel in owed]
+        done = update_index(self.git_dir, lambda: self.files(owed), unmark=paths)
         if done is not False:
             self.owed.clear()
         return done is True

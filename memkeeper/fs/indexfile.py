@@ -8,7 +8,10 @@ form, given) is the blob the entry names, the entry gets the file's stat data �
 every offset, and so every extension (the cached tree, the offset tables), stays valid; the
 trailing checksum is computed again. (A new index also means that a ``git status`` that read
 the index before cannot write back what it found then: git writes its refreshed index only
-when the file is still the one it read.)
+when the file is still the one it read.) ``marked`` sets the "assume valid" bit (what
+``git update-index --assume-unchanged`` sets) of an entry that names the file's blob: git then
+looks not at the file at all — held while a live page is renamed (``fs.gitindex``);
+``refreshed`` clears it.
 
 Index versions 2, 3 and 4 (paths prefix-compressed) are read, with SHA-1 or SHA-256 object
 names (told by the checksum that ends the file; one of zeros — ``index.skipHash`` — stays
@@ -23,12 +26,13 @@ import struct
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Collection, Mapping
 
 _HEADER = struct.Struct(">4sLL")
 _STAT_FIELDS = 40  # ctime, mtime (8 bytes each), dev, ino, mode, uid, gid, size (4 each)
 _SIZE_AT = 36  # the size's offset in an entry
 _EXTENDED = 0x4000
+_VALID = 0x8000  # "assume valid": git takes the entry as up to date without a look at the file
 
 
 def _name_length(data: bytes) -> int | None:
@@ -117,26 +121,76 @@ def stat_of(
     )  # fmt: skip
 
 
-def refreshed(data: bytes, files: Mapping[bytes, tuple[Stat, bytes]]) -> bytes | None:
+def refreshed(
+    data: bytes, files: Mapping[bytes, tuple[Stat, bytes]], unmark: Collection[bytes] = ()
+) -> bytes | None:
     """The index with the entry of each path in ``files`` (from the top of the working tree,
     ``/``-separated; its stat data and what git stores of it) holding that stat data — when
-    the entry names that blob (else the entry stays: the file is modified for git). None
-    when nothing changes, or the index is not one this reads."""
-    offsets = size_offsets(data)
-    length = _name_length(data)
-    if offsets is None or length is None:
+    the entry names that blob (else the entry stays: the file is modified for git) — and the
+    entries of ``unmark`` no longer marked (``marked``). None when nothing changes, or the
+    index is not one this reads."""
+    found = _read(data)
+    if found is None:
         return None
+    offsets, length = found
     out = bytearray(data)
     for path, (stat, stored) in sorted(files.items()):
         at = offsets.get(path)
         if at is None:
             continue
-        entry = at - _SIZE_AT
-        if bytes(out[entry + 40 : entry + 40 + length]) != blob_id(stored, length):
+        if not _names(out, at, stored, length):
             continue
+        entry = at - _SIZE_AT
         ctime_s, ctime_ns, mtime_s, mtime_ns, dev, ino, uid, gid, size = stat
         struct.pack_into(">LLLLLL", out, entry, ctime_s, ctime_ns, mtime_s, mtime_ns, dev, ino)
         struct.pack_into(">LLL", out, entry + 28, uid, gid, size)  # (mode stays, at 24)
+    for path in unmark:
+        at = offsets.get(path)
+        if at is not None:
+            _flag(out, at, length, on=False)
+    return _sealed(out, data, length)
+
+
+def marked(data: bytes, files: Mapping[bytes, bytes]) -> bytes | None:
+    """The index with the entry of each path in ``files`` (what git would store of the file
+    now) marked "assume valid" — when the entry names that blob (a file modified for git
+    stays unmarked, so git keeps seeing it). Git then takes each marked entry as up to date,
+    its file unlooked at, until the mark is cleared (``refreshed``'s ``unmark``). None when
+    nothing changes (no such entry, another blob, marked already), or the index is not one
+    this reads."""
+    found = _read(data)
+    if found is None:
+        return None
+    offsets, length = found
+    out = bytearray(data)
+    for path, stored in sorted(files.items()):
+        at = offsets.get(path)
+        if at is not None and _names(out, at, stored, length):
+            _flag(out, at, length, on=True)
+    return _sealed(out, data, length)
+
+
+def _names(out: bytearray, at: int, stored: bytes, length: int) -> bool:
+    """Whether the entry whose size is at ``at`` names the blob of ``stored``."""
+    entry = at - _SIZE_AT
+    return bytes(out[entry + 40 : entry + 40 + length]) == blob_id(stored, length)
+
+
+def _read(data: bytes) -> tuple[dict[bytes, int], int] | None:
+    offsets = size_offsets(data)
+    length = _name_length(data)
+    return None if offsets is None or length is None else (offsets, length)
+
+
+def _flag(out: bytearray, at: int, length: int, *, on: bool) -> None:
+    """Set or clear the "assume valid" bit of the entry whose size is at ``at``."""
+    where = at - _SIZE_AT + _STAT_FIELDS + length
+    (flags,) = struct.unpack_from(">H", out, where)
+    struct.pack_into(">H", out, where, flags | _VALID if on else flags & ~_VALID)
+
+
+def _sealed(out: bytearray, data: bytes, length: int) -> bytes | None:
+    """``out`` with its checksum computed again; None when it is ``data`` unchanged."""
     if out == data:
         return None
     if data.endswith(bytes(length)) and not _verifies(data, length):

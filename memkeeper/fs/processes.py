@@ -1,11 +1,13 @@
 """Other processes, as the kernel tells of them: whether one has a file open for writing (a
-save in progress: Linux refuses a read lease then), and whether a process is alive."""
+save in progress: Linux refuses a read lease then), whether a process is alive, and whether a
+git command works in a tree."""
 
 from __future__ import annotations
 
 import errno
 import fcntl
 import os
+import time
 
 _F_SETLEASE = getattr(fcntl, "F_SETLEASE", 1024)  # Linux; Python names it only on some builds
 
@@ -75,37 +77,39 @@ def stopped(pid: int) -> bool:
     return state in (b"T", b"t")
 
 
-def git_starting(top: str, *, within_s: float, seen: set[str] | None = None) -> bool:
-    """Whether a git process that started less than ``within_s`` seconds ago works in the
-    working tree ``top`` (git moves to the top of its tree as it starts, so its current
-    directory is ``top`` or below): it may have read the index already and not yet looked at
-    the files. Older ones (a rebase waiting for its editor, a pager) are not counted, nor one
-    that runs this process (a hook or a filter of it waits for us). False where ``/proc``
-    cannot tell (not Linux). ``seen``: processes to leave out, to which this look adds those
-    too old ever to count — a second look moments later reads only the young ones (a process
-    forked before the first look may have become git since; an old one that becomes git is
-    still old).
+def boot_clock() -> float:
+    """Seconds since boot, on the clock ``/proc`` dates processes' starts by."""
+    return time.clock_gettime(time.CLOCK_BOOTTIME)
+
+
+def git_started(top: str, *, before: float, within_s: float) -> bool:
+    """Whether a git process that started by ``before`` (``boot_clock``) and less than
+    ``within_s`` seconds ago works in the working tree ``top`` (git moves to the top of its
+    tree as it starts, so its current directory is ``top`` or below): it may have read the
+    index before ``before`` and not yet looked at the files. Older ones (a rebase waiting
+    for its editor, a pager) are not counted, nor one that runs this process (a hook or a
+    filter of it waits for us). A process that started by ``before`` and runs git only later
+    is not either: it reads the index later too. False where ``/proc`` cannot tell (not
+    Linux).
     """
     try:
         entries = os.listdir("/proc")
-        with open("/proc/uptime", "rb") as handle:
-            uptime = float(handle.read().split()[0])
-    except (OSError, ValueError, IndexError):
+    except OSError:
         return False
+    now = boot_clock()
     tick = os.sysconf("SC_CLK_TCK")
     inside = os.path.realpath(top).rstrip("/") + "/"
     for pid in entries:
-        if not pid.isdigit() or (seen is not None and pid in seen):
+        if not pid.isdigit():
             continue
         try:
             with open(f"/proc/{pid}/stat", "rb") as handle:
                 name, _, rest = handle.read().partition(b" (")[2].rpartition(b")")
-            started = int(rest.split()[19]) / tick  # field 22: start time since boot
+            started = int(rest.split()[19]) / tick  # field 22: start, in ticks since boot
         except (OSError, ValueError, IndexError):
             continue
-        if uptime - started >= within_s:
-            if seen is not None:
-                seen.add(pid)
+        # (the start is counted in whole ticks, cut down: by ``before`` may mean just after)
+        if started > before or now - started >= within_s:
             continue
         if not name.startswith(b"git") or name.startswith(b"git-credential"):
             continue

@@ -99,20 +99,15 @@ def clean_while(root: Path, seconds: float) -> None:
         time.sleep(0.1)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="known defect (docs/reference.md §5, 'Generated pages and git'): a git status early in "
-    "the run, as the agents start, can call the page modified (1 run of 18 since a page waits "
-    "for a git command just started; 2 of 6 before, the same hour)",
-)
 def test_git_works_and_status_stays_clean_while_agents_keep_the_live_page_changing(
     sample: Path, live: Streamed, tmp_path: Path
 ) -> None:
-    """Issue 22 item 11: a git status reading the index between a page's rename and the
-    commit of its entry called the page modified; the entry is now committed right after the
-    rename (tests/fs/test_gitindex.py). A rebase whose clean-tree check or checkout straddled
-    a render refused the page (2 runs of 6): a page waits for a git command just started in
-    the tree (tests/e2e/test_fs_processes.py)."""
+    """Issue 22 item 11: a git status that read the index before a page's rename and looked at
+    the page after it called the page modified, and a rebase whose clean-tree check or
+    checkout straddled a render refused the page (2 runs of 6; then 1 of 6 with a wait for git
+    commands just started). The page's entry is now marked "assume valid" before the rename,
+    the git commands that may have read it unmarked are waited for, and the rename unmarks it
+    (tests/fs/test_gitindex.py, tests/e2e/test_fs_processes.py): 16 runs of 16 passed."""
     upstream = tmp_path / "upstream"
     git(tmp_path, "clone", "-q", str(sample), str(upstream))
     git(upstream, "config", "user.email", "up@example.com")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.fs.indexfile import refreshed, size_offsets
+from memkeeper.fs.indexfile import marked, refreshed, size_offsets
 
 pytestmark = pytest.mark.peer("git")
 
@@ -73,6 +73,48 @@ def test_each_index_version_has_its_entries_found_and_refreshed(
     assert "uid: 7\tgid: 8" in debug
     assert refreshed(out, files) is None  # nothing left to change
     git(root, "status", "--porcelain")  # git reads it (a bad checksum would be fatal)
+
+
+@pytest.mark.parametrize(
+    ("version", "init"), [(2, ()), (3, ()), (4, ()), (None, ("--object-format=sha256",))]
+)
+def test_an_entry_is_marked_assume_valid_as_git_marks_it_and_unmarked_by_a_refresh(
+    tmp_path: Path, version: int | None, init: tuple[str, ...]
+) -> None:
+    """``marked`` sets the bit ``git update-index --assume-unchanged`` sets, beside an
+    extended entry's flags, on entries that name the file's blob; ``refreshed(..., unmark)``
+    clears it, its stat data refreshed or not."""
+    root = repo(tmp_path, *init, version=version)
+    if version == 3:
+        (root / "new.md").write_text("new\n")
+        git(root, "add", "-N", "new.md")
+    index = root / ".git/index"
+    data = index.read_bytes()
+    out = marked(data, {b"docs/a.md": b"docs/a.md\n", b"z.md": b"z.md\n", b"missing.md": b""})
+    assert out is not None
+    assert marked(out, {b"docs/a.md": b"docs/a.md\n"}) is None  # marked already
+    assert marked(data, {b"missing.md": b""}) is None
+    assert marked(data, {b"a.md": b"a.md, edited\n"}) is None  # modified for git: not marked
+    index.write_bytes(out)
+    assert "h docs/a.md\n" in git(root, "ls-files", "-v")
+    assert "h z.md\n" in git(root, "ls-files", "-v")
+    git(root, "update-index", "--no-assume-unchanged", "z.md")
+    git(root, "update-index", "--assume-unchanged", "z.md")  # git's own mark: the same bit
+    assert marked(index.read_bytes(), {b"docs/a.md": b"docs/a.md\n", b"z.md": b"z.md\n"}) is None
+    (root / "docs/a.md").write_text("changed, and longer\n")
+    ours = ("docs/a.md", "z.md")
+    assert git(root, "diff-files", "--name-only", "--", *ours) == ""  # git looks not at it
+    stamp = (1, 2, 3, 4, 5, 6, 7, 8, 9)
+    again = refreshed(index.read_bytes(), {b"z.md": (stamp, b"z.md\n")}, [b"docs/a.md", b"z.md"])
+    assert again is not None
+    index.write_bytes(again)
+    listed = git(root, "ls-files", "-v")
+    assert "H docs/a.md\n" in listed
+    assert "H z.md\n" in listed
+    assert sizes(root)["z.md"] == "9"
+    assert git(root, "diff-files", "--name-only", "--", *ours) == "docs/a.md\nz.md\n"  # looked at
+    if version == 3:
+        assert "new.md" in git(root, "ls-files", "-v")  # the extended entry still read
 
 
 def test_a_sha256_repository_is_read(tmp_path: Path) -> None:

@@ -61,14 +61,11 @@ def test_a_process_is_described_by_its_command_line_and_a_running_one_is_not_sto
     assert not processes.stopped(2**22 + 1)
 
 
-def test_a_look_for_git_leaves_the_old_processes_to_the_next_look_to_skip() -> None:
-    """``git_starting``'s ``seen``: the processes too old ever to count are added (a second
-    look reads only the young ones); a young one may yet become git, so it is not."""
-    seen: set[str] = set()
-    assert not processes.git_starting("/nonexistent-tree", within_s=0.0, seen=seen)
-    assert "1" in seen  # every process is older than 0 s
-    assert str(os.getpid()) in seen
-    young: set[str] = set()
-    assert not processes.git_starting("/nonexistent-tree", within_s=1e12, seen=young)
-    assert young == set()  # none is older than that
-    assert not processes.git_starting("/nonexistent-tree", within_s=1e12, seen={*seen})
+def test_the_boot_clock_is_the_one_process_starts_are_dated_by() -> None:
+    """``git_started`` compares ``boot_clock`` with ``/proc``'s start of each process: this
+    process started before now, on that clock, and within the time since boot."""
+    tick = os.sysconf("SC_CLK_TCK")
+    with open(f"/proc/{os.getpid()}/stat", "rb") as handle:
+        started = int(handle.read().rpartition(b")")[2].split()[19]) / tick
+    assert 0 < started <= processes.boot_clock()
+    assert not processes.git_started("/nonexistent-tree", before=1e12, within_s=1e12)
