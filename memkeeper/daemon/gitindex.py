@@ -64,6 +64,24 @@ class GitAware:
         elif self.stale.rename(rel, rename, staged):
             self.own_index = self._index_id()
 
+    def _git_settled(self) -> None:
+        """Before a live page is staged: wait for a git command that has just started in the
+        tree (``LiveIndex.wait_for_git``) — from the staging of a page to its rename, its
+        change time is not the one its entry records."""
+        if self._live_pages():
+            self.stale.wait_for_git()
+
+    def _git_running(self) -> bool:
+        """Whether a git command that has just started works in the tree, with live pages
+        here: git is working, as when its directory changes — the pages are rendered once
+        it has been quiet for the quiet period. Not waited out: the render would then start
+        the moment git ends, as the script or the person who ran it goes on (an edit of the
+        page and a ``git commit -a`` at once would meet its mark, ``fs.gitindex``)."""
+        if self.git_dir is None or not self._live_pages() or not self.stale.git_running():
+            return False
+        self.git_seen = self.now()
+        return True
+
     def _flush_index(self) -> None:
         if self.stale.flush():
             self.own_index = self._index_id()

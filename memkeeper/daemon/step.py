@@ -260,6 +260,7 @@ class Daemon(Following, GitAware, Looking):
         the others (``regen`` of that file does all three)."""
         self.known = replace(self.known, files=self.known.files | {rel})
         wanted = {"section.external_edit", *REGEN_EVENTS}
+        self._git_settled()
         try:
             done = self._recorded(lambda: regen(self.ws, rel), wanted)
         except MemkeeperError as exc:  # bad markers, say: still record the edit
@@ -292,7 +293,8 @@ class Daemon(Following, GitAware, Looking):
         done: list[Outcome] = self._follow(fresh)
         self.regen_owed = self.regen_owed or force or regen_due(fresh)
         self.live_owed = self.live_owed or live_due(fresh)  # git's own events too
-        if (self.regen_owed or self.live_owed) and not self._git_window():
+        owed = self.regen_owed or self.live_owed
+        if owed and not self._git_window() and not self._git_running():
             snapshots = frozenset() if self.regen_owed else self._snapshot_pages()
             self.regen_owed = self.live_owed = False
             done += self._regen(snapshots)  # its own events come back: quiet or idempotent

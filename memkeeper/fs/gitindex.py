@@ -14,8 +14,11 @@ three steps, each safe against any git command running beside it:
    to date without a look at the page. A page modified for git (a human's note) is not
    marked: git keeps seeing it, and its rename changes nothing git says of it;
 2. **wait** for the git commands that started before the mark to end — they may have read
-   the index unmarked and not yet looked at the page (``GIT_STARTING_S`` at most: an older
-   one, a rebase waiting for its editor, has looked already or reads the index again);
+   the index unmarked and not yet looked at the page (one that becomes git after it reads
+   the mark). Not for one started since: the mark would be held while it runs, and a
+   ``git commit -a`` reading it would leave out a save of the page made meanwhile
+   (``GIT_STARTING_S`` at most: an older one, a rebase waiting for its editor, has looked
+   already or reads the index again);
 3. **rename** under ``index.lock``, the entry given the new file's stat data (when what git
    would store of it is the blob the entry names, ``fs.indexfile``) and its mark cleared in
    the same hold (cleared too when the rename fails: a writer got in first): a ``checkout``
@@ -159,10 +162,10 @@ def _release(fd: int, lock: str) -> None:
         os.unlink(lock)
 
 
-def _git_started(top: str, before: float) -> bool:
+def _git_started(top: str, before: float | None) -> bool:
     from memkeeper.fs.processes import git_started
 
-    return git_started(top, before=before, within_s=GIT_STARTING_S)
+    return git_started(top, within_s=GIT_STARTING_S, before=before)
 
 
 def _boot_clock() -> float:
@@ -198,7 +201,7 @@ class LiveIndex:
         root: str,
         git_dir: str | None,
         *,
-        git_started: Callable[[str, float], bool] = _git_started,
+        git_started: Callable[[str, float | None], bool] = _git_started,
         clock: Callable[[], float] = _boot_clock,
         sleep: Callable[[float], object] = time.sleep,
     ) -> None:
@@ -254,7 +257,7 @@ class LiveIndex:
     def rename(self, rel: str, rename: Callable[[], object], staged: str | None = None) -> bool:
         """Put ``rel`` in place by ``rename`` (of the file ``staged``, when given): once no
         git command that has just started works in the tree, its entry marked (when git sees
-        the page unmodified), the git commands started meanwhile waited for, then renamed
+        the page unmodified), the git commands started before the mark waited for, then renamed
         under git's index lock with its entry brought up to date and unmarked in the same
         hold (the module's steps) — or, when git holds the lock ``LOCK_ROUNDS`` times, renamed
         anyway and owed. Both pages are read before the lock is taken: it is held for the
@@ -263,14 +266,14 @@ class LiveIndex:
             rename()
             return False
         git_dir, path = self.git_dir, self.path(rel)
-        self._wait_for_git(self.clock())  # so that the mark is held as briefly as can be
+        self.wait_for_git()  # so that the mark is held as briefly as can be
         now = self.files([rel])
         for _ in range(LOCK_ROUNDS):
             mark = mark_index(git_dir, lambda: now, tries=LOCK_TRIES, sleep=self.sleep)
             if mark is not False:
                 break
         if mark is True:  # (None: not tracked, modified, or marked already)
-            self._wait_for_git(self.clock())
+            self.wait_for_git(before=self.clock())
         new = None if staged is None else self.files([rel], staged)
         files = (lambda: self.files([rel])) if new is None else (lambda: self.renamed(rel, new))
         for _ in range(LOCK_ROUNDS):
@@ -283,13 +286,20 @@ class LiveIndex:
         self.owed.add(rel)  # marked meanwhile (when it could be): git takes it as up to date
         return False
 
-    def _wait_for_git(self, marked_at: float) -> None:
-        """Wait until no git command that started by ``marked_at`` works in the tree, polling
-        every ``GIT_POLL_S`` for up to ``GIT_STARTING_S``."""
+    def git_running(self) -> bool:
+        """Whether a git command that has just started works in the tree (one look)."""
+        return self.top is not None and self.git_started(self.top, None)
+
+    def wait_for_git(self, before: float | None = None) -> None:
+        """Wait until no git command that has just started (by ``before``, on
+        ``processes.boot_clock``, when given) works in the tree, polling every ``GIT_POLL_S``
+        for up to ``GIT_STARTING_S``. Also before a page is staged: linking the page's
+        current file aside (``.memkeeper/kept/``) moves its change time, which a checkout
+        compares, until the rename."""
         if self.top is None:
             return
         for _ in range(round(GIT_STARTING_S / GIT_POLL_S)):
-            if not self.git_started(self.top, marked_at):
+            if not self.git_started(self.top, before):
                 return
             self.sleep(GIT_POLL_S)
 

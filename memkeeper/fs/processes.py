@@ -82,14 +82,14 @@ def boot_clock() -> float:
     return time.clock_gettime(time.CLOCK_BOOTTIME)
 
 
-def git_started(top: str, *, before: float, within_s: float) -> bool:
-    """Whether a git process that started by ``before`` (``boot_clock``) and less than
-    ``within_s`` seconds ago works in the working tree ``top`` (git moves to the top of its
-    tree as it starts, so its current directory is ``top`` or below): it may have read the
-    index before ``before`` and not yet looked at the files. Older ones (a rebase waiting
+def git_started(top: str, *, within_s: float, before: float | None = None) -> bool:
+    """Whether a git process that started less than ``within_s`` seconds ago (and by
+    ``before``, on ``boot_clock``, when given) works in the working tree ``top`` (git moves
+    to the top of its tree as it starts, so its current directory is ``top`` or below): it
+    may have read the index and not yet looked at the files. Older ones (a rebase waiting
     for its editor, a pager) are not counted, nor one that runs this process (a hook or a
-    filter of it waits for us). A process that started by ``before`` and runs git only later
-    is not either: it reads the index later too. False where ``/proc`` cannot tell (not
+    filter of it waits for us). A process not yet become git (forked, not yet executed) is
+    not either: it reads the index only once it is. False where ``/proc`` cannot tell (not
     Linux).
     """
     try:
@@ -109,7 +109,7 @@ def git_started(top: str, *, before: float, within_s: float) -> bool:
         except (OSError, ValueError, IndexError):
             continue
         # (the start is counted in whole ticks, cut down: by ``before`` may mean just after)
-        if started > before or now - started >= within_s:
+        if (before is not None and started > before) or now - started >= within_s:
             continue
         if not name.startswith(b"git") or name.startswith(b"git-credential"):
             continue

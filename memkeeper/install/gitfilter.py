@@ -11,7 +11,8 @@ Two things, both idempotent, both taken out by ``uninstall-hooks``:
 - in the repository's config, ``filter.memkeeper.clean`` — the interpreter memkeeper is
   installed in, running ``memkeeper filter clean %f``. No smudge command: git writes what
   it stores, and the daemon (or ``regen``) renders it. The filter is not ``required``: a
-  clone without memkeeper ignores the attribute and shows the stored form, a valid page.
+  clone without memkeeper ignores the attribute and shows the stored form, a valid page;
+- ``core.trustctime`` false, unless the user set it (``_ctime_untrusted``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ ATTRIBUTES = ".gitattributes"
 FILTER = "memkeeper"
 BEGIN = "# memkeeper: live regions of generated pages are stored as a placeholder (install-hooks)"
 END = "# memkeeper: end"
+TRUSTCTIME = "core.trustctime"
+OURS = f"filter.{FILTER}.trustctime-off"  # set beside the filter when memkeeper turned it off
 
 
 def patterns(policy: Policy) -> list[str]:
@@ -90,13 +93,33 @@ def install_filter(root: Path, python: str, run: Runner = run_git) -> dict[str, 
         "attributes_changed": changed,
         "filter_command": command,
         "filter_changed": not configured,
+        "trustctime_off": _ctime_untrusted(root, run),
     }
+
+
+def _ctime_untrusted(root: Path, run: Runner) -> bool:
+    """``core.trustctime`` false, unless the user set it (noted in memkeeper's own section,
+    so that ``uninstall_filter`` takes out only what this put in): a live page's current file
+    is linked aside while its new version is staged (``fs.atomic``'s kept link), which moves
+    its change time but not its content, size or modification time — git would call the page
+    changed, and a checkout refuse it, for that moment. True when it is memkeeper's."""
+    code, out = run(["config", "--get", TRUSTCTIME], root)
+    if code == 0:
+        return out.strip() == b"false" and run(["config", "--get", OURS], root)[0] == 0
+    for args in (["config", TRUSTCTIME, "false"], ["config", OURS, "true"]):
+        if run(args, root)[0] != 0:
+            raise EnvironmentFailure(
+                f"{root}: git config {' '.join(args[1:])} failed — run it by hand"
+            )
+    return True
 
 
 def uninstall_filter(root: Path, run: Runner = run_git) -> dict[str, Any]:
     """memkeeper's block out of ``.gitattributes`` (the file deleted when nothing else is
     left in it) and its section out of git's config."""
     changed = _rewrite(root, "")
+    if run(["config", "--get", OURS], root)[0] == 0:  # core.trustctime is memkeeper's
+        run(["config", "--unset", TRUSTCTIME], root)
     code, _ = run(["config", "--remove-section", f"filter.{FILTER}"], root)
     return {"attributes": str(root / ATTRIBUTES), "attributes_changed": changed,
             "filter_removed": code == 0}  # fmt: skip

@@ -99,6 +99,8 @@ def _live_renames(ws: Workspace, policy: Policy, targets: list[str]) -> Iterator
     rules = ((path, policy.classify(path)) for path in targets)
     live = {path for path, rule in rules if rule is not None and rule.git == "placeholder"}
     index = LiveIndex(ws.top, found)
+    if live:
+        index.wait_for_git()  # before the pages are staged (``LiveIndex.wait_for_git``)
 
     def guarded(rel: str, rename: Callable[[], object], staged: str) -> None:
         if rel in live:

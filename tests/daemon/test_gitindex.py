@@ -66,3 +66,38 @@ def test_with_the_filter_installed_gits_changes_re_render_the_live_pages_alone(
     assert actions(patient.step(set())) == ["indexed", "regenerated"]
     status = (home.root / "memory/status.md").read_text()
     assert "git section.external_edit CLAUDE.md" in status  # git stores a placeholder
+
+
+def test_a_git_command_working_when_live_pages_are_due_puts_their_render_off(
+    home: Memory, clock: FakeClock
+) -> None:
+    """From a page's staging (its current file linked aside, which moves its change time) to
+    its rename, a checkout would find it changed; and a render that waited for git to end
+    would start as the script that ran git goes on. A git command just started in the tree
+    counts as git working: the render comes once git has been quiet for the quiet period,
+    and that look comes before anything is staged."""
+    (home.root / ".gitattributes").write_text("memory/status.md filter=memkeeper\n")
+    with (home.root / ".git/config").open("a") as config:
+        config.write('[filter "memkeeper"]\n\tclean = memkeeper filter clean %f\n')
+    patient = Daemon(home.workspace, RESCAN_S, quiet_s=QUIET_S)
+    patient.caught_up(first=True)
+    status = home.root / "memory/status.md"
+    links: list[int] = []
+    git_works = [True]
+
+    def started(top: str, before: float | None) -> bool:
+        links.append(status.stat().st_nlink)  # 2 once staged: linked aside
+        return git_works[0]
+
+    patient.stale.git_started = started
+    home.claim("src/", ttl=60)
+    clock.advance(QUIET_S)
+    assert actions(patient.step(set())) == []  # git works: not now
+    assert "src/" not in status.read_text()
+    git_works[0] = False
+    clock.advance(QUIET_S / 2)
+    assert actions(patient.step(set())) == []  # not yet quiet for long enough
+    clock.advance(QUIET_S / 2)
+    assert actions(patient.step(set())) == ["regenerated"]
+    assert "src/" in status.read_text()
+    assert links[:3] == [1, 1, 2]  # git looked for before the staging, then in the rename

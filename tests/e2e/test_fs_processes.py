@@ -169,34 +169,35 @@ def tree(tmp_path: Path) -> Path:
     return tmp_path / "tree"
 
 
-def test_a_git_command_started_before_a_time_is_seen_until_it_ends_or_ages(tree: Path) -> None:
-    """Issue 22 item 11: the daemon renames a live page once no git command that started
-    before its entry was marked works in the tree (``fs.gitindex``) — git's own process, by
-    ``/proc``; one started after the mark reads the marked entry, and is not waited for."""
-    now = processes.boot_clock
-    assert not processes.git_started(str(tree), before=now(), within_s=5.0)
-    before_it = now() - 0.05  # (process starts are counted in ticks of 10 ms, cut down)
+def test_a_git_command_just_started_in_the_tree_is_seen_until_it_ends_or_ages(
+    tree: Path,
+) -> None:
+    """Issue 22 item 11: the daemon marks a live page's entry and renames the page once no
+    git command that has just started works in the tree (``fs.gitindex``) — git's own
+    process, by ``/proc``."""
+    assert not processes.git_started(str(tree), within_s=5.0)
     waiting = subprocess.Popen(  # a git command that has read what it needs and waits
         ["git", "cat-file", "--batch"], cwd=tree / "sub", stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 10
-        while not processes.git_started(str(tree), before=now(), within_s=5.0):
+        while not processes.git_started(str(tree), within_s=5.0):
             assert time.monotonic() < deadline, "the git process was never seen"
             time.sleep(0.01)
-        assert not processes.git_started(str(tree), before=before_it, within_s=5.0)  # later
-        elsewhere = str(tree.parent / "elsewhere")
-        assert not processes.git_started(elsewhere, before=now(), within_s=5.0)
-        assert not processes.git_started(str(tree) + "-other", before=now(), within_s=5.0)
+        before_it = processes.boot_clock() - 60
+        assert not processes.git_started(str(tree), within_s=5.0, before=before_it)  # later
+        assert processes.git_started(str(tree), within_s=5.0, before=processes.boot_clock())
+        assert not processes.git_started(str(tree.parent / "elsewhere"), within_s=5.0)
+        assert not processes.git_started(str(tree) + "-other", within_s=5.0)  # not a prefix
         time.sleep(0.3)
-        assert not processes.git_started(str(tree), before=now(), within_s=0.2)  # too old
+        assert not processes.git_started(str(tree), within_s=0.2)  # too old to count
     finally:
         waiting.kill()
         waiting.wait()
         assert waiting.stdin is not None
         waiting.stdin.close()
-    assert not processes.git_started(str(tree), before=now(), within_s=5.0)
+    assert not processes.git_started(str(tree), within_s=5.0)
 
 
 def test_the_git_command_that_runs_this_process_is_not_waited_for(tree: Path) -> None:
@@ -204,7 +205,7 @@ def test_the_git_command_that_runs_this_process_is_not_waited_for(tree: Path) ->
     otherwise wait for the very git command waiting for it."""
     probe = (
         "from memkeeper.fs import processes; "
-        f"print(processes.git_started({json.dumps(str(tree))}, before=1e12, within_s=5.0))"
+        f"print(processes.git_started({json.dumps(str(tree))}, within_s=5.0))"
     )
     alias = f"alias.probe=!{sys.executable} -c '{probe}'"
     done = subprocess.run(

@@ -132,12 +132,11 @@ def test_a_page_waits_for_git_just_started_is_marked_waits_for_git_started_befor
     ones started by the time the mark was committed (they may have read the index unmarked):
     each asked with the time of its start, until none is left."""
     page, temp = tracked(tmp_path, *["notes\nLIVE\n"] * 2)
-    asked: list[tuple[float, str]] = []
+    asked: list[tuple[float | None, str]] = []
     naps: list[float] = []
     renamed: list[str] = []
-    times = iter([41.0, 42.0])
 
-    def started(top: str, before: float) -> bool:
+    def started(top: str, before: float | None) -> bool:
         assert top == str(tmp_path)
         asked.append((before, git(tmp_path, "ls-files", "-v", "p.md")))
         return len(asked) in (1, 2, 4)  # git works for two looks, and one after the mark
@@ -148,9 +147,9 @@ def test_a_page_waits_for_git_just_started_is_marked_waits_for_git_started_befor
         temp.rename(page)
 
     index = LiveIndex(str(tmp_path), str(tmp_path / ".git"), git_started=started,
-                      clock=lambda: next(times), sleep=naps.append)  # fmt: skip
+                      clock=lambda: 42.0, sleep=naps.append)  # fmt: skip
     assert index.rename("p.md", rename, str(temp)) is True
-    assert asked == [(41.0, "H p.md\n")] * 3 + [(42.0, "h p.md\n")] * 2
+    assert asked == [(None, "H p.md\n")] * 3 + [(42.0, "h p.md\n")] * 2
     assert naps == [GIT_POLL_S] * 3
     assert renamed == ["h p.md\n"]
     assert git(tmp_path, "ls-files", "-v", "p.md") == "H p.md\n"
@@ -168,7 +167,7 @@ def test_a_page_modified_for_git_or_untracked_is_not_marked_nor_waited_for_after
     page.write_text("notes, a human's\nLIVE\n")
     looks: list[str] = []
 
-    def started(top: str, before: float) -> bool:
+    def started(top: str, before: float | None) -> bool:
         looks.append(git(tmp_path, "ls-files", "-v", "p.md"))
         return False
 
@@ -190,7 +189,7 @@ def test_the_staged_page_is_read_before_the_lock_and_only_its_own_rename_refresh
     it is held for the index alone; after the rename the entry gets the stat data of the file
     in place only when it is the staged one (another's file is not vouched for)."""
     page, temp = tracked(tmp_path, *["notes\nLIVE\n"] * 2)
-    index = LiveIndex(str(tmp_path), str(tmp_path / ".git"), git_started=lambda t, b: False)
+    index = LiveIndex(str(tmp_path), str(tmp_path / ".git"), git_started=lambda top, before: False)
     other = tmp_path / "other"
     other.write_text("notes\nLIVE\n")
     assert index.rename("p.md", lambda: other.rename(page), str(temp)) is True  # the unmark
@@ -204,7 +203,7 @@ def test_the_staged_page_is_read_before_the_lock_and_only_its_own_rename_refresh
 def test_a_rename_that_fails_leaves_the_page_unmarked(tmp_path: Path) -> None:
     """A writer got in first (the daemon's guarded replace refuses): git must see its save."""
     tracked(tmp_path, *["notes\nLIVE\n"] * 2)
-    index = LiveIndex(str(tmp_path), str(tmp_path / ".git"), git_started=lambda t, b: False)
+    index = LiveIndex(str(tmp_path), str(tmp_path / ".git"), git_started=lambda top, before: False)
 
     def raced() -> None:
         assert git(tmp_path, "ls-files", "-v", "p.md") == "h p.md\n"

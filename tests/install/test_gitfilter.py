@@ -50,6 +50,8 @@ class FakeGit:
             for key in gone:
                 del self.config[key]
             return (0 if gone else 1), b""
+        if list(args[:2]) == ["config", "--unset"]:
+            return (0, b"") if self.config.pop(args[2], None) is not None else (5, b"")
         self.config[args[1]] = args[2]
         return 0, b""
 
@@ -83,8 +85,11 @@ def test_install_writes_the_attributes_and_config_once_and_uninstall_removes_the
     assert first["attributes_changed"]
     assert first["filter_changed"]
     assert git.config == {
-        "filter.memkeeper.clean": "/venv/bin/python -P -m memkeeper filter clean %f"
+        "filter.memkeeper.clean": "/venv/bin/python -P -m memkeeper filter clean %f",
+        "core.trustctime": "false",  # a live page linked aside moves its change time alone
+        "filter.memkeeper.trustctime-off": "true",
     }
+    assert first["trustctime_off"]
     text = (tmp_path / ".gitattributes").read_text()
     assert text.startswith("*.png binary\n" + BEGIN)
     assert "memory/status.md filter=memkeeper\ndocs/** filter=memkeeper\n" in text
@@ -122,3 +127,14 @@ def test_an_invalid_policy_or_attributes_file_is_refused_with_nothing_written(
     with pytest.raises(Invalid, match="not UTF-8"):
         install_filter(tmp_path, "/py", git)
     assert (tmp_path / ".gitattributes").read_bytes() == b"\xff\n"
+
+
+def test_a_trustctime_the_user_set_either_way_stays_as_it_is(tmp_path: Path) -> None:
+    (tmp_path / ".memkeeper.yaml").write_text(POLICY)
+    for theirs in ("true", "false"):
+        git = FakeGit()
+        git.config["core.trustctime"] = theirs
+        assert install_filter(tmp_path, "/venv/bin/python", git)["trustctime_off"] is False
+        assert "filter.memkeeper.trustctime-off" not in git.config
+        uninstall_filter(tmp_path, git)
+        assert git.config == {"core.trustctime": theirs}
