@@ -242,13 +242,13 @@ class LiveIndex:
             info = os.stat(os.path.join(self.root, rel), follow_symlinks=False)
         except OSError:
             return {}
-        found: dict[bytes, tuple[Stat, bytes]] = {}
-        for path, (before, form) in staged.items():
-            stat = stat_of(info.st_ctime_ns, info.st_mtime_ns, info.st_dev, info.st_ino,
-                           info.st_uid, info.st_gid, info.st_size)  # fmt: skip
-            if stat[2:] == before[2:]:  # all but the change time
-                found[path] = (stat, form)
-        return found
+        stat = stat_of(info.st_ctime_ns, info.st_mtime_ns, info.st_dev, info.st_ino,
+                       info.st_uid, info.st_gid, info.st_size)  # fmt: skip
+        return {
+            path: (stat, form)
+            for path, (before, form) in staged.items()
+            if stat[2:] == before[2:]  # all but the change time
+        }
 
     def path(self, rel: str) -> bytes:
         """``rel``'s path in the index (from the top of the working tree)."""
