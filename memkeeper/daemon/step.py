@@ -118,6 +118,8 @@ class Daemon(Following, GitAware, Looking):
                 rels = sorted(r for r in self.known.files if self._class(r) != "generated")
                 done = [Outcome("indexed", r, FIRST_SEEN) for r in index_new(self.ws, rels)]
             done += self._scan() + (self._run(Sweep()) if first else [])
+            if first:  # a mark left by a daemon killed mid-rename (``fs.gitindex``): cleared
+                self.stale.owed.update(self._live_pages())
             return [head, *done, *self._settle(force=first)]
         except StoreUnavailable as exc:  # a shared store down: caught up once it answers
             if first:

@@ -4,7 +4,10 @@ the filter is installed, and the daemon's own write of the index is not git work
 
 from __future__ import annotations
 
+import subprocess
 from typing import TYPE_CHECKING
+
+import pytest
 
 from memkeeper.daemon.plan import QUIET_S
 from memkeeper.daemon.step import Daemon
@@ -101,3 +104,29 @@ def test_a_git_command_working_when_live_pages_are_due_puts_their_render_off(
     assert actions(patient.step(set())) == ["regenerated"]
     assert "src/" in status.read_text()
     assert links[:3] == [1, 1, 2]  # git looked for before the staging, then in the rename
+
+
+@pytest.mark.peer("git")
+def test_a_mark_left_on_a_live_page_is_cleared_when_the_daemon_starts(
+    home: Memory, clock: FakeClock
+) -> None:
+    """A daemon killed between a live page's mark and its rename leaves git taking the page
+    as unchanged, a human's save of it unseen: the next daemon clears the mark as it starts,
+    whether or not the page is rendered again."""
+    (home.root / ".gitattributes").write_text("memory/status.md filter=memkeeper\n")
+    with (home.root / ".git/config").open("a") as config:
+        config.write('[filter "memkeeper"]\n\tclean = memkeeper filter clean %f\n')
+    Daemon(home.workspace, RESCAN_S, quiet_s=QUIET_S).caught_up(first=True)  # rendered
+    root = str(home.root)
+    subprocess.run(["git", "-C", root, "add", "memory/status.md"], check=True)
+    subprocess.run(["git", "-C", root, "update-index", "--assume-unchanged", "memory/status.md"],
+                   check=True)  # fmt: skip
+    listed = ["git", "-C", root, "ls-files", "-v", "memory/status.md"]
+    assert subprocess.run(listed, capture_output=True, text=True).stdout.startswith("h ")
+    patient = Daemon(home.workspace, RESCAN_S, quiet_s=QUIET_S)
+    patient.stale.git_started = lambda top, before: False
+    page = (home.root / "memory/status.md").stat()
+    patient.caught_up(first=True)
+    assert (home.root / "memory/status.md").stat().st_ino == page.st_ino  # not rendered again
+    assert subprocess.run(listed, capture_output=True, text=True).stdout.startswith("H ")
+    assert patient.stale.owed == set()
