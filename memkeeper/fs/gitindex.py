@@ -74,30 +74,25 @@ def update_index(
     fails (its error raised after). True when the index was rewritten, None when nothing
     needed it (``rename`` done), False when git held its lock ``tries`` times (``rename``
     not done)."""
-    index = os.path.join(git_dir, "index")
-    lock = index + ".lock"
-    fd = _lock(lock, tries, sleep)
-    if fd is None:
-        return False
-    try:
-        failed: BaseException | None = None
+    failed: list[Exception] = []
+
+    def first() -> None:
         if rename is not None:
             try:
                 rename()
             except Exception as exc:  # (the page left as it was: its mark goes all the same)
-                failed, files = exc, dict
-        try:
-            with open(index, "rb") as handle:
-                new = refreshed(handle.read(), files(), unmark)
-        except FileNotFoundError:  # no index: nothing is tracked yet
-            new = None
-    except BaseException:
-        _release(fd, lock)
-        raise
-    _settle(fd, new, lock, index)
-    if failed is not None:
-        raise failed
-    return None if new is None else True
+                failed.append(exc)
+
+    done = _rewrite(
+        git_dir,
+        lambda data: refreshed(data, {} if failed else files(), unmark),
+        tries,
+        sleep,
+        first,
+    )
+    if failed:
+        raise failed[0]
+    return done
 
 
 def mark_index(
@@ -111,16 +106,38 @@ def mark_index(
     of the file marked "assume valid" (``indexfile.marked``). True when the index was
     rewritten, None when nothing needed it (no such entry, another blob, marked already, no
     index), False when git held its lock ``tries`` times."""
+    return _rewrite(
+        git_dir,
+        lambda data: marked(data, {path: form for path, (_, form) in files().items()}),
+        tries,
+        sleep,
+    )
+
+
+def _rewrite(
+    git_dir: str,
+    change: Callable[[bytes], bytes | None],
+    tries: int,
+    sleep: Callable[[float], object],
+    first: Callable[[], object] | None = None,
+) -> bool | None:
+    """Under git's ``index.lock``: ``first()``, then the index as ``change`` makes it of the
+    index read (None: nothing to write) committed as git commits it. True when the index
+    was rewritten, None when nothing needed it (or there is no index), False when git held
+    its lock ``tries`` times (``first`` not run)."""
     index = os.path.join(git_dir, "index")
     lock = index + ".lock"
     fd = _lock(lock, tries, sleep)
     if fd is None:
         return False
     try:
-        with open(index, "rb") as handle:
-            new = marked(handle.read(), {path: form for path, (_, form) in files().items()})
-    except FileNotFoundError:
-        new = None
+        if first is not None:
+            first()
+        try:
+            with open(index, "rb") as handle:
+                new = change(handle.read())
+        except FileNotFoundError:  # no index: nothing is tracked yet
+            new = None
     except BaseException:
         _release(fd, lock)
         raise
@@ -227,8 +244,7 @@ class LiveIndex:
                 form = stored(data, rel)
             except (OSError, Invalid):
                 continue
-            stat = stat_of(info.st_ctime_ns, info.st_mtime_ns, info.st_dev, info.st_ino,
-                           info.st_uid, info.st_gid, info.st_size)  # fmt: skip
+            stat = stat_of(info)
             found[self.path(rel)] = (stat, form)
         return found
 
@@ -242,8 +258,7 @@ class LiveIndex:
             info = os.stat(os.path.join(self.root, rel), follow_symlinks=False)
         except OSError:
             return {}
-        stat = stat_of(info.st_ctime_ns, info.st_mtime_ns, info.st_dev, info.st_ino,
-                       info.st_uid, info.st_gid, info.st_size)  # fmt: skip
+        stat = stat_of(info)
         return {
             path: (stat, form)
             for path, (before, form) in staged.items()

@@ -26,6 +26,7 @@ import struct
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import os
     from collections.abc import Collection, Mapping
 
 _HEADER = struct.Struct(">4sLL")
@@ -109,15 +110,15 @@ def blob_id(data: bytes, length: int) -> bytes:
 Stat = tuple[int, int, int, int, int, int, int, int, int]  # as an entry records it, below
 
 
-def stat_of(
-    ctime_ns: int, mtime_ns: int, dev: int, ino: int, uid: int, gid: int, size: int
-) -> Stat:
+def stat_of(info: os.stat_result) -> Stat:
     """A file's ``os.stat`` as an index entry records it: ctime and mtime (seconds,
     nanoseconds), dev, ino, uid, gid, size — each cut to 32 bits, as git does."""
     cut = 0xFFFFFFFF
+    ctime_ns, mtime_ns = info.st_ctime_ns, info.st_mtime_ns
     return (
         (ctime_ns // 10**9) & cut, ctime_ns % 10**9, (mtime_ns // 10**9) & cut, mtime_ns % 10**9,
-        dev & cut, ino & cut, uid & cut, gid & cut, size & cut,
+        info.st_dev & cut, info.st_ino & cut, info.st_uid & cut, info.st_gid & cut,
+        info.st_size & cut,
     )  # fmt: skip
 
 

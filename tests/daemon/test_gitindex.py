@@ -19,6 +19,13 @@ if TYPE_CHECKING:
     from memkeeper.clock import FakeClock
 
 
+def install_filter(home: Memory) -> None:
+    """The clean filter as ``install-hooks`` sets it up, for the live page."""
+    (home.root / ".gitattributes").write_text("memory/status.md filter=memkeeper\n")
+    with (home.root / ".git/config").open("a") as config:
+        config.write('[filter "memkeeper"]\n\tclean = memkeeper filter clean %f\n')
+
+
 def test_a_page_git_checked_out_in_its_stored_form_gets_its_regions_back_silently(
     home: Memory, clock: FakeClock
 ) -> None:
@@ -53,9 +60,7 @@ def test_the_daemons_own_touch_of_the_index_is_not_git_working(home: Memory) -> 
 def test_with_the_filter_installed_gits_changes_re_render_the_live_pages_alone(
     home: Memory, clock: FakeClock
 ) -> None:
-    (home.root / ".gitattributes").write_text("memory/status.md filter=memkeeper\n")
-    with (home.root / ".git/config").open("a") as config:
-        config.write('[filter "memkeeper"]\n\tclean = memkeeper filter clean %f\n')
+    install_filter(home)
     patient = Daemon(home.workspace, RESCAN_S, quiet_s=QUIET_S)
     patient.caught_up(first=True)
     lock = home.root / ".git/index.lock"
@@ -79,9 +84,7 @@ def test_a_git_command_working_when_live_pages_are_due_puts_their_render_off(
     would start as the script that ran git goes on. A git command just started in the tree
     counts as git working: the render comes once git has been quiet for the quiet period,
     and that look comes before anything is staged."""
-    (home.root / ".gitattributes").write_text("memory/status.md filter=memkeeper\n")
-    with (home.root / ".git/config").open("a") as config:
-        config.write('[filter "memkeeper"]\n\tclean = memkeeper filter clean %f\n')
+    install_filter(home)
     patient = Daemon(home.workspace, RESCAN_S, quiet_s=QUIET_S)
     patient.caught_up(first=True)
     status = home.root / "memory/status.md"
@@ -113,9 +116,7 @@ def test_a_mark_left_on_a_live_page_is_cleared_when_the_daemon_starts(
     """A daemon killed between a live page's mark and its rename leaves git taking the page
     as unchanged, a human's save of it unseen: the next daemon clears the mark as it starts,
     whether or not the page is rendered again."""
-    (home.root / ".gitattributes").write_text("memory/status.md filter=memkeeper\n")
-    with (home.root / ".git/config").open("a") as config:
-        config.write('[filter "memkeeper"]\n\tclean = memkeeper filter clean %f\n')
+    install_filter(home)
     Daemon(home.workspace, RESCAN_S, quiet_s=QUIET_S).caught_up(first=True)  # rendered
     root = str(home.root)
     subprocess.run(["git", "-C", root, "add", "memory/status.md"], check=True)

@@ -27,8 +27,7 @@ def git(root: Path, *args: str) -> str:
 
 def stat(path: Path) -> Stat:
     info = path.stat()
-    return stat_of(info.st_ctime_ns, info.st_mtime_ns, info.st_dev, info.st_ino,
-                   info.st_uid, info.st_gid, info.st_size)  # fmt: skip
+    return stat_of(info)
 
 
 @pytest.mark.peer("git")
